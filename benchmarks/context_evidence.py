@@ -1,0 +1,220 @@
+"""Evidence recall of the built context against plain top-k concatenation, on Cranfield.
+
+For every judged query the engine retrieves the top K chunks (hybrid, default features), and
+two contexts are made within the same token budget (3000):
+
+* **context**: ``ContextBuilder.build`` (topics, summaries, quoted line windows, Sources list);
+  its cited documents are the paths in its Sources list;
+* **baseline**: the top chunks, each as ``[i] path:a-b`` and its whole text, concatenated in
+  rank order until the next one would pass the budget; its cited documents are those included.
+
+Evidence recall = judged-relevant documents cited / judged-relevant documents; precision =
+relevant cited / cited; the ceiling is the recall of the K retrieved documents. Both contexts
+see the same retrieval result (one query at the largest K, cut to each smaller K). Build time
+is the wall time of ``build`` per query (p50/p95), after a warm-up of 3 queries.
+
+    .venv/bin/python benchmarks/context_evidence.py [--limit N] [--top-k 10 30] [--budget 3000]
+
+Writes JSON (default ``benchmarks/results/context_evidence.json``) and prints markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.context import ContextBuilder, cached_embed
+from hybrid_rag.engine import Engine
+from hybrid_rag.evaluation import load_beir
+from hybrid_rag.experiment import ingest_dataset
+from hybrid_rag.settings import load_settings
+from hybrid_rag.tokens import count_tokens
+from hybrid_rag.types import QueryResult
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"
+OUT = ROOT / "benchmarks" / "results" / "context_evidence.json"
+WORK = Path("/tmp/hybrid-rag-context-evidence")
+WARMUP = 3
+
+
+def baseline_context(result: QueryResult, budget: int) -> tuple[str, list[str]]:
+    """Whole chunks in rank order while the total stays within ``budget`` tokens; (text, paths)."""
+    text, paths = "", []
+    for i, c in enumerate(result.chunks, start=1):
+        candidate = text + f"[{i}] {c.citation}\n{c.text}\n\n"
+        if count_tokens(candidate) > budget:
+            break
+        text = candidate
+        paths.append(c.path)
+    return text, paths
+
+
+def scores(cited: Sequence[str], relevant: set[str]) -> dict[str, float]:
+    docs = set(cited)
+    hit = len(docs & relevant)
+    return {
+        "recall": hit / len(relevant),
+        "precision": hit / len(docs) if docs else 0.0,
+        "cited": float(len(docs)),
+    }
+
+
+def _pct(values: Sequence[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    if not len(arr):
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0}
+    return {
+        "p50": round(float(np.percentile(arr, 50)), 3),
+        "p95": round(float(np.percentile(arr, 95)), 3),
+        "mean": round(float(arr.mean()), 3),
+    }
+
+
+def _wilcoxon(a: Sequence[float], b: Sequence[float]) -> float | None:
+    from scipy.stats import wilcoxon
+
+    diff = np.asarray(a) - np.asarray(b)
+    if not np.any(diff):
+        return None
+    return float(wilcoxon(a, b, zero_method="zsplit").pvalue)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N judged queries (0: all)")
+    parser.add_argument("--top-k", type=int, nargs="+", default=[10, 30])
+    parser.add_argument("--budget", type=int, default=3000)
+    parser.add_argument("--work-dir", type=Path, default=WORK, help="kept between runs (store + indices)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+
+    data = load_beir(args.dataset)
+    settings = load_settings(None, data_dir=args.work_dir, environ={})
+    engine = Engine(settings)
+    try:
+        start = time.perf_counter()
+        ingest_dataset(engine, data)
+        ingest_seconds = time.perf_counter() - start
+        builder = ContextBuilder(settings, cached_embed(engine.embedder, engine.store))
+        qids = sorted(data.qrels, key=lambda q: (len(q), q))
+        if args.limit:
+            qids = qids[: args.limit]
+        k_max = max(args.top_k)
+        for qid in qids[:WARMUP]:
+            builder.build(data.queries[qid], engine.query(data.queries[qid], top_k=k_max))
+        per_k: dict[int, dict[str, list[float]]] = {k: {} for k in args.top_k}
+        retrieval_ms: list[float] = []
+        weak = 0
+        for n, qid in enumerate(qids, start=1):
+            query = data.queries[qid]
+            relevant = set(data.qrels[qid])
+            t0 = time.perf_counter()
+            full = engine.query(query, top_k=k_max)
+            retrieval_ms.append((time.perf_counter() - t0) * 1000)
+            for k in args.top_k:
+                result = replace(full, chunks=full.chunks[:k])
+                t0 = time.perf_counter()
+                ctx = builder.build(query, result, args.budget)
+                build_ms = (time.perf_counter() - t0) * 1000
+                _, base_paths = baseline_context(result, args.budget)
+                row = per_k[k]
+                for name, value in scores([s.path for s in ctx.sources], relevant).items():
+                    row.setdefault(f"context_{name}", []).append(value)
+                for name, value in scores(base_paths, relevant).items():
+                    row.setdefault(f"baseline_{name}", []).append(value)
+                row.setdefault("ceiling_recall", []).append(
+                    scores([c.path for c in result.chunks], relevant)["recall"]
+                )
+                row.setdefault("build_ms", []).append(build_ms)
+                row.setdefault("context_tokens", []).append(ctx.token_count)
+                row.setdefault("quote_tokens_per_source", []).append(
+                    sum(count_tokens(q.text) for q in ctx.quotes) / max(len(ctx.quotes), 1)
+                )
+                if k == k_max:
+                    weak += ctx.weak_evidence
+            if n % 25 == 0:
+                print(f"{n}/{len(qids)} queries", file=sys.stderr, flush=True)
+        results = {}
+        for k, row in per_k.items():
+            means = {name: round(statistics.fmean(v), 4) for name, v in row.items() if name != "build_ms"}
+            results[str(k)] = {
+                **means,
+                "build_ms": _pct(row["build_ms"]),
+                "wilcoxon_p_recall": _wilcoxon(row["context_recall"], row["baseline_recall"]),
+            }
+        import torch
+
+        payload: dict[str, Any] = {
+            "benchmark": "context_evidence",
+            "dataset": str(args.dataset),
+            "queries": len(qids),
+            "budget_tokens": args.budget,
+            "top_k": args.top_k,
+            "mode": settings.retrieval.mode,
+            "model": engine.embedder.model_name,
+            "chunks": engine.store.chunk_count(),
+            "ingest_seconds": round(ingest_seconds, 1),
+            "retrieval_ms": _pct(retrieval_ms),
+            "weak_share_at_max_k": round(weak / len(qids), 4) if qids else 0.0,
+            "context_settings": settings.context.model_dump(exclude={"system_prompt", "prompt_template"}),
+            "results": results,
+            "machine": {
+                "platform": platform.platform(),
+                "python": sys.version.split()[0],
+                "cpus": os.cpu_count(),
+                "torch_threads": torch.get_num_threads(),
+                "load_average_at_end": os.getloadavg(),
+            },
+            "protocol": f"one pass, warm-up {WARMUP} queries, shared machine; build time excludes retrieval",
+        }
+    finally:
+        engine.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(render(payload))
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def render(payload: dict[str, Any]) -> str:
+    """A markdown table from the JSON payload."""
+    lines = [
+        f"{payload['queries']} judged Cranfield queries, budget {payload['budget_tokens']} tokens, "
+        f"{payload['mode']} retrieval with {payload['model']}; load average at end "
+        f"{', '.join(f'{x:.1f}' for x in payload['machine']['load_average_at_end'])} "
+        f"on {payload['machine']['cpus']} CPUs.",
+        "",
+        "| K | method | evidence recall | precision | docs cited | retrieved recall (ceiling) "
+        "| build ms p50 / p95 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k, r in payload["results"].items():
+        p = r["wilcoxon_p_recall"]
+        sig = f" (Wilcoxon p={p:.2g})" if p is not None else ""
+        lines.append(
+            f"| {k} | context | {r['context_recall']:.3f}{sig} | {r['context_precision']:.3f} "
+            f"| {r['context_cited']:.1f} | {r['ceiling_recall']:.3f} "
+            f"| {r['build_ms']['p50']:.0f} / {r['build_ms']['p95']:.0f} |"
+        )
+        lines.append(
+            f"| {k} | top-k concatenated | {r['baseline_recall']:.3f} | {r['baseline_precision']:.3f} "
+            f"| {r['baseline_cited']:.1f} | {r['ceiling_recall']:.3f} | – |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,277 @@
+"""What embedding long passages as windows buys over truncating them, on Cranfield.
+
+Passages are three consecutive Cranfield abstracts (docs 1-3, 4-6, ...), so the third one
+mostly lies past all-MiniLM-L6-v2's 256 word pieces and truncation never sees it. For every
+judged query, a *target* is a passage whose third abstract is relevant and whose first two are
+not; passages with a relevant abstract only in first or second place are left out of that
+query's ranking (they are neither fair negatives nor tail hits). Each target's rank among all
+other passages gives MRR@10 and recall@10, for ``long_text: truncate`` and ``windows``.
+A second table ranks all passages for all queries (a passage's grade is its best abstract's)
+to check that windows do not cost anything on the heads.
+
+    .venv/bin/python benchmarks/long_text_embedding.py [--limit N] [--out FILE]
+
+Writes JSON (default ``benchmarks/results/long_text_embedding.json``) and prints markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hybrid_rag.embedders import SentenceTransformerEmbedder
+from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.tokens import count_tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"
+OUT = ROOT / "benchmarks" / "results" / "long_text_embedding.json"
+DOCS_PER_PASSAGE = 3
+SEPARATOR = "\n\n"
+TAIL_METRICS = ("mrr@10", "recall@10")
+ALL_METRICS = ("ndcg@10", "mrr@10", "recall@10")
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    doc_ids: tuple[str, ...]
+    text: str
+
+
+def build_passages(data: BeirDataset) -> list[Passage]:
+    """Consecutive, non-overlapping groups of three abstracts in corpus order (the last may be short)."""
+    doc_ids = sorted(data.corpus, key=int)
+    groups = [tuple(doc_ids[i : i + DOCS_PER_PASSAGE]) for i in range(0, len(doc_ids), DOCS_PER_PASSAGE)]
+    return [
+        Passage(f"p{n}", group, SEPARATOR.join(data.corpus[d][1] for d in group))
+        for n, group in enumerate(groups)
+    ]
+
+
+def tail_qrels(
+    data: BeirDataset, passages: list[Passage]
+) -> tuple[dict[str, dict[str, int]], dict[str, set[str]]]:
+    """Per query: target passages (third abstract relevant, first two not) and passages to leave out."""
+    targets: dict[str, dict[str, int]] = {}
+    ignored: dict[str, set[str]] = {}
+    for qid, relevant in data.qrels.items():
+        for p in passages:
+            head = [d for d in p.doc_ids[: DOCS_PER_PASSAGE - 1] if d in relevant]
+            third = p.doc_ids[DOCS_PER_PASSAGE - 1] if len(p.doc_ids) == DOCS_PER_PASSAGE else None
+            if third in relevant and not head:
+                targets.setdefault(qid, {})[p.id] = 1
+            elif head:
+                ignored.setdefault(qid, set()).add(p.id)
+    return targets, {q: ignored.get(q, set()) for q in targets}
+
+
+def passage_qrels(data: BeirDataset, passages: list[Passage]) -> dict[str, dict[str, int]]:
+    """Every query: a passage is as relevant as its best abstract."""
+    out: dict[str, dict[str, int]] = {}
+    for qid, relevant in data.qrels.items():
+        for p in passages:
+            grade = max((relevant.get(d, 0) for d in p.doc_ids), default=0)
+            if grade > 0:
+                out.setdefault(qid, {})[p.id] = grade
+    return out
+
+
+def dense_run(
+    queries: np.ndarray,
+    qids: list[str],
+    vectors: np.ndarray,
+    passages: list[Passage],
+    leave_out: dict[str, set[str]],
+) -> dict[str, dict[str, float]]:
+    scores = queries @ vectors.T
+    return {
+        qid: {
+            p.id: float(s)
+            for p, s in zip(passages, scores[i], strict=True)
+            if p.id not in leave_out.get(qid, ())
+        }
+        for i, qid in enumerate(qids)
+    }
+
+
+def embed_interleaved(
+    modes: dict[str, SentenceTransformerEmbedder], texts: list[str], block: int = 32
+) -> dict[str, tuple[np.ndarray, float, float]]:
+    """Vectors, wall seconds and CPU seconds per mode, embedding block by block in alternating
+    order, so that load from other processes on a shared machine falls on both modes alike."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in modes}
+    wall = dict.fromkeys(modes, 0.0)
+    cpu = dict.fromkeys(modes, 0.0)
+    for n, start in enumerate(range(0, len(texts), block)):
+        names = list(modes) if n % 2 == 0 else list(reversed(modes))
+        for name in names:
+            w, c = time.perf_counter(), time.process_time()
+            parts[name].append(modes[name].embed_passages(texts[start : start + block]))
+            wall[name] += time.perf_counter() - w
+            cpu[name] += time.process_time() - c
+    return {name: (np.vstack(parts[name]), wall[name], cpu[name]) for name in modes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", type=Path, default=DATASET)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N passages (0: all)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+
+    data = load_beir(args.dataset)
+    passages = build_passages(data)
+    if args.limit:
+        passages = passages[: args.limit]
+    texts = [p.text for p in passages]
+    modes = {
+        "truncate": SentenceTransformerEmbedder(EmbeddingSettings(long_text="truncate")),
+        "windows": SentenceTransformerEmbedder(EmbeddingSettings(long_text="windows")),
+    }
+    probe = modes["windows"]
+    for embedder in modes.values():  # warm-up: load the model, first batches
+        embedder.embed_passages(texts[:8])
+    limit = probe.max_seq_length or 0
+    budget = limit - probe.model.tokenizer.num_special_tokens_to_add(pair=False)
+
+    tiktoken_lengths = [count_tokens(t) for t in texts]
+    wordpieces = [probe.tokenizer_count(t) for t in texts]
+    third_starts = [
+        probe.tokenizer_count(SEPARATOR.join(data.corpus[d][1] for d in p.doc_ids[:2]) + SEPARATOR)
+        for p in passages
+        if len(p.doc_ids) == DOCS_PER_PASSAGE
+    ]
+    windows_per_passage = [len(probe.passage_windows([t])[0]) for t in texts]
+
+    targets, leave_out = tail_qrels(data, passages)
+    hidden = {
+        p.id
+        for p, start in zip((p for p in passages if len(p.doc_ids) == 3), third_starts, strict=True)
+        if start >= budget
+    }
+    hidden_targets = {q: {p: g for p, g in t.items() if p in hidden} for q, t in targets.items()}
+    hidden_targets = {q: t for q, t in hidden_targets.items() if t}
+    all_qrels = passage_qrels(data, passages)
+
+    qids = sorted(data.queries)
+    query_vectors = probe.embed_queries([data.queries[q] for q in qids])
+    results: dict[str, dict[str, object]] = {}
+    reports: dict[str, dict[str, EvalReport]] = {}
+    embedded = embed_interleaved(modes, texts)
+    for name in modes:
+        vectors, seconds, cpu_seconds = embedded[name]
+        tail_run = dense_run(query_vectors, qids, vectors, passages, leave_out)
+        all_run = dense_run(query_vectors, qids, vectors, passages, {})
+        reports[name] = {
+            "tail": evaluate(tail_run, targets, TAIL_METRICS),
+            "tail_hidden": evaluate(tail_run, hidden_targets, TAIL_METRICS),
+            "all": evaluate(all_run, all_qrels, ALL_METRICS),
+        }
+        results[name] = {
+            "embed_seconds": seconds,
+            "embed_cpu_seconds": cpu_seconds,
+            "ms_per_passage": 1000 * seconds / len(texts),
+            "cpu_ms_per_passage": 1000 * cpu_seconds / len(texts),
+            **{k: r.means for k, r in reports[name].items()},
+        }
+    significance = {
+        k: {m: vars(c) for m, c in compare(reports["truncate"][k], reports["windows"][k]).items()}
+        for k in ("tail", "tail_hidden", "all")
+    }
+
+    import torch
+
+    payload = {
+        "benchmark": "long_text_embedding",
+        "dataset": str(args.dataset),
+        "model": probe.model_id,
+        "max_seq_length": limit,
+        "window_budget_wordpieces": budget,
+        "window_overlap_tokens": probe.settings.window_overlap_tokens,
+        "batch_size": probe.settings.batch_size,
+        "passages": len(passages),
+        "docs_per_passage": DOCS_PER_PASSAGE,
+        "passage_tiktoken": _summary(tiktoken_lengths),
+        "passage_wordpieces": _summary(wordpieces),
+        "third_doc_start_wordpiece": _summary(third_starts),
+        "passages_past_limit": sum(w > budget for w in wordpieces),
+        "windows_per_passage": _summary(windows_per_passage),
+        "tail_queries": len(targets),
+        "tail_targets": sum(len(t) for t in targets.values()),
+        "tail_hidden_queries": len(hidden_targets),
+        "all_queries": len(all_qrels),
+        "results": results,
+        "significance_truncate_vs_windows": significance,
+        "machine": {
+            "platform": platform.platform(),
+            "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),
+            "load_average_at_end": os.getloadavg(),
+        },
+        "protocol": (
+            "warm-up of 8 passages per mode, then one pass, modes interleaved in blocks of 32 passages "
+            "(alternating order); wall and process CPU time; the machine may be shared with other jobs"
+        ),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(render(payload))
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+def _summary(values: list[int]) -> dict[str, float]:
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "mean": round(statistics.fmean(values), 1),
+        "max": max(values),
+    }
+
+
+def render(payload: dict) -> str:
+    """Markdown tables from the JSON payload."""
+    res = payload["results"]
+    sig = payload["significance_truncate_vs_windows"]
+    lines = [
+        f"{payload['passages']} passages of {payload['docs_per_passage']} Cranfield abstracts; "
+        f"tiktoken median {payload['passage_tiktoken']['median']}, word pieces median "
+        f"{payload['passage_wordpieces']['median']}; third abstract starts at word piece "
+        f"{payload['third_doc_start_wordpiece']['median']} (median) vs a window of "
+        f"{payload['window_budget_wordpieces']}; {payload['tail_queries']} queries with tail targets "
+        f"({payload['tail_hidden_queries']} whose target starts wholly past the limit).",
+        "",
+        "| mode | tail MRR@10 | tail R@10 | hidden-tail MRR@10 | hidden-tail R@10 "
+        "| all nDCG@10 | all MRR@10 | all R@10 | wall ms / passage | CPU ms / passage |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode, r in res.items():
+        lines.append(
+            f"| {mode} | {r['tail']['mrr@10']:.3f} | {r['tail']['recall@10']:.3f} "
+            f"| {r['tail_hidden']['mrr@10']:.3f} | {r['tail_hidden']['recall@10']:.3f} "
+            f"| {r['all']['ndcg@10']:.3f} | {r['all']['mrr@10']:.3f} | {r['all']['recall@10']:.3f} "
+            f"| {r['ms_per_passage']:.1f} | {r['cpu_ms_per_passage']:.1f} |"
+        )
+    lines.append("")
+    lines.append(
+        "paired t-test p (truncate vs windows): "
+        + "; ".join(f"{k} {m} {v['p_value']:.2g}" for k, ms in sig.items() for m, v in ms.items())
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,307 @@
+"""The ``hybrid-rag`` command line. User errors print one line on stderr and exit non-zero."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hybrid_rag.errors import HybridRagError
+from hybrid_rag.settings import Settings, load_settings
+
+EXIT_USER_ERROR = 2
+
+
+def display_path(path: str) -> str:
+    """A stored absolute path shown relative to the working directory when it lies below it."""
+    try:
+        return os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+    except ValueError:
+        return path
+
+
+class _Bars:
+    """tqdm bars on stderr, one per stage, shown only when stderr is a terminal or asked for."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bars: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit="item", file=sys.stderr, leave=False)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    def close(self) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
+def _engine(settings: Settings) -> Any:
+    from hybrid_rag.engine import Engine
+
+    return Engine(settings)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    bars = _Bars(sys.stderr.isatty() and not args.quiet)
+    try:
+        report = engine.ingest(args.paths, collection=args.collection, dry_run=args.dry_run, progress=bars)
+    finally:
+        bars.close()
+        engine.close()
+    plan = report.plan
+    if args.json:
+        _print_json(
+            {
+                "added": plan.added,
+                "changed": plan.changed,
+                "unchanged": len(plan.unchanged),
+                "deleted": plan.deleted,
+                "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
+                "chunks_written": report.chunks_written,
+                "embedded": report.embedded,
+                "dry_run": report.dry_run,
+                "index_version": report.build.version if report.build else None,
+                "seconds": report.seconds,
+            }
+        )
+        return 0
+    verb = "would ingest" if report.dry_run else "ingested"
+    print(
+        f"{verb}: {len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, "
+        f"{len(plan.unchanged)} unchanged, {len(plan.skipped)} skipped"
+    )
+    if args.dry_run:
+        for label, paths in (("new", plan.added), ("changed", plan.changed), ("deleted", plan.deleted)):
+            for p in paths:
+                print(f"  {label:8} {display_path(p)}")
+    for s in plan.skipped:
+        print(f"  skipped  {display_path(s.path)}: {s.reason}", file=sys.stderr)
+    if report.build:
+        b = report.build
+        print(
+            f"chunks written: {report.chunks_written}, embedded: {report.embedded} "
+            f"(others from cache); index version {b.version} live with {b.chunks} chunks"
+        )
+    elif not report.dry_run:
+        print("nothing changed; index left as it is")
+    return 0
+
+
+def _print_results(result: Any) -> None:
+    print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
+    for rank, sc in enumerate(result.chunks, start=1):
+        print(
+            f"\n[{rank}] {display_path(sc.path)}:{sc.start_line}-{sc.end_line}  "
+            f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
+        )
+        lines = sc.text.splitlines()
+        for line in lines[:6]:
+            print(f"    {line[:140]}")
+        if len(lines) > 6:
+            print(f"    ... ({len(lines) - 6} more lines)")
+    timings = ", ".join(f"{t.stage} {t.seconds * 1000:.1f} ms" for t in result.trace.timings)
+    print(f"\n# trace: {timings}")
+    for note in result.trace.notes:
+        print(f"# note: {note}")
+
+
+def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    try:
+        result = engine.query(args.text, top_k=args.top_k, mode=args.mode)
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(result.to_dict())
+    else:
+        _print_results(result)
+    return 0 if result.chunks else 1
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    try:
+        stats = engine.stats()
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(stats.to_dict())
+        return 0
+    print(f"data dir:   {stats.data_dir}")
+    print(f"model:      {stats.model}")
+    print(f"documents:  {stats.documents}")
+    print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
+    live = f"v{stats.live_version}" if stats.live_version else "none (run `hybrid-rag ingest PATH`)"
+    print(f"live index: {live}")
+    for v in stats.versions:
+        where = "on disk" if v["on_disk"] else "pruned"
+        mark = "*" if v["version"] == stats.live_version else " "
+        print(f"  {mark} v{v['version']}  {v['status']} at {v['built_at']}  ({where})")
+    for name, size in stats.bytes_on_disk.items():
+        print(f"  {name:10} {size / 1e6:9.2f} MB")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from hybrid_rag.evaluation import load_beir
+    from hybrid_rag.experiment import run_experiment
+
+    dataset = load_beir(args.dataset)
+    modes = args.mode or ["hybrid"]
+    results = run_experiment(
+        dataset, settings, modes=modes, work_dir=Path(args.work_dir) if args.work_dir else None
+    )
+    if args.json:
+        _print_json([r.to_dict(per_query=args.per_query) for r in results])
+        return 0
+    print(
+        f"# {dataset.name}: {len(dataset.corpus)} docs, {results[0].chunks} chunks, "
+        f"{results[0].queries} judged queries; ingest {results[0].ingest_seconds:.1f} s"
+    )
+    print("| mode | nDCG@10 | MRR@10 | P@3 | Recall@50 | Recall@100 | mean ms | p95 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        m = r.report.means
+        lat = r.latency_ms["total"]
+        print(
+            f"| {r.mode} | {m['ndcg@10']:.3f} | {m['mrr@10']:.3f} | {m['precision@3']:.3f} | "
+            f"{m['recall@50']:.3f} | {m['recall@100']:.3f} | {lat['mean']:.1f} | {lat['p95']:.1f} |"
+        )
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    try:
+        report = engine.rebuild()
+    finally:
+        engine.close()
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.seconds.items())
+    print(
+        f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
+    )
+    return 0
+
+
+def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
+    from hybrid_rag.indices.versions import IndexVersions
+
+    versions = IndexVersions(settings.indices_dir)
+    live = versions.current()
+    rows = []
+    for v in versions.versions():
+        m = versions.manifest(v)
+        rows.append(
+            {
+                "version": v,
+                "live": v == live,
+                "built_at": m.get("built_at"),
+                "chunks": m.get("chunks"),
+                "reason": m.get("reason"),
+                "model": m.get("params", {}).get("model"),
+            }
+        )
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print("no index versions yet: run `hybrid-rag ingest PATH`")
+    for r in [] if args.json else rows:
+        mark = "*" if r["live"] else " "
+        print(f"{mark} v{r['version']}  {r['built_at']}  {r['chunks']} chunks  {r['reason']}  {r['model']}")
+    return 0
+
+
+def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
+    engine = _engine(settings)
+    try:
+        engine.rollback(args.version)
+    finally:
+        engine.close()
+    print(f"index version {args.version} is live; the next ingest brings it up to date with the store")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hybrid-rag", description="Local-first hybrid retrieval for RAG.")
+    parser.add_argument(
+        "--config", help="YAML settings file (default: built-in defaults, see configs/default.yaml)"
+    )
+    parser.add_argument(
+        "--data-dir", help="where the store and indices live (default ./data, or $HYBRID_RAG_HOME)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="ingest folders, files (or a zip) into the store and indices")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--collection", default="default")
+    p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("query", help="ranked chunks for a question")
+    p.add_argument("text")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("stats", help="documents, chunks, index versions, sizes, model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("eval", help="evaluate on a BEIR-layout folder (throwaway store)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--mode", action="append", choices=["dense", "bm25", "hybrid"], help="repeatable")
+    p.add_argument("--work-dir", help="keep the eval store here and re-use it (and its embeddings) next time")
+    p.add_argument("--per-query", action="store_true", help="with --json: per-query metric values")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("rebuild", help="rebuild both indices from the store into a new version, atomically")
+    p.set_defaults(func=cmd_rebuild)
+
+    p = sub.add_parser("versions", help="list index versions on disk (* = live)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_versions)
+
+    p = sub.add_parser("rollback", help="make an older index version live")
+    p.add_argument("version", type=int)
+    p.set_defaults(func=cmd_rollback)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace, Settings], int] = args.func
+    try:
+        settings = load_settings(args.config, data_dir=args.data_dir)
+        return func(args, settings)
+    except HybridRagError as exc:
+        print(f"hybrid-rag: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("hybrid-rag: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

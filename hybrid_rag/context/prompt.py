@@ -1,0 +1,50 @@
+"""The answer prompt: a system message and a user message around a built context.
+
+Both come from settings (``context.system_prompt``, ``context.prompt_template``). The template
+takes two fields, ``{context}`` (the rendered context) and ``{question}``; a template that names
+any other field, or lacks ``{context}``, is a ConfigError naming the key. The default tells the
+model to answer only from the context, to cite it as ``[n]``, and to say so when the context
+does not hold the answer; it makes no assumption about code or prose.
+
+>>> system, user = build_prompt("What is RRF?", "# Context\\n[1] a.md:1-1\\n> RRF fuses ranks.\\n")
+>>> user.startswith("# Context") and user.count("What is RRF?") == 1
+True
+"""
+
+from __future__ import annotations
+
+import string
+
+from hybrid_rag.context.render import Context
+from hybrid_rag.errors import ConfigError
+from hybrid_rag.settings import ContextSettings
+
+FIELDS = frozenset({"context", "question"})
+
+
+def template_fields(template: str) -> set[str]:
+    """The ``{field}`` names a format string uses (``{{`` and ``}}`` are literal braces)."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ConfigError(f"context.prompt_template is not a valid template: {exc}") from None
+
+
+def build_prompt(
+    question: str, context: Context | str, settings: ContextSettings | None = None
+) -> tuple[str, str]:
+    """(system, user) messages asking ``question`` about ``context`` (a Context or its rendered text)."""
+    cfg = settings if settings is not None else ContextSettings()
+    fields = template_fields(cfg.prompt_template)
+    unknown = sorted(fields - FIELDS)
+    if unknown:
+        raise ConfigError(
+            f"context.prompt_template uses unknown field(s) {', '.join(unknown)}; valid: context, question"
+        )
+    if "context" not in fields:
+        raise ConfigError("context.prompt_template must contain {context}")
+    text = context.render() if isinstance(context, Context) else context
+    user = cfg.prompt_template.format(context=text.rstrip("\n"), question=question.strip())
+    if "question" not in fields:
+        user += f"\n\nQuestion: {question.strip()}"
+    return cfg.system_prompt, user

@@ -1,0 +1,204 @@
+"""What a built context holds (frozen dataclasses) and how it is rendered into a prompt.
+
+The rendered layout, each part optional as the token budget allows::
+
+    # Context
+    Question: how are chunks cut?
+    Retrieval confidence: 0.71
+    Note: 3 of 12 results not quoted: the budget of 3000 tokens is full
+
+    ## Topic 1: Code is cut between top-level definitions. [1][2]
+    [1] hybrid_rag/chunking.py:104-131
+    ```python
+    def python_cuts(lines):
+        ...
+    ```
+    [2] docs/chunking.md:3-5
+    > A chunk holds at most max_tokens tokens.
+
+    ## Sources
+    [1] hybrid_rag/chunking.py:104-131 (chunk 17)
+    [2] docs/chunking.md:3-5 (chunk 4)
+
+Citation ids are numbered by first appearance: topics in order, quotes within a topic in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hybrid_rag.types import SourceType
+
+_BACKTICKS = re.compile(r"`{3,}")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Lines ``start_line..end_line`` of ``path`` (1-based, inclusive), quoted exactly."""
+
+    citation: int
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    source_type: SourceType
+    language: str
+    topic: int  # 1-based topic number
+    relevance: float
+
+    @property
+    def ref(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "citation": self.citation,
+            "chunk_id": self.chunk_id,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "source_type": self.source_type.value,
+            "language": self.language,
+            "topic": self.topic,
+            "relevance": round(self.relevance, 6),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Source:
+    """One line of the Sources list: a citation id, where its lines are, and the chunk they came from."""
+
+    citation: int
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+
+    @property
+    def ref(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "citation": self.citation,
+            "chunk_id": self.chunk_id,
+            "ref": self.ref,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+        }
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A cluster of results: its summary ("" when dropped for the budget), the citation ids of its
+    quotes, and the ids of every chunk in it (quoted or not)."""
+
+    number: int
+    summary: str
+    citations: tuple[int, ...]
+    chunk_ids: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "topic": self.number,
+            "summary": self.summary,
+            "citations": list(self.citations),
+            "chunk_ids": list(self.chunk_ids),
+        }
+
+
+@dataclass(frozen=True)
+class Context:
+    """A cited, budgeted context; ``render()`` is exactly the text whose tokens ``token_count`` counts."""
+
+    query: str
+    clusters: tuple[Topic, ...]
+    quotes: tuple[Quote, ...]
+    sources: tuple[Source, ...]
+    token_count: int
+    max_tokens: int
+    confidence: float
+    weak_evidence: bool
+    notes: tuple[str, ...]
+    text: str = field(repr=False)
+
+    def render(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "token_count": self.token_count,
+            "max_tokens": self.max_tokens,
+            "confidence": round(self.confidence, 6),
+            "weak_evidence": self.weak_evidence,
+            "notes": list(self.notes),
+            "clusters": [t.to_dict() for t in self.clusters],
+            "quotes": [q.to_dict() for q in self.quotes],
+            "sources": [s.to_dict() for s in self.sources],
+            "text": self.text,
+        }
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks inside ``text`` (at least three)."""
+    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=2)
+    return "`" * max(3, longest + 1)
+
+
+def quote_block(citation: int, ref: str, lines: Sequence[str], source_type: SourceType, language: str) -> str:
+    """``[n] path:a-b`` then the lines: fenced with their language for code, ``> ``-quoted for text."""
+    if source_type is SourceType.CODE:
+        fence = fence_for("\n".join(lines))
+        lang = "" if language in ("text", "unknown") else language
+        body = "\n".join([fence + lang, *lines, fence])
+    else:
+        body = "\n".join(("> " + line).rstrip() for line in lines)
+    return f"[{citation}] {ref}\n{body}\n"
+
+
+def header_block(query: str, confidence: float, weak: bool, notes: Sequence[str]) -> str:
+    lines = ["# Context", f"Question: {query}", f"Retrieval confidence: {confidence:.2f}"]
+    if weak:
+        lines[-1] += " (weak: the evidence may not answer the question)"
+    lines.extend(f"Note: {note}" for note in notes)
+    return "\n".join(lines) + "\n"
+
+
+def topic_heading(number: int, summary: str, citations: Sequence[int]) -> str:
+    marks = "".join(f"[{c}]" for c in citations)
+    text = f"## Topic {number}: {summary}" if summary else f"## Topic {number}"
+    return f"{text} {marks}".rstrip() + "\n"
+
+
+def sources_block(sources: Sequence[Source]) -> str:
+    lines = ["## Sources"]
+    lines.extend(f"[{s.citation}] {s.ref} (chunk {s.chunk_id})" for s in sources)
+    if not sources:
+        lines.append("(none)")
+    return "\n".join(lines) + "\n"
+
+
+def render_context(
+    query: str,
+    confidence: float,
+    weak: bool,
+    notes: Sequence[str],
+    topics: Sequence[Topic],
+    quotes: Sequence[Quote],
+    sources: Sequence[Source],
+) -> str:
+    """The prompt-ready text: header, each topic with its quotes, then the Sources list."""
+    parts = [header_block(query, confidence, weak, notes)]
+    for topic in topics:
+        parts.append("\n" + topic_heading(topic.number, topic.summary, topic.citations))
+        for q in quotes:
+            if q.topic == topic.number:
+                parts.append(quote_block(q.citation, q.ref, q.text.split("\n"), q.source_type, q.language))
+    parts.append("\n" + sources_block(sources))
+    return "".join(parts)

@@ -1,0 +1,281 @@
+"""Self-check: score how well a result answers its query, and retry with a reformulated query.
+
+``confidence(result, query)`` is a weighted mean, in [0, 1], of the signals that are available:
+
+* **dense** (weight 0.45): the best dense cosine among the top ``TOP_EVIDENCE`` hits
+  (``breakdown["dense"]``), mapped linearly from [``DENSE_FLOOR``, ``DENSE_CEIL``] to [0, 1];
+  absent when no top hit came from the dense index (BM25-only runs);
+* **coverage** (weight 0.40): the share of the query's content terms (stop words dropped,
+  identifiers split) found in the top ``TOP_EVIDENCE`` hits; absent for a query of stop words;
+* **margin** (weight 0.15): how far the best final score stands above the mean of the next
+  four, relative to it; absent with one result or a non-positive best score.
+
+The weights of absent signals are left out of the mean; with no result, or no signal, it is 0.
+``SelfCheck.run`` retries below ``context.confidence_threshold``, at most ``max_retries`` times,
+and keeps the best attempt (the first on ties). See ``reformulate`` for the offline rewrites.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from hybrid_rag.context.evidence import content_terms
+from hybrid_rag.protocols import Generator
+from hybrid_rag.settings import Settings
+from hybrid_rag.types import QueryResult, ScoredChunk, StageTiming, Trace
+
+TOP_EVIDENCE = 3
+DENSE_FLOOR, DENSE_CEIL = 0.15, 0.65  # cosines of unrelated / clearly related text for MiniLM-class models
+WEIGHTS = {"dense": 0.45, "coverage": 0.40, "margin": 0.15}
+EXPANSION_TERMS = 5
+MAX_PARTS = 3
+RRF_K = 60  # merging the parts of a split question: reciprocal rank fusion, ranks from 1, ties by id
+REFORMULATE_SYSTEM = "You rewrite search queries. Reply with the rewritten query only, on one line."
+REFORMULATE_PROMPT = (
+    "A search for the question below found weak evidence. Rewrite it as a search query that is more "
+    "likely to find passages or code answering it: use the likely technical terms and drop filler "
+    "words.\n\nQuestion: {query}\nAlready tried: {tried}"
+)
+_WORD = re.compile(r"\w+")
+_PART_SPLIT = re.compile(
+    r"\?\s*|;\s*|\s+(?:and|also|as well as)\s+(?=(?:how|what|why|when|where|which|who|whose|does|do|is|are|"
+    r"can|should|could|would|will)\b)",
+    re.IGNORECASE,
+)
+
+
+def _clip(x: float) -> float:
+    return min(max(x, 0.0), 1.0)
+
+
+def confidence(result: QueryResult, query: str) -> float:
+    """How likely ``result`` holds the answer to ``query``, in [0, 1]; see the module docstring."""
+    chunks = result.chunks
+    if not chunks:
+        return 0.0
+    top = chunks[:TOP_EVIDENCE]
+    signals: dict[str, float] = {}
+    dense = [c.breakdown["dense"] for c in top if "dense" in c.breakdown]
+    if dense:
+        signals["dense"] = _clip((max(dense) - DENSE_FLOOR) / (DENSE_CEIL - DENSE_FLOOR))
+    terms = set(content_terms(query))
+    if terms:
+        found = {t for c in top for t in content_terms(c.text)}
+        signals["coverage"] = len(terms & found) / len(terms)
+    best = chunks[0].score
+    if len(chunks) > 1 and best > 0:
+        rest = [c.score for c in chunks[1:5]]
+        signals["margin"] = _clip((best - sum(rest) / len(rest)) / best)
+    if not signals:
+        return 0.0
+    return sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS[k] for k in signals)
+
+
+def keywords(query: str) -> str:
+    """The query without stop words, original spelling kept: ``"how do I open a file"`` → ``"open file"``."""
+    return " ".join(dict.fromkeys(w for w in _WORD.findall(query) if content_terms(w)))
+
+
+def split_parts(query: str) -> list[str]:
+    """A multi-part question cut at ``?``, ``;`` and ``and``/``also`` before a question word; the
+    parts that have content terms, at most ``MAX_PARTS``. One part means "not multi-part"."""
+    parts = [p.strip(" ,.") for p in _PART_SPLIT.split(query)]
+    return [p for p in parts if p and content_terms(p)][:MAX_PARTS]
+
+
+def expansion_terms(query: str, chunks: Sequence[ScoredChunk], n: int = EXPANSION_TERMS) -> list[str]:
+    """The ``n`` content terms most frequent in the top hits that the query lacks (ties: alphabetical);
+    numbers and two-letter terms are left out."""
+    have = set(content_terms(query))
+    counts: dict[str, int] = {}
+    for c in chunks[:TOP_EVIDENCE]:
+        for t in content_terms(c.text):
+            if t not in have and len(t) > 2 and not t.isdigit():
+                counts[t] = counts.get(t, 0) + 1
+    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+
+
+def reformulate(query: str, best: QueryResult, tried: set[str]) -> tuple[str, list[str]] | None:
+    """The next offline rewrite not tried yet, as (strategy, queries), or None when none is left.
+
+    In order: ``split`` (a multi-part question, one search a part, merged), ``expand`` (keywords
+    plus ``EXPANSION_TERMS`` terms from the best attempt's top hits), ``keywords`` (stop words dropped).
+    """
+    parts = split_parts(query)
+    base = keywords(query)
+    extra = " ".join(expansion_terms(query, best.chunks))
+    candidates = [
+        ("split", parts if len(parts) > 1 else []),
+        ("expand", [f"{base} {extra}".strip()] if extra else []),
+        ("keywords", [base] if base else []),
+    ]
+    for strategy, queries in candidates:
+        key = " | ".join(queries)
+        if queries and key.lower() not in tried:
+            return strategy, queries
+    return None
+
+
+def merge_results(query: str, results: Sequence[QueryResult]) -> QueryResult:
+    """Several results fused by RRF (k = ``RRF_K``; ties by chunk id), as many as the longest;
+    each chunk keeps the breakdown from the list where it ranked best, plus ``selfcheck_rrf``."""
+    fused: dict[int, float] = {}
+    best: dict[int, tuple[int, ScoredChunk]] = {}
+    for r in results:
+        for rank, c in enumerate(r.chunks, start=1):
+            fused[c.id] = fused.get(c.id, 0.0) + 1.0 / (RRF_K + rank)
+            if c.id not in best or rank < best[c.id][0]:
+                best[c.id] = (rank, c)
+    size = max((len(r.chunks) for r in results), default=0)
+    ids = sorted(fused, key=lambda i: (-fused[i], i))[:size]
+    chunks = tuple(
+        replace(best[i][1], score=fused[i], breakdown={**best[i][1].breakdown, "selfcheck_rrf": fused[i]})
+        for i in ids
+    )
+    timings = tuple(t for r in results for t in r.trace.timings)
+    notes = tuple(dict.fromkeys(n for r in results for n in r.trace.notes))
+    return QueryResult(query, results[0].mode, chunks, Trace(timings, notes), results[0].index_version)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One retrieval: the query (parts joined by `` | ``), how it was made, and what it scored."""
+
+    query: str
+    strategy: str  # original, generator, split, expand, keywords
+    confidence: float
+    timings: tuple[StageTiming, ...]
+    note: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return sum(t.seconds for t in self.timings)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "strategy": self.strategy,
+            "confidence": round(self.confidence, 6),
+            "ms": round(self.seconds * 1000, 3),
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The best attempt's result (its trace holds every attempt's time and the self-check notes)."""
+
+    result: QueryResult
+    attempts: tuple[Attempt, ...]
+    confidence: float
+    weak: bool
+
+    @property
+    def retried(self) -> bool:
+        return len(self.attempts) > 1
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "confidence": round(self.confidence, 6),
+            "weak": self.weak,
+            "attempts": [a.to_dict() for a in self.attempts],
+        }
+
+
+class SelfCheck:
+    """Retrieve; below the confidence threshold, reformulate and retrieve again (module docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        retrieve: Callable[[str], QueryResult],
+        generator: Generator | None = None,
+    ) -> None:
+        self.threshold = settings.context.confidence_threshold
+        self.max_retries = settings.context.max_retries
+        self.retrieve = retrieve
+        self.generator = generator
+
+    def run(self, query: str) -> Checked:
+        results = [self.retrieve(query)]
+        attempts = [Attempt(query, "original", confidence(results[0], query), results[0].trace.timings)]
+        tried = {query.strip().lower()}
+        notes: list[str] = []
+        use_generator = self.generator is not None
+        while len(attempts) <= self.max_retries:
+            best = max(range(len(attempts)), key=lambda i: (attempts[i].confidence, -i))
+            if attempts[best].confidence >= self.threshold:
+                break
+            start = time.perf_counter()
+            strategy, queries, note = self._reformulate(query, results[best], tried, use_generator)
+            spent = StageTiming("reformulate", time.perf_counter() - start, note)
+            if note and strategy != "generator":
+                use_generator = False
+                notes.append(note)
+            if not queries:
+                notes.append("self-check: no further reformulation to try")
+                break
+            tried.add(" | ".join(queries).lower())
+            found = [self.retrieve(q) for q in queries]
+            result = found[0] if len(found) == 1 else merge_results(query, found)
+            results.append(result)
+            attempts.append(
+                Attempt(
+                    " | ".join(queries),
+                    strategy,
+                    confidence(result, query),
+                    (spent, *result.trace.timings),
+                    note,
+                )
+            )
+        best = max(range(len(attempts)), key=lambda i: (attempts[i].confidence, -i))
+        chosen = attempts[best]
+        weak = chosen.confidence < self.threshold
+        if len(attempts) > 1:
+            notes.append(
+                f"self-check: confidence {attempts[0].confidence:.2f} below {self.threshold:.2f}; "
+                f"{len(attempts) - 1} retr{'y' if len(attempts) == 2 else 'ies'}, kept attempt {best + 1} "
+                f"({chosen.strategy}, {chosen.confidence:.2f})" + ("; evidence still weak" if weak else "")
+            )
+        elif weak:
+            notes.append(f"self-check: confidence {chosen.confidence:.2f} below {self.threshold:.2f}")
+        others = sum(a.seconds for i, a in enumerate(attempts) if i != best)
+        extra = (
+            (StageTiming("self_check", others, f"{len(attempts) - 1} retries"),) if len(attempts) > 1 else ()
+        )
+        trace = results[best].trace
+        final = replace(
+            results[best],
+            query=query,
+            trace=Trace(trace.timings + extra, trace.notes + tuple(notes)),
+        )
+        return Checked(final, tuple(attempts), chosen.confidence, weak)
+
+    def _reformulate(
+        self, query: str, best: QueryResult, tried: set[str], use_generator: bool
+    ) -> tuple[str, list[str], str]:
+        """(strategy, queries, note): the generator's rewrite when configured, else the offline one."""
+        note = ""
+        if use_generator and self.generator is not None:
+            try:
+                reply = self.generator.generate(
+                    REFORMULATE_PROMPT.format(query=query, tried="; ".join(sorted(tried))),
+                    system=REFORMULATE_SYSTEM,
+                    max_tokens=64,
+                )
+                line = next((s.strip().strip("\"'` ") for s in str(reply).splitlines() if s.strip()), "")
+                if line and line.lower() not in tried:
+                    return "generator", [line], ""
+                note = "self-check: the generator gave no new query; offline reformulation used"
+            except Exception as exc:  # any generator failure degrades to the offline rewrite
+                msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "no message"
+                note = (
+                    f"self-check: generator failed ({type(exc).__name__}: {msg}); offline reformulation used"
+                )
+        offline = reformulate(query, best, tried)
+        if offline is None:
+            return "none", [], note
+        return offline[0], offline[1], note

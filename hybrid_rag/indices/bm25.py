@@ -1,0 +1,320 @@
+"""BM25 keyword search over chunk texts, with bm25s (default) or rank_bm25 behind one class.
+
+Conventions:
+
+* documents are chunk ids (int64 SQLite row ids); results are best first, **ties broken by
+  ascending chunk id**;
+* a document is a result only if it contains at least one query term and scores above zero
+  (BM25L/BM25+ give every document a floor for each query term; that floor alone is no match);
+* ``allowed_ids`` masks the scores before the top k are chosen, so k results come back
+  whenever k allowed documents match;
+* ``k <= 0``, an empty index, a query with no known term, or an empty ``allowed_ids`` give ``[]``;
+* ``bm25_min_df``: terms found in fewer documents are dropped before indexing (from the
+  vocabulary and from document lengths); a query term so dropped matches nothing;
+* the BM25L and BM25+ delta is Lv & Zhai's recommendation (0.5 and 1.0), the same for both backends.
+
+Backend variants: bm25s implements all five. rank_bm25 implements ``robertson`` (as
+``BM25Okapi`` with ``epsilon=0``, which is exactly Robertson's idf clamped at zero, as bm25s
+computes it; rank_bm25's default epsilon=0.25 floors negative idfs at a quarter of the mean
+idf instead), ``bm25+`` (``BM25Plus``, identical scores to bm25s) and ``bm25l`` (``BM25L``,
+which multiplies by the term frequency once more than the paper and bm25s, so it ranks
+differently). For ``robertson`` bm25s leaves out the constant factor (k1 + 1): its scores are
+rank_bm25's divided by k1 + 1, and the rankings are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.errors import ConfigError, CorruptIndexError, IndexMismatchError
+from hybrid_rag.indices.dense import file_sha256, rank_hits, write_json_atomic
+from hybrid_rag.indices.tokenize import TOKENIZER_VERSION, Tokenizer
+from hybrid_rag.settings import BM25Settings
+from hybrid_rag.types import Hit
+
+FORMAT_VERSION = 1
+SUBDIR = "bm25"
+MANIFEST_FILE = "bm25.json"
+IDS_FILE = "ids.npy"
+TOKENS_FILE = "tokens.jsonl"  # rank_bm25 only: the indexed terms, one JSON list a line
+DELTA = {"bm25l": 0.5, "bm25+": 1.0}  # Lv & Zhai (CIKM 2011); unused by the other variants
+RANK_BM25_VARIANTS = ("robertson", "bm25l", "bm25+")
+
+
+def top_k_hits(ids: np.ndarray, scores: np.ndarray, keep: np.ndarray, k: int) -> list[Hit]:
+    """The best ``k`` documents where ``keep`` is true: argpartition, then exact sort with ties by id."""
+    candidates = np.flatnonzero(keep)
+    if len(candidates) > k:
+        cand_scores = scores[candidates]
+        kth = len(candidates) - k
+        threshold = cand_scores[np.argpartition(cand_scores, kth)[kth]]
+        candidates = candidates[cand_scores >= threshold]  # every tie at the k-th score stays in
+    return rank_hits(ids[candidates], scores[candidates], k)
+
+
+def filter_min_df(docs: list[list[str]], min_df: int) -> list[list[str]]:
+    """Drop terms found in fewer than ``min_df`` documents."""
+    if min_df <= 1:
+        return docs
+    df = Counter(term for doc in docs for term in set(doc))
+    keep = {term for term, count in df.items() if count >= min_df}
+    return [[term for term in doc if term in keep] for doc in docs]
+
+
+class _BM25sBackend:
+    """bm25s: the score of every (document, term) pair precomputed in a sparse matrix."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.vocab: dict[str, int] = model.vocab_dict
+
+    @classmethod
+    def build(cls, docs: list[list[str]], settings: BM25Settings) -> _BM25sBackend:
+        import bm25s
+
+        vocab = {term: i for i, term in enumerate(sorted({t for doc in docs for t in doc}))}
+        token_ids = [[vocab[t] for t in doc] for doc in docs]
+        model = bm25s.BM25(
+            k1=settings.k1, b=settings.b, delta=DELTA.get(settings.variant, 0.5), method=settings.variant
+        )
+        model.index((token_ids, vocab), create_empty_token=False, show_progress=False)
+        return cls(model)
+
+    def scores(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of every document and whether each contains a query term."""
+        term_ids = np.array([self.vocab[t] for t in terms], dtype=np.int64)
+        scores = self.model.get_scores_from_ids(term_ids)
+        indptr, indices = self.model.scores["indptr"], self.model.scores["indices"]
+        matched = np.zeros(len(scores), dtype=bool)
+        for t in np.unique(term_ids):
+            matched[indices[indptr[t] : indptr[t + 1]]] = True
+        return scores, matched
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.model.scores["num_docs"])
+
+    def save(self, directory: Path) -> None:
+        self.model.save(directory, allow_pickle=False, show_progress=False)
+
+    @classmethod
+    def load(cls, directory: Path, settings: BM25Settings) -> _BM25sBackend:
+        import bm25s
+
+        return cls(bm25s.BM25.load(directory, allow_pickle=False, mmap=False, show_progress=False))
+
+
+class _RankBM25Backend:
+    """rank_bm25: term frequencies per document, scored at query time; rebuilt from terms at load."""
+
+    def __init__(self, model: Any, docs: list[list[str]]) -> None:
+        self.model = model
+        self.docs = docs
+        self.vocab: dict[str, float] = model.idf
+
+    @classmethod
+    def build(cls, docs: list[list[str]], settings: BM25Settings) -> _RankBM25Backend:
+        import rank_bm25
+
+        common = {"k1": settings.k1, "b": settings.b}
+        if settings.variant == "robertson":
+            model = rank_bm25.BM25Okapi(docs, epsilon=0.0, **common)
+        elif settings.variant == "bm25l":
+            model = rank_bm25.BM25L(docs, delta=DELTA["bm25l"], **common)
+        else:
+            model = rank_bm25.BM25Plus(docs, delta=DELTA["bm25+"], **common)
+        return cls(model, docs)
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.model.corpus_size)
+
+    def scores(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        wanted = set(terms)
+        matched = np.fromiter(
+            (not wanted.isdisjoint(freqs) for freqs in self.model.doc_freqs),
+            dtype=bool,
+            count=len(self.model.doc_freqs),
+        )
+        return np.asarray(self.model.get_scores(terms)), matched
+
+    def save(self, directory: Path) -> None:
+        with (directory / TOKENS_FILE).open("w", encoding="utf-8") as handle:
+            for doc in self.docs:
+                handle.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, directory: Path, settings: BM25Settings) -> _RankBM25Backend:
+        lines = (directory / TOKENS_FILE).read_text(encoding="utf-8").splitlines()
+        return cls.build([json.loads(line) for line in lines], settings)
+
+
+class BM25IndexManager:
+    """BM25 over chunk texts. BM25 statistics (idf, mean length) are global, so there is no
+    incremental update: any change of the corpus is a new :meth:`build` (about a second for
+    10k chunks with the regex tokenizer)."""
+
+    def __init__(self, settings: BM25Settings) -> None:
+        if settings.backend == "rank_bm25" and settings.variant not in RANK_BM25_VARIANTS:
+            raise ConfigError(
+                f"bm25.variant {settings.variant!r} is not implemented by rank_bm25; "
+                f"valid there: {', '.join(RANK_BM25_VARIANTS)} (or use bm25.backend: bm25s)"
+            )
+        self._settings = settings
+        self._tokenizer = Tokenizer(
+            settings.tokenizer, settings.stopwords, settings.stemmer, settings.split_identifiers
+        )
+        self._ids = np.empty(0, dtype=np.int64)
+        self._backend: _BM25sBackend | _RankBM25Backend | None = None  # None: no term indexed
+
+    @property
+    def settings(self) -> BM25Settings:
+        return self._settings
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer that queries must go through to meet the indexed terms."""
+        return self._tokenizer
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def ids(self) -> np.ndarray:
+        return self._ids.copy()
+
+    def build(self, ids: np.ndarray, texts: Sequence[str]) -> None:
+        """Index ``texts`` under chunk ``ids``, replacing whatever was indexed before."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if len(ids) != len(texts):
+            raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError("duplicate chunk ids given to BM25 build")
+        docs = filter_min_df(self._tokenizer.tokenize_many(texts), self._settings.bm25_min_df)
+        self._backend = self._backend_cls().build(docs, self._settings) if any(docs) else None
+        self._ids = ids
+
+    def _backend_cls(self) -> type[_BM25sBackend] | type[_RankBM25Backend]:
+        return _BM25sBackend if self._settings.backend == "bm25s" else _RankBM25Backend
+
+    def search(self, query: str, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
+        """Top-k chunk ids for ``query`` by BM25 (see the module docstring for the conventions)."""
+        if k <= 0 or self._backend is None or not query.strip():
+            return []
+        terms = [t for t in self._tokenizer.tokenize(query) if t in self._backend.vocab]
+        if not terms:
+            return []
+        keep = np.ones(len(self._ids), dtype=bool)
+        if allowed_ids is not None:
+            allowed = np.asarray(allowed_ids, dtype=np.int64).reshape(-1)
+            if len(allowed) == 0:
+                return []
+            keep = np.isin(self._ids, allowed)
+        scores, matched = self._backend.scores(terms)
+        return top_k_hits(self._ids, scores, keep & matched & (scores > 0), k)
+
+    def save(self, directory: Path) -> None:
+        """Write ``directory/bm25/``: arrays + JSON (never pickle) and the manifest ``bm25.json``.
+
+        Files go to a temporary folder first, which then takes the place of ``bm25/``.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=directory, prefix=f".{SUBDIR}.", suffix=".tmp"))
+        try:
+            np.save(tmp / IDS_FILE, self._ids, allow_pickle=False)
+            if self._backend is not None:
+                self._backend.save(tmp)
+            files = {p.name: file_sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+            write_json_atomic(tmp / MANIFEST_FILE, self._manifest(files))
+            _swap_in(tmp, directory / SUBDIR)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def _manifest(self, files: dict[str, str]) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "backend": self._settings.backend,
+            "params": self._settings.model_dump(mode="json"),
+            "tokenizer": self._tokenizer.params(),
+            "delta": DELTA.get(self._settings.variant),
+            "count": len(self._ids),
+            "vocab_size": 0 if self._backend is None else len(self._backend.vocab),
+            "files": files,
+        }
+
+    @classmethod
+    def load(cls, directory: Path, settings: BM25Settings) -> BM25IndexManager:
+        """Read ``directory/bm25/``, refusing an index built with other BM25 or tokenizer settings."""
+        folder = Path(directory) / SUBDIR
+        manifest = _read_manifest(folder / MANIFEST_FILE)
+        _check_params(folder, manifest, settings)
+        for name, digest in manifest["files"].items():
+            path = folder / name
+            if not path.is_file():
+                raise CorruptIndexError(f"BM25 index file missing: {path}")
+            if file_sha256(path) != digest:
+                raise CorruptIndexError(f"BM25 index file fails its checksum: {path}")
+        manager = cls(settings)
+        try:
+            manager._ids = np.load(folder / IDS_FILE, allow_pickle=False).astype(np.int64)
+            if manifest["vocab_size"]:
+                manager._backend = manager._backend_cls().load(folder, settings)
+        except Exception as exc:  # any reader failing on a file that passed its checksum
+            raise CorruptIndexError(f"BM25 index at {folder} is unreadable: {exc}") from None
+        count = manifest["count"]
+        n_docs = count if manager._backend is None else manager._backend.num_docs
+        if len(manager._ids) != count or n_docs != count:
+            raise CorruptIndexError(f"BM25 index at {folder} does not match its manifest {MANIFEST_FILE}")
+        return manager
+
+
+def _swap_in(new: Path, final: Path) -> None:
+    """Replace the folder ``final`` by ``new`` (two renames; ``final`` is briefly absent)."""
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+    os.replace(new, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise CorruptIndexError(f"BM25 index manifest missing: {path}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptIndexError(f"BM25 index manifest unreadable: {path} ({exc})") from None
+    required = ("format_version", "backend", "params", "tokenizer", "count", "vocab_size", "files")
+    if not isinstance(manifest, dict) or any(key not in manifest for key in required):
+        raise CorruptIndexError(f"BM25 index manifest incomplete: {path}")
+    if manifest["format_version"] != FORMAT_VERSION:
+        raise IndexMismatchError(
+            f"BM25 index at {path.parent} has format v{manifest['format_version']}, "
+            f"this version reads v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
+        )
+    return manifest
+
+
+def _check_params(folder: Path, manifest: dict[str, Any], settings: BM25Settings) -> None:
+    built = dict(manifest["params"], tokenizer_version=manifest["tokenizer"].get("tokenizer_version"))
+    wanted = dict(settings.model_dump(mode="json"), tokenizer_version=TOKENIZER_VERSION)
+    differ = sorted(key for key in built.keys() | wanted.keys() if built.get(key) != wanted.get(key))
+    if differ:
+        was = ", ".join(f"bm25.{key}={built.get(key)!r}" for key in differ)
+        now = ", ".join(f"bm25.{key}={wanted.get(key)!r}" for key in differ)
+        raise IndexMismatchError(
+            f"BM25 index at {folder} was built with {was}; the config says {now}: run `hybrid-rag rebuild`"
+        )

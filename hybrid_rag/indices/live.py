@@ -1,0 +1,263 @@
+"""Build index versions from the MetadataStore, and serve the live one with hot reload.
+
+The store is the source of truth: chunk texts for BM25 and, through the embedding cache keyed
+by (model, chunk sha256), the vectors for Faiss. A build never re-embeds text it has embedded
+before, so a rebuild costs index construction only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.errors import IndexMismatchError, NoIndexError
+from hybrid_rag.indices.bm25 import BM25IndexManager
+from hybrid_rag.indices.dense import FaissVectorIndex
+from hybrid_rag.indices.versions import MANIFEST, IndexVersions, write_json_atomic
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import Settings
+from hybrid_rag.store import MetadataStore
+from hybrid_rag.types import Chunk
+
+INDEX_NAME = "dense+bm25"
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class LiveIndex:
+    """One loaded, complete index version."""
+
+    version: int
+    dense: FaissVectorIndex
+    bm25: BM25IndexManager
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return len(self.dense)
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    version: int
+    chunks: int
+    added: int
+    removed: int
+    embedded: int
+    seconds: dict[str, float]
+    incremental: bool
+
+
+def embed_missing(
+    store: MetadataStore,
+    embedder: Embedder,
+    texts_by_sha: dict[str, str],
+    *,
+    batch_size: int = 256,
+    progress: Progress | None = None,
+) -> tuple[dict[str, np.ndarray], int]:
+    """Vectors for every sha: from the cache when there, else embedded in batches (not yet stored).
+
+    Returns (vectors by sha, how many were newly embedded).
+    """
+    vectors = store.cached_embeddings(embedder.model_name, texts_by_sha)
+    missing = [sha for sha in texts_by_sha if sha not in vectors]
+    for start in range(0, len(missing), batch_size):
+        batch = missing[start : start + batch_size]
+        embedded = embedder.embed_passages([texts_by_sha[sha] for sha in batch])
+        vectors.update(zip(batch, embedded, strict=True))
+        if progress:
+            progress(len(batch))
+    return vectors, len(missing)
+
+
+def source_hash(chunk_hashes: dict[int, str]) -> str:
+    """A hash over (chunk id, chunk sha256) pairs: equal exactly when two builds index the same chunks."""
+    digest = hashlib.sha256()
+    for chunk_id in sorted(chunk_hashes):
+        digest.update(f"{chunk_id}:{chunk_hashes[chunk_id]}\n".encode())
+    return digest.hexdigest()
+
+
+def load_version(versions: IndexVersions, version: int, settings: Settings, embedder: Embedder) -> LiveIndex:
+    directory = versions.directory(version)
+    manifest = versions.manifest(version)
+    dense = FaissVectorIndex.load(directory, model_name=embedder.model_name, dimension=embedder.dimension)
+    bm25 = BM25IndexManager.load(directory, settings.bm25)
+    if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
+        raise IndexMismatchError(
+            f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
+            f"chunks, dense {len(dense)}, bm25 {len(bm25)}): run `hybrid-rag rebuild`"
+        )
+    return LiveIndex(version, dense, bm25, manifest)
+
+
+def validate_build(
+    dense: FaissVectorIndex,
+    bm25: BM25IndexManager,
+    chunks: Sequence[Chunk],
+    *,
+    vectors_for: Callable[[np.ndarray], np.ndarray],
+    sample: int = 5,
+) -> None:
+    """Refuse a build whose counts differ from the store, or whose sample queries find nothing.
+
+    The sample is deterministic: evenly spaced chunks. A dense search with a chunk's own vector
+    must score its self-similarity at the top, and a BM25 search with its first words must return
+    something.
+    """
+    ids = np.array([c.id for c in chunks], dtype=np.int64)
+    problems = []
+    if len(dense) != len(chunks) or len(bm25) != len(chunks):
+        problems.append(f"store has {len(chunks)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
+    picks = [chunks[i] for i in np.linspace(0, len(chunks) - 1, num=min(sample, len(chunks)), dtype=int)]
+    for chunk in picks if not problems else []:
+        vector = vectors_for(np.array([chunk.id]))[0]
+        hits = dense.search(vector, 1)
+        if not hits or hits[0].score < float(vector @ vector) - 1e-4:  # identical twins may outrank it
+            problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
+        words = " ".join(chunk.text.split()[:12])
+        if words and bm25.search(words, 5) == [] and any(ch.isalnum() for ch in words):
+            problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
+    if not set(dense.ids().tolist()) <= set(ids.tolist()):
+        problems.append("dense index holds ids that are not in the store")
+    if problems:
+        raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
+
+
+class IndexBuilder:
+    """Writes a new index version from the store and swaps it in atomically."""
+
+    def __init__(self, store: MetadataStore, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.versions = IndexVersions(settings.indices_dir)
+
+    def build(
+        self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
+    ) -> BuildReport:
+        seconds: dict[str, float] = {}
+        start = time.perf_counter()
+        chunks = list(self.store.iter_chunks())
+        ids = np.array([c.id for c in chunks], dtype=np.int64)
+        seconds["read_store"] = time.perf_counter() - start
+
+        t = time.perf_counter()
+        previous = None if full else self._previous_dense()
+        if previous is not None:
+            dense = previous
+            stale = np.setdiff1d(dense.ids(), ids)
+            removed = dense.remove(stale) if stale.size else 0
+            have = set(dense.ids().tolist())
+            todo = [c for c in chunks if c.id not in have]
+        else:
+            dense = FaissVectorIndex(self.embedder.dimension, self.embedder.model_name)
+            removed, todo = 0, chunks
+        vectors, embedded = embed_missing(
+            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
+        )
+        if embedded:
+            self.store.put_embeddings(self.embedder.model_name, vectors)
+        if todo:
+            dense.add(
+                np.array([c.id for c in todo], dtype=np.int64),
+                np.stack([vectors[c.sha256] for c in todo]).astype(np.float32),
+            )
+        seconds["dense"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        bm25 = BM25IndexManager(self.settings.bm25)
+        bm25.build(ids, [c.text for c in chunks])
+        seconds["bm25"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        version = self.versions.next_version()
+        staging = self.versions.staging(version)
+        dense.save(staging)
+        bm25.save(staging)
+        src_hash = source_hash({c.id: c.sha256 for c in chunks})
+        params = {
+            "model": self.embedder.model_name,
+            "dimension": self.embedder.dimension,
+            "bm25": self.settings.bm25.model_dump(),
+            "chunking": self.settings.chunking.model_dump(),
+        }
+        manifest = {
+            "format_version": 1,
+            "version": version,
+            "built_at": datetime.now(timezone.utc).isoformat(),
+            "reason": reason,
+            "source_hash": src_hash,
+            "chunks": len(chunks),
+            "params": params,
+        }
+        write_json_atomic(staging / MANIFEST, manifest)
+        try:
+            validate_build(dense, bm25, chunks, vectors_for=lambda ids: dense.vectors(ids))
+        except IndexMismatchError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        self.versions.publish(version, staging)
+        self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
+        self.versions.prune(self.settings.paths.keep_versions)
+        seconds["write"] = time.perf_counter() - t
+        return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
+
+    def is_stale(self) -> bool:
+        """True when the live version does not index exactly the store's chunks (e.g. after a
+        crash between the store commit and the index swap, or after a rollback)."""
+        version = self.versions.current()
+        if version is None:
+            return self.store.chunk_count() > 0
+        return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
+
+    def _previous_dense(self) -> FaissVectorIndex | None:
+        version = self.versions.current()
+        if version is None:
+            return None
+        try:
+            return FaissVectorIndex.load(
+                self.versions.directory(version),
+                model_name=self.embedder.model_name,
+                dimension=self.embedder.dimension,
+            )
+        except IndexMismatchError:
+            return None  # another model: this build starts from scratch
+
+
+class LiveIndexProvider:
+    """Hands out the live version; follows ``CURRENT`` so a rebuild is picked up without a restart.
+
+    A query holds the LiveIndex it started with, so a swap never changes an answer mid-query.
+    """
+
+    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.versions = IndexVersions(settings.indices_dir)
+        self._live: LiveIndex | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> LiveIndex:
+        version = self.versions.current()
+        if version is None:
+            raise NoIndexError()
+        live = self._live
+        if live is not None and live.version == version:
+            return live
+        with self._lock:
+            if self._live is None or self._live.version != version:
+                self._live = load_version(self.versions, version, self.settings, self.embedder)
+            return self._live
+
+    def loaded_versions(self) -> Sequence[int]:
+        return [] if self._live is None else [self._live.version]

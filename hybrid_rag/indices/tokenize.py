@@ -1,0 +1,183 @@
+"""Text to BM25 terms: the one tokenizer that both the index and the queries go through.
+
+A raw token becomes zero or more terms, in this order:
+
+1. tokens without a single word character (punctuation, operators, whitespace) are dropped;
+2. the lowercased token, unless it is a stop word (spaCy's English ``STOP_WORDS``);
+3. with ``split_identifiers``, the lowercased parts of an identifier, when there are two or
+   more: ``getFileName`` -> ``get, file, name``; ``HTTPServer2`` -> ``http, server, 2``;
+   ``self.get_file_name`` -> ``self, get, file, name`` (stop words dropped here too);
+4. with ``stemmer="english"``, every term stemmed by Snowball (PyStemmer).
+
+Each distinct raw token is processed once and cached, so a corpus costs about one
+dictionary lookup per token after the first few thousand documents.
+
+>>> Tokenizer(kind="regex", stopwords=False).tokenize("getFileName(path)")
+['getfilename', 'get', 'file', 'name', 'path']
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+TokenizerKind = Literal["spacy", "regex"]
+StemmerName = Literal["none", "english"]
+
+# Bump when the terms produced for the same text change: BM25 manifests record it, and an
+# index built by another version is refused at load instead of silently matching badly.
+TOKENIZER_VERSION = 1
+
+_WORD = re.compile(r"\w+")
+_HAS_WORD_CHAR = re.compile(r"\w")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_SPACY_BATCH = 256
+_CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
+
+
+def split_identifier(token: str) -> list[str]:
+    """Lowercased parts of an identifier, split at ``_``/punctuation, camelCase and digits.
+
+    ``"getFileName"`` -> ``["get", "file", "name"]``; ``"HTTPServer2"`` -> ``["http", "server", "2"]``;
+    ``"XMLHttpRequest"`` -> ``["xml", "http", "request"]``; a plain word gives itself. Unicode-aware:
+    case is read with ``str.isupper``/``str.islower``, so ``"caféNoir"`` -> ``["café", "noir"]``.
+    """
+    parts: list[str] = []
+    for piece in _NON_ALNUM.split(token):
+        if piece:
+            parts.extend(_split_case(piece))
+    return [p.lower() for p in parts]
+
+
+def _split_case(piece: str) -> list[str]:
+    """Split one alphanumeric run at lower->Upper, letter<->digit and ACRONYMWord boundaries."""
+    out: list[str] = []
+    start = 0
+    for i in range(1, len(piece)):
+        prev, cur = piece[i - 1], piece[i]
+        boundary = (
+            (prev.isdigit() != cur.isdigit())
+            or (not prev.isupper() and not prev.isdigit() and cur.isupper())
+            or (prev.isupper() and cur.isupper() and i + 1 < len(piece) and piece[i + 1].islower())
+        )
+        if boundary:
+            out.append(piece[start:i])
+            start = i
+    out.append(piece[start:])
+    return out
+
+
+@lru_cache(maxsize=1)
+def spacy_english_stop_words() -> frozenset[str]:
+    """spaCy's English ``STOP_WORDS`` (326 words), read without importing spaCy.
+
+    ``import spacy`` pulls in thinc and torch (about 2.5 s); the stop-word list is a plain data
+    module, so it is loaded on its own from the installed package when that is possible.
+    """
+    spec = importlib.util.find_spec("spacy")
+    path = Path(spec.origin).parent / "lang" / "en" / "stop_words.py" if spec and spec.origin else None
+    if path is not None and path.is_file():
+        file_spec = importlib.util.spec_from_file_location("_hybrid_rag_spacy_en_stop_words", path)
+        if file_spec is not None and file_spec.loader is not None:
+            module = importlib.util.module_from_spec(file_spec)
+            file_spec.loader.exec_module(module)
+            return frozenset(module.STOP_WORDS)
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+class Tokenizer:
+    """Turns text into BM25 terms; cheap to build (spaCy and the stemmer load on first use).
+
+    ``kind="spacy"`` uses the rule-based tokenizer of ``spacy.blank("en")`` (no model, no
+    pipeline components, works offline); ``kind="regex"`` takes ``\\w+`` runs and is several
+    times faster. Both lowercase and use the same stop-word list and stemmer.
+    """
+
+    def __init__(
+        self,
+        kind: TokenizerKind = "spacy",
+        stopwords: bool = True,
+        stemmer: StemmerName = "none",
+        split_identifiers: bool = True,
+    ) -> None:
+        if kind not in ("spacy", "regex"):
+            raise ValueError(f"unknown tokenizer kind {kind!r}; valid: spacy, regex")
+        if stemmer not in ("none", "english"):
+            raise ValueError(f"unknown stemmer {stemmer!r}; valid: none, english")
+        self.kind: TokenizerKind = kind
+        self.stopwords = bool(stopwords)
+        self.stemmer: StemmerName = stemmer
+        self.split_identifiers = bool(split_identifiers)
+        self._spacy_tokenizer: Any = None
+        self._stop_words: frozenset[str] | None = None
+        self._stem: Any = None
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def params(self) -> dict[str, object]:
+        """What decides the terms, for index manifests."""
+        return {
+            "kind": self.kind,
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer,
+            "split_identifiers": self.split_identifiers,
+            "tokenizer_version": TOKENIZER_VERSION,
+        }
+
+    def tokenize(self, text: str) -> list[str]:
+        """The terms of one text, in order (duplicates kept: BM25 counts them)."""
+        return self.tokenize_many([text])[0]
+
+    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """The terms of many texts; batched through spaCy's ``pipe`` for speed."""
+        self._ensure_loaded()
+        if len(self._cache) > _CACHE_LIMIT:
+            self._cache.clear()
+        return [self._terms(raw_tokens) for raw_tokens in self._raw_tokens(texts)]
+
+    def _raw_tokens(self, texts: Sequence[str]) -> Iterable[list[str]]:
+        if self.kind == "regex":
+            return (_WORD.findall(text) for text in texts)
+        return ([t.text for t in doc] for doc in self._spacy_tokenizer.pipe(texts, batch_size=_SPACY_BATCH))
+
+    def _terms(self, raw_tokens: list[str]) -> list[str]:
+        cache = self._cache
+        out: list[str] = []
+        for raw in raw_tokens:
+            terms = cache.get(raw)
+            if terms is None:
+                terms = cache[raw] = self._expand(raw)
+            out.extend(terms)
+        return out
+
+    def _expand(self, raw: str) -> tuple[str, ...]:
+        """The terms of one raw token (steps 1-4 of the module docstring)."""
+        if not _HAS_WORD_CHAR.search(raw):
+            return ()
+        stop = self._stop_words or frozenset()
+        candidates = [raw.lower()]
+        if self.split_identifiers:
+            parts = split_identifier(raw)
+            if len(parts) > 1:
+                candidates.extend(parts)
+        kept = [term for term in candidates if term not in stop]
+        if self._stem is not None and kept:
+            kept = self._stem.stemWords(kept)
+        return tuple(kept)
+
+    def _ensure_loaded(self) -> None:
+        if self.kind == "spacy" and self._spacy_tokenizer is None:
+            import spacy
+
+            self._spacy_tokenizer = spacy.blank("en").tokenizer
+        if self.stopwords and self._stop_words is None:
+            self._stop_words = spacy_english_stop_words()
+        if self.stemmer == "english" and self._stem is None:
+            import Stemmer
+
+            self._stem = Stemmer.Stemmer("english")

@@ -1,0 +1,184 @@
+"""Ingest: load → chunk → embed (cached) → one store transaction → a new index version.
+
+Only files whose content (or collection) changed are re-chunked and re-embedded; documents under
+an ingested folder that are gone from it are deleted. Embeddings are computed before the store
+transaction and written inside it, so a failure at any step leaves the store as it was, and the
+index build that follows reads every vector from the cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hybrid_rag.chunking import chunk_file
+from hybrid_rag.errors import InputError
+from hybrid_rag.indices.live import BuildReport, IndexBuilder, embed_missing
+from hybrid_rag.loaders import iter_files
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import Settings
+from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.types import LoadedFile, SkippedFile
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class IngestPlan:
+    """What an ingest would change, by document path."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.added or self.changed or self.deleted)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    plan: IngestPlan
+    chunks_written: int = 0
+    embedded: int = 0
+    build: BuildReport | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    dry_run: bool = False
+
+
+def plan_changes(
+    files: Sequence[LoadedFile],
+    skipped: Sequence[SkippedFile],
+    stored: dict[str, tuple[str, str]],
+    *,
+    collection: str,
+    roots: Iterable[str] = (),
+) -> IngestPlan:
+    """Compare loaded files with the stored (sha256, collection) by path.
+
+    A stored document under one of ``roots`` (folders that were walked) that was not loaded
+    this time, because it is gone or is now skipped, is deleted.
+    """
+    added, changed, unchanged = [], [], []
+    for f in files:
+        before = stored.get(f.path)
+        if before is None:
+            added.append(f.path)
+        elif before != (f.sha256, collection):
+            changed.append(f.path)
+        else:
+            unchanged.append(f.path)
+    seen = {f.path for f in files}
+    prefixes = tuple(r.rstrip("/") + "/" for r in roots)
+    deleted = sorted(p for p in stored if p not in seen and prefixes and p.startswith(prefixes))
+    return IngestPlan(tuple(added), tuple(changed), tuple(unchanged), tuple(deleted), tuple(skipped))
+
+
+class Ingestor:
+    def __init__(self, store: MetadataStore, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.builder = IndexBuilder(store, embedder, settings)
+
+    def ingest_paths(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        collection: str = "default",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Ingest folders and files; raises InputError when they hold nothing ingestible."""
+        files: list[LoadedFile] = []
+        skipped: list[SkippedFile] = []
+        for item in iter_files([Path(p) for p in paths], self.settings.loading):
+            (files if isinstance(item, LoadedFile) else skipped).append(item)
+        roots = [str(Path(p).resolve().as_posix()) for p in paths if Path(p).is_dir()]
+        if not files and not self._stored_under(roots):
+            reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
+            where = ", ".join(str(p) for p in paths)
+            raise InputError(
+                f"no text or source files to ingest in {where}" + (f" ({reasons})" if reasons else "")
+            )
+        return self.ingest_files(
+            files, collection=collection, skipped=skipped, roots=roots, dry_run=dry_run, progress=progress
+        )
+
+    def ingest_files(
+        self,
+        files: Sequence[LoadedFile],
+        *,
+        collection: str = "default",
+        skipped: Sequence[SkippedFile] = (),
+        roots: Sequence[str] = (),
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        seconds: dict[str, float] = {}
+        stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
+        plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
+        if dry_run:
+            return IngestReport(plan, dry_run=True)
+        if not plan.has_changes:
+            if not self.builder.is_stale():
+                return IngestReport(plan)
+            t = time.perf_counter()
+            build = self.builder.build(reason="catch up with the store")
+            return IngestReport(plan, build=build, seconds={"index": time.perf_counter() - t})
+
+        t = time.perf_counter()
+        todo = set(plan.added) | set(plan.changed)
+        to_write = [f for f in files if f.path in todo]
+        chunked: list[FileChunks] = []
+        for i, f in enumerate(to_write, start=1):
+            chunked.append(FileChunks(f, chunk_file(f, self.settings.chunking)))
+            if progress:
+                progress("chunk", i, len(to_write))
+        seconds["chunk"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        texts = {sp.sha256: sp.text for fc in chunked for sp in fc.spans}
+        done = 0
+
+        def _embedded(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress("embed", done, len(texts))
+
+        vectors, embedded = embed_missing(
+            self.store,
+            self.embedder,
+            texts,
+            batch_size=self.settings.embedding.batch_size * 8,
+            progress=_embedded,
+        )
+        seconds["embed"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        new_ids = self.store.write_files(
+            chunked,
+            collection=collection,
+            delete_paths=plan.deleted,
+            embeddings=vectors,
+            model=self.embedder.model_name,
+        )
+        seconds["store"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        if progress:
+            progress("index", 0, 1)
+        build = self.builder.build(reason="ingest")
+        if progress:
+            progress("index", 1, 1)
+        seconds["index"] = time.perf_counter() - t
+        return IngestReport(plan, len(new_ids), embedded, build, seconds)
+
+    def _stored_under(self, roots: Sequence[str]) -> bool:
+        prefixes = tuple(r.rstrip("/") + "/" for r in roots)
+        return bool(prefixes) and any(p.startswith(prefixes) for p in self.store.document_hashes())

@@ -1,0 +1,359 @@
+"""Find, read and classify the files to ingest.
+
+``iter_files`` walks folders in sorted order (so two runs see files in the same order), prunes
+the ignore list and ``.gitignore`` patterns, never follows symbolic links, and yields a
+``LoadedFile`` for every readable UTF-8 text file and a ``SkippedFile`` (with the reason the
+ingest summary shows) for everything else it did not ignore on purpose.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import hashlib
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pathspec
+
+from hybrid_rag.errors import InputError
+from hybrid_rag.settings import LoadingSettings
+from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
+
+BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary (git's own rule)
+_BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+# language, then the extensions (or, for CODE_FILENAMES, the lower-case file names) it owns
+_CODE_TABLE = """
+python .py .pyi .pyw .pyx
+javascript .js .mjs .cjs .jsx
+typescript .ts .tsx .mts .cts
+java .java
+go .go
+rust .rs
+c .c .h
+cpp .cc .cpp .cxx .c++ .hpp .hh .hxx .ipp .inl
+cuda .cu .cuh
+csharp .cs
+ruby .rb .rake .gemspec
+php .php
+shell .sh .bash .zsh .ksh .fish
+powershell .ps1
+batch .bat .cmd
+sql .sql
+kotlin .kt .kts
+swift .swift
+scala .scala .sc
+html .html .htm .xhtml
+css .css
+scss .scss
+sass .sass
+less .less
+yaml .yaml .yml
+toml .toml
+json .json .jsonc .json5 .jsonl .ndjson .ipynb
+xml .xml .xsd .xsl .xslt .svg .plist .csproj
+ini .ini .cfg .conf .properties
+lua .lua
+perl .pl .pm
+r .r
+julia .jl
+objective-c .m .mm
+dart .dart
+elixir .ex .exs
+erlang .erl .hrl
+haskell .hs
+ocaml .ml .mli
+fsharp .fs .fsx
+clojure .clj .cljs
+elisp .el
+lisp .lisp
+scheme .scm
+vue .vue
+svelte .svelte
+protobuf .proto
+graphql .graphql .gql
+hcl .tf .hcl
+groovy .groovy .gradle
+cmake .cmake
+make .mk
+dockerfile .dockerfile
+starlark .bzl
+vim .vim
+zig .zig
+nim .nim
+fortran .f90 .f
+assembly .asm .s
+"""
+_TEXT_TABLE = """
+markdown .md .markdown .mdx .mkd
+rst .rst .rest
+text .txt .text
+asciidoc .adoc .asciidoc
+org .org
+latex .tex
+"""
+_CODE_NAMES_TABLE = """
+make makefile gnumakefile
+dockerfile dockerfile containerfile
+cmake cmakelists.txt
+groovy jenkinsfile
+ruby rakefile gemfile vagrantfile podfile
+starlark build build.bazel workspace
+shell .bashrc .bash_profile .zshrc .profile
+ini .editorconfig .gitconfig
+"""
+_BINARY = """
+.png .jpg .jpeg .gif .bmp .ico .icns .tif .tiff .webp .heic .psd .ai .eps .svgz
+.zip .gz .tgz .bz2 .xz .zst .lz4 .7z .rar .tar .jar .war .whl .egg .deb .rpm .dmg .iso .apk
+.pdf .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .epub
+.so .dylib .dll .exe .o .a .lib .obj .bin .elf .class .pyc .pyo .pyd .wasm .node
+.ttf .otf .woff .woff2 .eot
+.mp3 .wav .flac .ogg .m4a .aac .mp4 .mkv .mov .avi .webm .wmv
+.sqlite .sqlite3 .db .mdb .npy .npz .pkl .pickle .pt .pth .ckpt .onnx .safetensors .h5 .hdf5
+.parquet .arrow .feather .faiss .index .tflite .pb .joblib
+"""
+
+
+def _table(spec: str) -> dict[str, str]:
+    return {key: lang for line in spec.strip().splitlines() for lang, *keys in [line.split()] for key in keys}
+
+
+CODE_EXTENSIONS: dict[str, str] = _table(_CODE_TABLE)
+TEXT_EXTENSIONS: dict[str, str] = _table(_TEXT_TABLE)
+CODE_FILENAMES: dict[str, str] = _table(_CODE_NAMES_TABLE)
+BINARY_EXTENSIONS: frozenset[str] = frozenset(_BINARY.split())
+
+
+def classify(path: Path | str) -> tuple[SourceType, str]:
+    """(source type, language) from a file's name: ``classify("a/b.py") == (CODE, "python")``.
+
+    Unknown extensions are ``(TEXT, "text")``: whether they are text at all is decided on read.
+    """
+    name = Path(path).name
+    lower = name.lower()
+    if lower in CODE_FILENAMES:
+        return SourceType.CODE, CODE_FILENAMES[lower]
+    if lower.startswith(("dockerfile.", "containerfile.")):
+        return SourceType.CODE, "dockerfile"
+    suffix = Path(lower).suffix
+    if suffix in CODE_EXTENSIONS:
+        return SourceType.CODE, CODE_EXTENSIONS[suffix]
+    return SourceType.TEXT, TEXT_EXTENSIONS.get(suffix, "text")
+
+
+def normalize_newlines(text: str) -> str:
+    """``\\r\\n`` and lone ``\\r`` become ``\\n``, so line numbers match what an editor shows."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_text(raw: bytes) -> tuple[str | None, str]:
+    """Decode file bytes as text: ``(text, "")`` or ``(None, reason)``.
+
+    A UTF-8 BOM is stripped; UTF-16 and UTF-32 with a BOM are decoded; anything else must be
+    valid UTF-8 without a NUL byte in its first 8 KiB.
+    """
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec), ""
+            except UnicodeDecodeError as exc:
+                return None, f"not valid {codec.upper()} ({exc.reason} at offset {exc.start})"
+    offset = 0
+    if raw.startswith(codecs.BOM_UTF8):
+        offset = len(codecs.BOM_UTF8)
+    nul = raw.find(b"\x00", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        return None, f"binary file (NUL byte at offset {nul})"
+    try:
+        return raw[offset:].decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        at = exc.start + offset
+        return None, f"not valid UTF-8 (byte 0x{raw[at]:02x} at offset {at})"
+
+
+def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
+    """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty)."""
+    path = Path(path).resolve()
+    shown = path.as_posix()
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return SkippedFile(shown, f"cannot read: {exc.strerror or exc}")
+    if not stat.S_ISREG(st.st_mode):
+        return SkippedFile(shown, "not a regular file")
+    suffix = path.suffix.lower()
+    if suffix in BINARY_EXTENSIONS:
+        return SkippedFile(shown, f"binary file type ({suffix})")
+    if st.st_size > max_bytes:
+        return SkippedFile(shown, f"too large ({st.st_size} bytes > max_file_bytes {max_bytes})")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return SkippedFile(shown, f"cannot read: {exc.strerror or exc}")
+    if len(raw) > max_bytes:  # grew since stat
+        return SkippedFile(shown, f"too large ({len(raw)} bytes > max_file_bytes {max_bytes})")
+    if not raw:
+        return SkippedFile(shown, "empty file")
+    text, reason = decode_text(raw)
+    if text is None:
+        return SkippedFile(shown, reason)
+    if not text.strip():
+        return SkippedFile(shown, "empty file (whitespace only)")
+    source_type, language = classify(path)
+    return LoadedFile(
+        path=shown,
+        text=normalize_newlines(text),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        size=len(raw),
+        mtime=st.st_mtime,
+        source_type=source_type,
+        language=language,
+    )
+
+
+def load_text(
+    path: str, text: str, source_type: SourceType = SourceType.TEXT, language: str = "text"
+) -> LoadedFile:
+    """A LoadedFile from an in-memory string (a BEIR document: ``path`` is its id); mtime is 0."""
+    raw = text.encode("utf-8")
+    return LoadedFile(
+        path=path,
+        text=normalize_newlines(text),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        size=len(raw),
+        mtime=0.0,
+        source_type=source_type,
+        language=language,
+    )
+
+
+class IgnoreRules:
+    """The ``loading.ignore`` list: names or globs matched against each path component below
+    the walked root (``node_modules``, ``*.egg-info``); a pattern with a ``/`` matches that many
+    consecutive components (``data/indices``), and a leading ``/`` anchors it at the root.
+    A trailing ``/`` restricts a pattern to folders."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self._rules: list[tuple[tuple[str, ...], bool, bool]] = []  # (parts, anchored, dirs only)
+        for pattern in patterns:
+            p = pattern.strip()
+            if not p:
+                continue
+            anchored, dir_only = p.startswith("/"), p.endswith("/")
+            parts = tuple(part for part in p.strip("/").split("/") if part)
+            if parts:
+                self._rules.append((parts, anchored, dir_only))
+
+    def matches(self, abs_parts: Sequence[str], rel_len: int, is_dir: bool) -> bool:
+        """Whether the entry ``abs_parts`` (its last ``rel_len`` parts below the root) is ignored.
+
+        Only windows ending at the entry are tested: the walk checks each folder on the way down.
+        """
+        for parts, anchored, dir_only in self._rules:
+            if dir_only and not is_dir:
+                continue
+            k = len(parts)
+            if anchored and k != rel_len:
+                continue
+            if k > len(abs_parts):
+                continue
+            window = abs_parts[len(abs_parts) - k :]
+            if all(fnmatch.fnmatchcase(name, pat) for name, pat in zip(window, parts, strict=True)):
+                return True
+        return False
+
+
+def _read_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def _git_ignored(
+    specs: Sequence[tuple[int, pathspec.GitIgnoreSpec]], rel: Sequence[str], is_dir: bool
+) -> bool:
+    """Git's rule: the deepest .gitignore with a matching pattern decides (``!`` re-includes)."""
+    ignored = False
+    for depth, spec in specs:
+        relative = "/".join(rel[depth:]) + ("/" if is_dir else "")
+        include = spec.check_file(relative).include
+        if include is not None:
+            ignored = include
+    return ignored
+
+
+def iter_files(paths: Sequence[Path | str], settings: LoadingSettings) -> Iterator[LoadedFile | SkippedFile]:
+    """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
+
+    Roots are taken in the given order and resolved (a root may itself be a symlink); inside
+    them symbolic links are not followed (skipped with a reason). Ignored files are not
+    yielded at all; a file reached twice is yielded once.
+
+    Raises InputError if a path does not exist, before yielding anything.
+    """
+    roots: list[Path] = []
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if not p.exists():
+            raise InputError(f"path does not exist: {raw}")
+        roots.append(p.resolve())
+    rules = IgnoreRules(settings.ignore)
+    seen: set[str] = set()
+    for root in roots:
+        if root.is_dir():
+            items = _walk(root, root.parts, (), [], rules, settings)
+        else:
+            items = iter([load_file(root, settings.max_file_bytes)])
+        for item in items:
+            if item.path not in seen:
+                seen.add(item.path)
+                yield item
+
+
+def _walk(
+    folder: Path,
+    root_parts: tuple[str, ...],
+    rel: tuple[str, ...],
+    specs: list[tuple[int, pathspec.GitIgnoreSpec]],
+    rules: IgnoreRules,
+    settings: LoadingSettings,
+) -> Iterator[LoadedFile | SkippedFile]:
+    if settings.use_gitignore:
+        spec = _read_gitignore(folder)
+        if spec is not None:
+            specs = [*specs, (len(rel), spec)]
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield SkippedFile(folder.as_posix(), f"cannot read folder: {exc.strerror or exc}")
+        return
+    for entry in entries:
+        child_rel = (*rel, entry.name)
+        is_link = entry.is_symlink()
+        is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+        if rules.matches((*root_parts, *child_rel), len(child_rel), is_dir):
+            continue
+        if specs and _git_ignored(specs, child_rel, is_dir):
+            continue
+        path = folder / entry.name
+        if is_link:
+            yield SkippedFile(path.as_posix(), "symbolic link (not followed)")
+        elif is_dir:
+            yield from _walk(path, root_parts, child_rel, specs, rules, settings)
+        elif entry.is_file(follow_symlinks=False):
+            yield load_file(path, settings.max_file_bytes)
+        else:
+            yield SkippedFile(path.as_posix(), "not a regular file")

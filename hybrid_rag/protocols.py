@@ -1,0 +1,80 @@
+"""The typed seams between stages (STYLE 3). A backend swaps without touching the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hybrid_rag.types import Hit, ScoredChunk
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 rows of shape (n, dimension)."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Inner-product search over vectors keyed by chunk id."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def ids(self) -> np.ndarray: ...
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None: ...
+
+    def remove(self, ids: np.ndarray) -> int: ...
+
+    def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
+        """Top-k by inner product; with ``allowed_ids`` only those ids, and still k of them if they exist."""
+        ...
+
+    def save(self, directory: Path) -> None: ...
+
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    """Lexical (BM25) search over chunk texts keyed by chunk id."""
+
+    def __len__(self) -> int: ...
+
+    def ids(self) -> np.ndarray: ...
+
+    def build(self, ids: np.ndarray, texts: Sequence[str]) -> None: ...
+
+    def search(self, query: str, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]: ...
+
+    def save(self, directory: Path) -> None: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (query, candidate) pairs; higher is more relevant. Returns one score a candidate."""
+
+    @property
+    def name(self) -> str: ...
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A text generator (an LLM behind an OpenAI-compatible API, or a test double)."""
+
+    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 512) -> str: ...

@@ -1,0 +1,387 @@
+"""Query expansion: extra ranked lists, found from the query and the first pass, to fuse with it.
+
+Methods (``expansion.method``):
+
+* ``prf`` (default, offline): pseudo-relevance feedback. Lexical: RM3-style expansion terms
+  from the top BM25 hits, searched in BM25 with the query (run ``prf_bm25``). Dense: Rocchio,
+  the query vector moved towards the mean of the top dense hits (run ``prf_dense``).
+* ``hyde``: an LLM writes a passage that would answer the query; the passage's embedding is
+  searched in the dense index (run ``hyde``) (Gao et al., "Precise Zero-Shot Dense Retrieval
+  without Relevance Labels", ACL 2023).
+* ``multi_query``: an LLM rewrites the query ``multi_query_n`` ways; each variant is searched
+  like the query (runs ``mq1_dense``, ``mq1_bm25``, ...).
+
+Expansion only adds lists of the kinds the first pass used (a ``bm25``-only query gets no dense
+run), and it never fails the query: a missing or failing generator gives an ``Expansion``
+without runs and a note for the trace.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from hybrid_rag.errors import ConfigError, RemoteServiceError
+from hybrid_rag.indices.live import LiveIndex
+from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.protocols import Embedder, Generator
+from hybrid_rag.settings import Settings
+from hybrid_rag.tokens import get_encoding
+from hybrid_rag.types import Hit, _enum_from_str
+
+ChunkTexts = Callable[[Sequence[int]], Mapping[int, str]]
+
+# Rocchio (1971): q' = α·q + β·mean(relevant) − γ·mean(non-relevant). Pseudo feedback has no
+# non-relevant set (γ = 0) and α = 1; β = 0.5 is below the 0.75 that Manning, Raghavan & Schütze
+# (Introduction to IR, §9.1.1) suggest for true relevance feedback, because pseudo-relevant
+# documents are noisier. Not tuned.
+ROCCHIO_BETA = 0.5
+# RM3 (Abdul-Jaleel et al., TREC 2004) mixes the query model and the feedback model with
+# λ = 0.5, Anserini's default ``originalQueryWeight``.
+RM3_ORIGINAL_WEIGHT = 0.5
+# BM25 sums per-term scores and counts a repeated query term again, so a term repeated n times
+# has weight n: expansion weights are rounded to 1..TERM_RESOLUTION repetitions.
+TERM_RESOLUTION = 3
+# An expansion term must occur in at least this many feedback documents (when there are that
+# many): a word found in one document only says more about that document than about the topic.
+MIN_FEEDBACK_DF = 2
+MULTI_QUERY_PROMPT = (
+    "Rewrite the search query below in {n} different ways, one per line, using other words or "
+    "related technical terms that a relevant document might contain. Write only the {n} "
+    "rewritten queries: no numbering, no explanations.\n\nQuery: {query}"
+)
+MULTI_QUERY_TOKENS_PER_VARIANT = 64
+_LIST_MARKER = re.compile(
+    r"^\s*(?:[-*•·+]+|\(?\d{1,2}[.):\]]|(?:query|variant|rewrite)\s*\d*\s*[:.)-])\s*", re.I
+)
+
+
+class ExpansionMethod(str, Enum):
+    PRF = "prf"
+    HYDE = "hyde"
+    MULTI_QUERY = "multi_query"
+
+    @classmethod
+    def from_str(cls, value: str) -> ExpansionMethod:
+        return _enum_from_str(cls, value)
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """What expansion adds to the first pass; ``replace_dense`` drops the first-pass ``dense`` list."""
+
+    runs: Mapping[str, list[Hit]] = field(default_factory=dict)
+    replace_dense: bool = False  # HyDE "instead of the query"
+    queries: tuple[str, ...] = ()  # generated passages / variants / expansion terms, for the trace
+    notes: tuple[str, ...] = ()  # e.g. "expansion skipped (hyde): generator at ... unreachable: ..."
+
+
+# -- pure functions --------------------------------------------------------------------------
+
+
+def pool_idf(pool: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Lucene's BM25 idf, ln(1 + (N − df + 0.5) / (df + 0.5)), estimated over a pool of term lists."""
+    n = len(pool)
+    df = Counter(term for doc in pool for term in set(doc))
+    return {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+
+
+def select_expansion_terms(
+    feedback: Sequence[Sequence[str]],
+    pool: Sequence[Sequence[str]],
+    n_terms: int,
+    *,
+    exclude: Collection[str] = (),
+    doc_weights: Sequence[float] | None = None,
+    min_feedback_df: int = MIN_FEEDBACK_DF,
+) -> list[tuple[str, float]]:
+    """The ``n_terms`` best expansion terms of the feedback documents, with weights summing to 1.
+
+    weight(w) ∝ idf_pool(w) · Σ_d p(d) · tf(w, d) / |d|: the relevance model (RM1) of the
+    feedback documents with document weights ``p(d)`` (their first-pass scores, normalised;
+    uniform when absent or not positive), times the idf over the candidate pool so that words
+    common to every candidate do not win. Excluded terms, one-character terms, terms without a
+    letter (numbers) and, with enough feedback documents, terms found in fewer than
+    ``min_feedback_df`` of them are never chosen. Ties break alphabetically.
+
+    >>> select_expansion_terms([["faiss", "index"], ["faiss", "gpu"]], [["faiss"], ["index"]], 1)
+    [('faiss', 1.0)]
+    """
+    given = [1.0] * len(feedback) if doc_weights is None else [float(w) for w in doc_weights]
+    pairs = [(doc, w) for doc, w in zip(feedback, given, strict=True) if doc]
+    if n_terms <= 0 or not pairs:
+        return []
+    docs = [doc for doc, _ in pairs]
+    weights = np.array([w for _, w in pairs], dtype=np.float64)
+    if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+        weights = np.ones(len(docs))
+    weights = weights / weights.sum()
+    pool = pool or docs
+    idf = pool_idf(pool)
+    fallback_idf = math.log(1.0 + (len(pool) - 0.5) / 1.5)  # a feedback term the pool lacks: df = 1
+    feedback_df = Counter(term for doc in docs for term in set(doc))
+    need_df = min_feedback_df if len(docs) >= min_feedback_df else 1
+    excluded = set(exclude)
+    model: dict[str, float] = {}
+    for p, doc in zip(weights, docs, strict=True):
+        for term, tf in Counter(doc).items():
+            model[term] = model.get(term, 0.0) + float(p) * tf / len(doc)
+    scored = [
+        (term, value * idf.get(term, fallback_idf))
+        for term, value in model.items()
+        if term not in excluded and _is_candidate(term) and feedback_df[term] >= need_df
+    ]
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    chosen = [(t, w) for t, w in scored[:n_terms] if w > 0]
+    total = sum(w for _, w in chosen)
+    return [(t, w / total) for t, w in chosen] if total > 0 else []
+
+
+def expansion_query(
+    query: str,
+    n_query_terms: int,
+    terms: Sequence[tuple[str, float]],
+    *,
+    original_weight: float = RM3_ORIGINAL_WEIGHT,
+    resolution: int = TERM_RESOLUTION,
+) -> str:
+    """A BM25 query text for RM3's mix: λ·query + (1 − λ)·expansion terms, weights as repetitions.
+
+    Each term is repeated 1..``resolution`` times by its weight; the query is repeated so that
+    its terms carry about λ / (1 − λ) times the repetitions of the expansion terms.
+
+    >>> expansion_query("faiss gpu", 2, [("index", 0.6), ("vector", 0.4)])
+    'faiss gpu faiss gpu index index index vector vector'
+    """
+    if not 0 < original_weight < 1:
+        raise ValueError(f"original_weight must be in (0, 1), got {original_weight}")
+    if not terms:
+        return query
+    top = max(w for _, w in terms)
+    counts = [max(1, round(resolution * w / top)) if top > 0 else 1 for _, w in terms]
+    expanded = [t for (t, _), c in zip(terms, counts, strict=True) for _ in range(c)]
+    if n_query_terms <= 0:
+        return " ".join(expanded)
+    repeats = max(1, round(original_weight / (1 - original_weight) * sum(counts) / n_query_terms))
+    return " ".join([query] * repeats + expanded)
+
+
+def rocchio(query: np.ndarray, feedback: np.ndarray, beta: float = ROCCHIO_BETA) -> np.ndarray:
+    """normalise(q + β · mean(feedback rows)); the query itself when there is no feedback.
+
+    A result that cancels to zero falls back to the query (a zero vector retrieves nothing).
+    """
+    q = np.asarray(query, dtype=np.float64).reshape(-1)
+    rows = np.asarray(feedback, dtype=np.float64).reshape(-1, q.size) if np.size(feedback) else None
+    moved = q if rows is None else q + beta * rows.mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    if norm <= 1e-12:
+        moved, norm = q, float(np.linalg.norm(q))
+    return (moved / norm if norm > 0 else moved).astype(np.float32)
+
+
+def parse_variants(text: str, query: str, n: int) -> list[str]:
+    """Up to ``n`` query rewrites from an LLM answer, one per line.
+
+    Strips bullets, numbering ("1.", "2)", "Query 3:"), quotes and markdown emphasis; drops empty
+    lines, preambles ending with ":", the query itself and repeats (case-insensitively).
+
+    >>> parse_variants('Here are 2 queries:\\n1. "faiss on GPU"\\n2) FAISS on gpu\\n- vector search', "x", 2)
+    ['faiss on GPU', 'vector search']
+    """
+    seen = {_canonical(query)}
+    out: list[str] = []
+    for line in text.splitlines():
+        variant = _LIST_MARKER.sub("", line).strip().strip("*_`").strip().strip("\"'“”‘’").strip()
+        key = _canonical(variant)
+        if not key or variant.endswith(":") or key in seen:
+            continue
+        seen.add(key)
+        out.append(variant)
+        if len(out) >= n:
+            break
+    return out
+
+
+def truncate_tokens(text: str, max_tokens: int, encoding: str = "cl100k_base") -> str:
+    """``text`` cut to at most ``max_tokens`` tiktoken tokens (whole when it fits)."""
+    enc = get_encoding(encoding)
+    ids = enc.encode(text, disallowed_special=())
+    return text if len(ids) <= max_tokens else enc.decode(ids[: max(max_tokens, 0)])
+
+
+def _is_candidate(term: str) -> bool:
+    return len(term) > 1 and any(c.isalpha() for c in term)
+
+
+def _canonical(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+# -- the stage -------------------------------------------------------------------------------
+
+
+class QueryExpander:
+    """Runs the configured expansion method; cheap to build (the tokenizer loads on first use)."""
+
+    def __init__(self, settings: Settings, embedder: Embedder, generator: Generator | None) -> None:
+        try:
+            settings.expansion.hyde_prompt.format(query="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(f"expansion.hyde_prompt must use only the field {{query}}: {exc!r}") from None
+        self.settings = settings
+        self.embedder = embedder
+        self.generator = generator
+        self.method = ExpansionMethod.from_str(settings.expansion.method)
+        b = settings.bm25
+        self._tokenizer = Tokenizer(b.tokenizer, b.stopwords, b.stemmer, b.split_identifiers)
+
+    def expand(
+        self,
+        query: str,
+        first_pass: Mapping[str, list[Hit]],
+        live: LiveIndex,
+        allowed_ids: np.ndarray | None,
+        chunk_texts: ChunkTexts,
+        *,
+        query_vector: np.ndarray | None = None,
+    ) -> Expansion:
+        """Extra runs for ``query``; ``query_vector`` (the first pass's) saves one embedding."""
+        if not query.strip():
+            return _skipped(self.method, "empty query")
+        if self.method is ExpansionMethod.PRF:
+            return self._prf(query, first_pass, live, allowed_ids, chunk_texts, query_vector)
+        if self.generator is None:
+            return _skipped(self.method, "no generator configured (set generator.base_url)")
+        try:
+            if self.method is ExpansionMethod.HYDE:
+                return self._hyde(query, first_pass, live, allowed_ids, self.generator)
+            return self._multi_query(query, first_pass, live, allowed_ids, self.generator)
+        except RemoteServiceError as exc:
+            return _skipped(self.method, str(exc))
+
+    def _prf(
+        self,
+        query: str,
+        first_pass: Mapping[str, list[Hit]],
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        chunk_texts: ChunkTexts,
+        query_vector: np.ndarray | None,
+    ) -> Expansion:
+        e, r = self.settings.expansion, self.settings.retrieval
+        runs: dict[str, list[Hit]] = {}
+        terms: list[tuple[str, float]] = []
+        notes: list[str] = []
+        if "bm25" in first_pass:
+            tokenizer = self._tokenizer_for(live)
+            query_terms = tokenizer.tokenize(query)
+            terms = self._prf_terms(query_terms, first_pass, chunk_texts, tokenizer)
+            if terms:
+                text = expansion_query(query, len(query_terms), terms)
+                runs["prf_bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+            else:
+                notes.append("prf: no expansion terms in the top BM25 hits")
+        if "dense" in first_pass:
+            feedback = np.array([h.id for h in first_pass["dense"][: e.prf_docs]], dtype=np.int64)
+            if feedback.size:
+                q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
+                runs["prf_dense"] = live.dense.search(
+                    rocchio(q, live.dense.vectors(feedback)), r.dense_top_k, allowed
+                )
+            else:
+                notes.append("prf: no dense hits to feed back")
+        return Expansion(runs, queries=tuple(t for t, _ in terms), notes=tuple(notes))
+
+    def _prf_terms(
+        self,
+        query_terms: Sequence[str],
+        first_pass: Mapping[str, list[Hit]],
+        chunk_texts: ChunkTexts,
+        tokenizer: Tokenizer,
+    ) -> list[tuple[str, float]]:
+        feedback_hits = first_pass["bm25"][: self.settings.expansion.prf_docs]
+        if not feedback_hits:
+            return []
+        pool_ids = sorted({h.id for hits in first_pass.values() for h in hits})
+        texts = chunk_texts(pool_ids)
+        present = [i for i in pool_ids if i in texts]
+        docs = dict(zip(present, tokenizer.tokenize_many([texts[i] for i in present]), strict=True))
+        feedback = [(docs[h.id], h.score) for h in feedback_hits if h.id in docs]
+        if not feedback:
+            return []
+        vocab = sorted({t for doc, _ in feedback for t in doc} - set(query_terms))
+        # Only terms that tokenize back to themselves reach the index unchanged as query text.
+        unstable = {t for t, toks in zip(vocab, tokenizer.tokenize_many(vocab), strict=True) if toks != [t]}
+        return select_expansion_terms(
+            [doc for doc, _ in feedback],
+            list(docs.values()),
+            self.settings.expansion.prf_terms,
+            exclude=set(query_terms) | unstable,
+            doc_weights=[score for _, score in feedback],
+        )
+
+    def _hyde(
+        self,
+        query: str,
+        first_pass: Mapping[str, list[Hit]],
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        generator: Generator,
+    ) -> Expansion:
+        e = self.settings.expansion
+        if "dense" not in first_pass:
+            return _skipped(self.method, "hyde searches the dense index, which this query does not use")
+        answer = generator.generate(e.hyde_prompt.format(query=query), max_tokens=e.hyde_max_tokens)
+        passage = truncate_tokens(answer.strip(), e.hyde_max_tokens, self.settings.chunking.encoding)
+        if not passage.strip():
+            return _skipped(self.method, "the generator returned an empty passage")
+        vector = self.embedder.embed_passages([passage])[0]
+        hits = live.dense.search(vector, self.settings.retrieval.dense_top_k, allowed)
+        replace = e.hyde_replace_query and bool(hits)
+        notes = (
+            ("hyde found nothing: the first-pass dense list is kept",)
+            if e.hyde_replace_query and not hits
+            else ()
+        )
+        return Expansion({"hyde": hits}, replace_dense=replace, queries=(passage,), notes=notes)
+
+    def _multi_query(
+        self,
+        query: str,
+        first_pass: Mapping[str, list[Hit]],
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        generator: Generator,
+    ) -> Expansion:
+        n, r = self.settings.expansion.multi_query_n, self.settings.retrieval
+        prompt = MULTI_QUERY_PROMPT.format(n=n, query=query)
+        variants = parse_variants(
+            generator.generate(prompt, max_tokens=MULTI_QUERY_TOKENS_PER_VARIANT * n), query, n
+        )
+        if not variants:
+            return _skipped(self.method, "the generator returned no usable rewrites")
+        runs: dict[str, list[Hit]] = {}
+        if "dense" in first_pass:
+            vectors = self.embedder.embed_queries(variants)
+            for i, vector in enumerate(vectors, start=1):
+                runs[f"mq{i}_dense"] = live.dense.search(vector, r.dense_top_k, allowed)
+        if "bm25" in first_pass:
+            for i, variant in enumerate(variants, start=1):
+                runs[f"mq{i}_bm25"] = live.bm25.search(variant, r.bm25_top_k, allowed)
+        return Expansion(runs, queries=tuple(variants))
+
+    def _tokenizer_for(self, live: LiveIndex) -> Tokenizer:
+        """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""
+        tokenizer = getattr(live.bm25, "tokenizer", None)
+        return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
+
+
+def _skipped(method: ExpansionMethod, reason: str) -> Expansion:
+    return Expansion(notes=(f"expansion skipped ({method.value}): {reason}",))

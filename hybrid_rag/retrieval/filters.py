@@ -1,0 +1,507 @@
+"""Metadata filters: one small language for the CLI and Python, compiled to SQL over the store.
+
+CLI: ``--filter 'source_type=code' --filter 'collection in (docs, src)' --filter 'path~src/**'``;
+several filters are ANDed. Grammar (keywords and field names are case-insensitive)::
+
+    expr    := or
+    or      := and ("or" and)*
+    and     := not ("and" not)*
+    not     := "not" not | "(" expr ")" | compare
+    compare := FIELD OP VALUE | FIELD ["not"] "in" "(" [VALUE ("," VALUE)*] ")"
+    OP      := "=" | "==" | "!=" | ">" | ">=" | "<" | "<=" | "~"
+
+A VALUE is quoted ('..' or "..", no escapes, so one value cannot hold both quote characters) or a
+bare run of characters other than white space, parentheses, commas and quotes. Precedence:
+``not`` > ``and`` > ``or``. Values compare exactly (``language=Python`` does not match ``python``),
+except ``source_type``, which is validated and folded to lower case.
+
+Fields and their operators:
+
+* ``path``, ``collection``, ``language`` (text): ``=``, ``!=``, ``in``, ``not in``, ``~`` (glob);
+* ``source_type`` (``code`` or ``text``, validated): ``=``, ``!=``, ``in``, ``not in``;
+* ``size``, ``start_line``, ``end_line``, ``token_count`` (numbers): comparisons, ``in``, ``not in``;
+* ``ingested_at``, ``mtime`` (dates): comparisons. A value is an ISO date (``2026-01-01``) or
+  datetime (``2026-01-01T12:00``, ``...+02:00``, ``...Z``), naive ones in UTC; ``mtime`` also takes
+  unix seconds. A date alone means that whole UTC day: ``= 2026-01-01`` is any time that day,
+  ``> 2026-01-01`` from 2026-01-02 00:00, ``<= 2026-01-01`` up to the end of that day.
+
+Globs (``field ~ pattern``), matched against the stored absolute POSIX path, case-sensitively:
+``*`` is any run of characters except ``/``, ``?`` one character except ``/``, ``**`` any run
+including ``/`` (``a/**/b`` also matches ``a/b``); every other character is literal. As in
+gitignore, a pattern without a ``/`` matches the file name (last segment) anywhere: ``*.py``.
+A pattern with a ``/`` matches a tail of the path that starts at a segment boundary: ``src/**``
+matches every file under any directory named ``src`` (``/home/me/proj/src/a/b.py``, not
+``/home/me/mysrc/a.py``), ``src/*.py`` only files directly in it. A leading ``/`` anchors at the
+root (``/home/me/**``); a trailing ``/`` means ``/**``. In SQL a glob becomes a Python regular
+expression behind SQLite's ``REGEXP`` (registered on every connection by SQLAlchemy's pysqlite
+dialect); ``glob_to_regex`` is the translation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from difflib import get_close_matches
+from functools import lru_cache
+from typing import Union
+
+import numpy as np
+from sqlalchemy import ColumnElement, and_, not_, or_
+
+from hybrid_rag.errors import InputError
+from hybrid_rag.store import CHUNKS, DOCUMENTS, MetadataStore
+from hybrid_rag.types import SourceType
+
+_TEXT, _SOURCE, _NUMBER, _DATE = "text", "source_type", "number", "date"
+FIELDS: Mapping[str, str] = {
+    "path": _TEXT,
+    "collection": _TEXT,
+    "language": _TEXT,
+    "source_type": _SOURCE,
+    "ingested_at": _DATE,
+    "mtime": _DATE,
+    "size": _NUMBER,
+    "start_line": _NUMBER,
+    "end_line": _NUMBER,
+    "token_count": _NUMBER,
+}
+_COLUMNS = {
+    name: (CHUNKS if name in ("start_line", "end_line", "token_count") else DOCUMENTS).c[name]
+    for name in FIELDS
+}
+_ORDER = (">", ">=", "<", "<=")
+_OPERATORS = {
+    _TEXT: ("=", "!=", "~", "in"),
+    _SOURCE: ("=", "!=", "in"),
+    _NUMBER: ("=", "!=", *_ORDER, "in"),
+    _DATE: ("=", "!=", *_ORDER),
+}
+_OP_TOKENS = ("==", "!=", ">=", "<=", "=", ">", "<", "~")  # longest first
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_BARE = re.compile(r"[^\s(),'\"]+")
+
+
+# -- the AST -------------------------------------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    if value and _BARE.fullmatch(value) and value.lower() not in ("and", "or", "not", "in"):
+        return value
+    return f'"{value}"' if "'" in value else f"'{value}'"
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``field op value``; ``op`` is one of ``= != > >= < <= ~``; ``value`` as written (unquoted)."""
+
+    field: str
+    op: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.op} {_quote(self.value)}"
+
+
+@dataclass(frozen=True)
+class InList:
+    """``field in (v1, v2)`` or, negated, ``field not in (...)``; an empty list matches nothing."""
+
+    field: str
+    values: tuple[str, ...]
+    negated: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.field} {'not in' if self.negated else 'in'} ({', '.join(map(_quote, self.values))})"
+
+
+@dataclass(frozen=True)
+class And:
+    items: tuple[FilterExpr, ...]
+
+    def __str__(self) -> str:
+        return " and ".join(f"({i})" if isinstance(i, Or) else str(i) for i in self.items)
+
+
+@dataclass(frozen=True)
+class Or:
+    items: tuple[FilterExpr, ...]
+
+    def __str__(self) -> str:
+        return " or ".join(str(i) for i in self.items)
+
+
+@dataclass(frozen=True)
+class Not:
+    item: FilterExpr
+
+    def __str__(self) -> str:
+        return f"not ({self.item})" if isinstance(self.item, (And, Or)) else f"not {self.item}"
+
+
+FilterExpr = Union[Compare, InList, And, Or, Not]  # noqa: UP007 (a runtime alias; py3.10 target)
+
+
+# -- validation of a comparison ------------------------------------------------------------
+
+
+def _field_kind(name: str) -> str:
+    kind = FIELDS.get(name)
+    if kind is None:
+        near = get_close_matches(name, FIELDS, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise InputError(f"unknown filter field {name!r}{hint}; valid fields: {', '.join(sorted(FIELDS))}")
+    return kind
+
+
+def _check(name: str, op: str, values: Sequence[str]) -> str:
+    """Raise InputError unless ``op`` applies to the field and every value parses; return its kind."""
+    kind = _field_kind(name)
+    if op not in _OPERATORS[kind]:
+        valid = ", ".join(o if o != "in" else "in, not in" for o in _OPERATORS[kind])
+        raise InputError(f"operator {op!r} does not apply to {name} (a {kind} field); use {valid}")
+    for value in values:
+        _convert(name, kind, op, value)
+    return kind
+
+
+def _number(name: str, value: str) -> float | int:
+    try:
+        number = float(value)
+    except ValueError:
+        raise InputError(f"{name} needs a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise InputError(f"{name} needs a finite number, got {value!r}")
+    return int(number) if number.is_integer() else number
+
+
+def parse_when(value: str) -> tuple[datetime, datetime | None]:
+    """(start, end) in naive UTC; ``end`` is the next midnight for a date alone, else None.
+
+    >>> parse_when("2026-01-01")
+    (datetime.datetime(2026, 1, 1, 0, 0), datetime.datetime(2026, 1, 2, 0, 0))
+    """
+    text = value.strip()
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        pass
+    else:
+        start = datetime(day.year, day.month, day.day)
+        return start, start + timedelta(days=1)
+    try:
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise InputError(
+            f"not a date: {value!r}; use an ISO date or datetime, e.g. 2026-01-01 or 2026-01-01T12:00"
+        ) from None
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return when, None
+
+
+def _convert(name: str, kind: str, op: str, value: str) -> object:
+    """A value as the column compares it (a date field gives parse_when's pair, in column units)."""
+    if kind == _SOURCE:
+        valid = ", ".join(t.value for t in SourceType)
+        if value.strip().lower() not in {t.value for t in SourceType}:
+            raise InputError(f"source_type must be one of {valid}, got {value!r}")
+        return value.strip().lower()
+    if kind == _NUMBER:
+        return _number(name, value)
+    if kind == _DATE:
+        if name == "mtime" and re.fullmatch(r"\s*[-+]?\d+(\.\d*)?\s*", value):
+            return float(value), None
+        start, end = parse_when(value)
+        if name == "mtime":
+            return _unix(start), None if end is None else _unix(end)
+        return start, end
+    if op == "~":
+        return glob_to_regex(value)
+    return value
+
+
+def _unix(when: datetime) -> float:
+    return when.replace(tzinfo=timezone.utc).timestamp()
+
+
+# -- globs -----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def glob_to_regex(pattern: str) -> str:
+    """The regular expression (for ``re.search``) that a path glob means; see the module docstring.
+
+    >>> glob_to_regex("src/**")
+    '(?:^|/)src/.*\\\\Z'
+    """
+    if not pattern:
+        raise InputError("empty glob pattern")
+    prefix = "^" if pattern.startswith("/") else "(?:^|/)"
+    if pattern.endswith("/"):
+        pattern += "**"
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("/**/", i):
+            out.append("/(?:.*/)?")
+            i += 4
+        elif i == 0 and pattern.startswith("**/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            out.append({"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i])))
+            i += 1
+    return prefix + "".join(out) + r"\Z"
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether ``path`` matches the glob, exactly as the SQL filter decides."""
+    return re.search(glob_to_regex(pattern), path) is not None
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, message: str, pos: int | None = None) -> InputError:
+        at = self.pos if pos is None else pos
+        where = "at the end" if at >= len(self.text) else f"at position {at + 1}"
+        return InputError(f"invalid filter {self.text!r} {where}: {message}")
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def keyword(self, word: str) -> bool:
+        self.skip()
+        m = _IDENT.match(self.text, self.pos)
+        if m and m.group().lower() == word:
+            self.pos = m.end()
+            return True
+        return False
+
+    def char(self, c: str) -> bool:
+        self.skip()
+        if self.text.startswith(c, self.pos):
+            self.pos += 1
+            return True
+        return False
+
+    def parse(self) -> FilterExpr:
+        expr = self.or_()
+        self.skip()
+        if self.pos < len(self.text):
+            raise self.fail(f"unexpected {self.text[self.pos :][:20]!r}")
+        return expr
+
+    def or_(self) -> FilterExpr:
+        items = [self.and_()]
+        while self.keyword("or"):
+            items.append(self.and_())
+        return items[0] if len(items) == 1 else Or(tuple(items))
+
+    def and_(self) -> FilterExpr:
+        items = [self.not_()]
+        while self.keyword("and"):
+            items.append(self.not_())
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def not_(self) -> FilterExpr:
+        if self.keyword("not"):
+            return Not(self.not_())
+        if self.char("("):
+            expr = self.or_()
+            if not self.char(")"):
+                raise self.fail("expected ')'")
+            return expr
+        return self.compare()
+
+    def compare(self) -> FilterExpr:
+        self.skip()
+        m = _IDENT.match(self.text, self.pos)
+        if not m:
+            raise self.fail("expected a field name")
+        name = m.group().lower()
+        self.check(name, None, [], self.pos)
+        self.pos = m.end()
+        self.skip()
+        op_at = self.pos
+        negated = self.keyword("not")
+        if negated or self.keyword("in"):
+            if negated and not self.keyword("in"):
+                raise self.fail("expected 'in' after 'not'")
+            self.check(name, "in", [], op_at)
+            return InList(name, self.value_list(name), negated)
+        op = next((o for o in _OP_TOKENS if self.text.startswith(o, self.pos)), None)
+        if op is None:
+            raise self.fail(f"expected an operator ({', '.join(_OP_TOKENS)}, in, not in) after {name!r}")
+        self.pos += len(op)
+        op = "=" if op == "==" else op
+        self.check(name, op, [], op_at)
+        return Compare(name, op, self.value(name, op))
+
+    def check(self, name: str, op: str | None, values: Sequence[str], at: int) -> None:
+        """_check (or, with no op, only the field name), failing at position ``at``."""
+        try:
+            _field_kind(name) if op is None else _check(name, op, values)
+        except InputError as exc:
+            raise self.fail(str(exc), at) from None
+
+    def value(self, name: str, op: str) -> str:
+        self.skip()
+        start = self.pos
+        if self.pos < len(self.text) and self.text[self.pos] in "'\"":
+            end = self.text.find(self.text[self.pos], self.pos + 1)
+            if end < 0:
+                raise self.fail("unterminated quote", start)
+            self.pos = end + 1
+            value = self.text[start + 1 : end]
+        else:
+            m = _BARE.match(self.text, self.pos)
+            if not m:
+                raise self.fail("expected a value")
+            self.pos = m.end()
+            value = m.group()
+        self.check(name, op, [value], start)
+        return value
+
+    def value_list(self, name: str) -> tuple[str, ...]:
+        if not self.char("("):
+            raise self.fail("expected '(' after 'in'")
+        if self.char(")"):
+            return ()
+        values = [self.value(name, "in")]
+        while self.char(","):
+            values.append(self.value(name, "in"))
+        if not self.char(")"):
+            raise self.fail("expected ',' or ')' in the list")
+        return tuple(values)
+
+
+def parse_filter(text: str) -> FilterExpr:
+    """Parse one filter string; a syntax error names the position, an unknown field lists the valid ones.
+
+    >>> str(parse_filter("source_type=code and (path ~ 'src/**' or size>1000)"))
+    'source_type = code and (path ~ src/** or size > 1000)'
+    """
+    if not text or not text.strip():
+        raise InputError("empty filter: write e.g. 'source_type=code'")
+    return _Parser(text).parse()
+
+
+def parse_filters(texts: Sequence[str] | str) -> FilterExpr | None:
+    """Several filter strings ANDed (the CLI's repeated ``--filter``); none gives None."""
+    if isinstance(texts, str):
+        texts = [texts]
+    exprs = [parse_filter(t) for t in texts]
+    if not exprs:
+        return None
+    return exprs[0] if len(exprs) == 1 else And(tuple(exprs))
+
+
+def filters_from_mapping(mapping: Mapping[str, object]) -> FilterExpr | None:
+    """``{"source_type": "code", "collection": ["a", "b"]}``: a scalar means ``=``, a list ``in``.
+
+    Entries are ANDed; an empty mapping gives None; an empty list matches nothing.
+    """
+    exprs: list[FilterExpr] = []
+    for name, raw in mapping.items():
+        key = str(name).strip().lower()
+        if isinstance(raw, (list, tuple, set, frozenset)):
+            items = sorted(raw, key=str) if isinstance(raw, (set, frozenset)) else list(raw)
+            values = tuple(_scalar(key, v) for v in items)
+            _check(key, "in", values)
+            exprs.append(InList(key, values))
+        else:
+            value = _scalar(key, raw)
+            _check(key, "=", [value])
+            exprs.append(Compare(key, "=", value))
+    if not exprs:
+        return None
+    return exprs[0] if len(exprs) == 1 else And(tuple(exprs))
+
+
+def _scalar(name: str, value: object) -> str:
+    if isinstance(value, SourceType):
+        return value.value
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"filter {name}: unsupported value {value!r} (use a string, number, date or a list)")
+
+
+def as_filter(spec: object) -> FilterExpr | None:
+    """Any accepted form: None, a FilterExpr, a string, a list of strings (ANDed) or a mapping."""
+    if spec is None or isinstance(spec, (Compare, InList, And, Or, Not)):
+        return spec  # type: ignore[return-value]
+    if isinstance(spec, str):
+        return parse_filter(spec)
+    if isinstance(spec, Mapping):
+        return filters_from_mapping(spec)
+    if isinstance(spec, Sequence) and all(isinstance(s, str) for s in spec):
+        return parse_filters(spec)
+    raise InputError(f"unsupported filter {spec!r}: use a string, a list of strings or a mapping")
+
+
+# -- SQL -------------------------------------------------------------------------------------
+
+
+def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
+    """The condition over ``DOCUMENTS`` and ``CHUNKS`` columns (for ``MetadataStore.chunk_ids_where``)."""
+    if isinstance(expr, And):
+        return and_(*(to_sql(i) for i in expr.items))
+    if isinstance(expr, Or):
+        return or_(*(to_sql(i) for i in expr.items))
+    if isinstance(expr, Not):
+        return not_(to_sql(expr.item))
+    if isinstance(expr, InList):
+        kind = _check(expr.field, "in", expr.values)
+        column = _COLUMNS[expr.field]
+        values = [_convert(expr.field, kind, "in", v) for v in expr.values]
+        return column.not_in(values) if expr.negated else column.in_(values)
+    if isinstance(expr, Compare):
+        op = "=" if expr.op == "==" else expr.op
+        kind = _check(expr.field, op, [expr.value])
+        return _compare(_COLUMNS[expr.field], kind, op, _convert(expr.field, kind, op, expr.value))
+    raise TypeError(f"not a filter expression: {expr!r}")
+
+
+def _compare(column: ColumnElement, kind: str, op: str, value: object) -> ColumnElement[bool]:
+    if op == "~":
+        return column.regexp_match(value)
+    if kind == _DATE:
+        start, end = value  # type: ignore[misc]
+        if end is not None:  # a whole day: [start, end)
+            return {
+                "=": and_(column >= start, column < end),
+                "!=": or_(column < start, column >= end),
+                ">": column >= end,
+                ">=": column >= start,
+                "<": column < start,
+                "<=": column < end,
+            }[op]
+        value = start
+    return {
+        "=": lambda: column == value,
+        "!=": lambda: column != value,
+        ">": lambda: column > value,
+        ">=": lambda: column >= value,
+        "<": lambda: column < value,
+        "<=": lambda: column <= value,
+    }[op]()
+
+
+def allowed_ids(store: MetadataStore, expr: FilterExpr) -> np.ndarray:
+    """Ids (int64, ascending) of the chunks that satisfy the filter; empty if none do."""
+    return store.chunk_ids_where(to_sql(expr))

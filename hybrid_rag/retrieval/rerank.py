@@ -1,0 +1,361 @@
+"""Rerank the head of the fused list: four backends behind the ``Reranker`` protocol, one pure merge.
+
+Backends (``rerank.backend``):
+
+* ``embedding_windows`` (:class:`EmbeddingWindowReranker`): the query against overlapping word
+  windows of each candidate, with the embedding model the index already uses; a candidate's
+  score is its best window (max-sim). Needs no extra weights.
+* ``cross_encoder`` (:class:`CrossEncoderReranker`): a sentence-transformers ``CrossEncoder``
+  from a local folder or the local Hugging Face cache, never downloaded.
+* ``api`` (:class:`ApiReranker`): a Cohere / Jina / TEI-compatible ``/rerank`` endpoint.
+* ``lexical`` (:class:`LexicalReranker`): BM25 computed over the candidate set only.
+
+:func:`apply_rerank` merges the scores back. Conventions (STYLE 9):
+
+* only the first ``top_n_in`` candidates move; the rest follow in their order, unchanged;
+* the reranker's own score is kept in ``breakdown[name]`` and its rank in ``breakdown[name_rank]``;
+* ``blend="none"``: the final score is the reranker's score; ``"rrf"``: ``w / (k + rerank rank) +
+  (1 - w) / (k + previous rank)`` with k = 60 and ranks from 1, tied reranker scores sharing the
+  best rank (so a reranker that cannot tell candidates apart leaves their order alone);
+  ``"linear"``: ``w · minmax(reranker) + (1 - w) · minmax(previous score)`` over the head;
+* the head is sorted by final score descending, ties by ascending chunk id.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from hybrid_rag.embedders import _in_hf_cache, _quiet_loading, window_spans
+from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.protocols import Embedder, Reranker
+from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
+from hybrid_rag.retrieval.rerank_api import ApiReranker
+from hybrid_rag.settings import RerankSettings, Settings
+from hybrid_rag.types import ScoredChunk
+
+Blend = Literal["none", "rrf", "linear"]
+BM25_K1 = 1.2  # the reranker's own BM25 over the candidate set (Robertson; Lucene's IDF)
+BM25_B = 0.75
+_WORD_SPAN = re.compile(r"\S+")
+
+__all__ = [
+    "ApiReranker",
+    "CrossEncoderReranker",
+    "EmbeddingWindowReranker",
+    "LexicalReranker",
+    "apply_rerank",
+    "make_reranker",
+    "rerank_candidates",
+]
+
+
+# -- the merge ---------------------------------------------------------------------------------
+
+
+def competition_ranks(scores: np.ndarray) -> np.ndarray:
+    """1-based ranks by score descending; equal scores share the best rank (1, 2, 2, 4).
+
+    >>> competition_ranks(np.array([0.5, 0.9, 0.5])).tolist()
+    [2, 1, 2]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.array([1 + int(np.sum(scores > s)) for s in scores], dtype=np.int64)
+
+
+def blend_scores(
+    rerank: np.ndarray, previous: np.ndarray, blend: Blend, weight: float, k: int = RRF_K
+) -> np.ndarray:
+    """The head's final scores from the reranker's scores and the previous stage's (in rank order)."""
+    rerank = np.asarray(rerank, dtype=np.float64)
+    if blend == "none":
+        return rerank
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"rerank weight must be in [0, 1], got {weight}")
+    if blend == "rrf":
+        previous_rank = np.arange(1, len(rerank) + 1, dtype=np.float64)
+        return weight / (k + competition_ranks(rerank)) + (1.0 - weight) / (k + previous_rank)
+    if blend == "linear":
+        return weight * minmax_normalize(rerank) + (1.0 - weight) * minmax_normalize(previous)
+    raise ValueError(f"unknown blend {blend!r}; valid: none, rrf, linear")
+
+
+def apply_rerank(
+    candidates: Sequence[ScoredChunk],
+    scores: np.ndarray | Sequence[float],
+    name: str,
+    top_n_in: int,
+    *,
+    blend: Blend = "none",
+    weight: float = 1.0,
+) -> list[ScoredChunk]:
+    """The first ``top_n_in`` candidates re-ordered by ``scores`` (one per head candidate), then the rest.
+
+    >>> # apply_rerank(fused, reranker.score(q, fused[:40]), reranker.name, 40, blend="rrf", weight=0.5)
+    """
+    if top_n_in <= 0:
+        return list(candidates)
+    head = list(candidates[:top_n_in])
+    raw = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if len(raw) != len(head):
+        raise ValueError(f"{len(raw)} rerank scores for {len(head)} candidates")
+    if np.isnan(raw).any():
+        raise ValueError(f"reranker {name!r} returned a NaN score")
+    if not head:
+        return []
+    final = blend_scores(raw, np.array([c.score for c in head]), blend, weight)
+    rerank_rank = competition_ranks(raw)
+    order = sorted(range(len(head)), key=lambda i: (-final[i], head[i].id))
+    reranked = [
+        replace(
+            head[i],
+            score=float(final[i]),
+            breakdown={**head[i].breakdown, name: float(raw[i]), f"{name}_rank": float(rerank_rank[i])},
+        )
+        for i in order
+    ]
+    return reranked + list(candidates[top_n_in:])
+
+
+def rerank_candidates(
+    reranker: Reranker, query: str, candidates: Sequence[ScoredChunk], settings: RerankSettings
+) -> list[ScoredChunk]:
+    """Score the head with ``reranker`` and merge it back as ``settings`` say (the pipeline's one line)."""
+    head = list(candidates[: settings.top_n_in])
+    scores = reranker.score(query, head) if head else np.zeros(0)
+    return apply_rerank(
+        candidates, scores, reranker.name, settings.top_n_in, blend=settings.blend, weight=settings.weight
+    )
+
+
+# -- lexical -----------------------------------------------------------------------------------
+
+
+def bm25_over_candidates(
+    query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B
+) -> np.ndarray:
+    """BM25 of each document for the query, with IDF and average length taken from ``docs_terms``.
+
+    IDF is Lucene's ``log(1 + (N - df + 0.5) / (df + 0.5))`` (never negative); a query term that
+    repeats counts once. No query terms, or empty documents, give zeros.
+    """
+    n = len(docs_terms)
+    out = np.zeros(n, dtype=np.float64)
+    terms = sorted(set(query_terms))
+    if n == 0 or not terms:
+        return out
+    counts = [Counter(doc) for doc in docs_terms]
+    lengths = np.array([len(doc) for doc in docs_terms], dtype=np.float64)
+    avg = float(lengths.mean()) or 1.0
+    norm = k1 * (1.0 - b + b * lengths / avg)
+    for term in terms:
+        tf = np.array([c.get(term, 0) for c in counts], dtype=np.float64)
+        df = int(np.count_nonzero(tf))
+        if df == 0:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        out += idf * tf * (k1 + 1.0) / (tf + norm)
+    return out
+
+
+class LexicalReranker:
+    """BM25 over the candidate set, with the index's tokenizer: cheap, and blind to synonyms."""
+
+    name = "lexical"
+
+    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
+        self.tokenizer = tokenizer if tokenizer is not None else Tokenizer(kind="regex")
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        terms = self.tokenizer.tokenize_many([query, *(c.text for c in candidates)])
+        return bm25_over_candidates(terms[0], terms[1:])
+
+
+# -- embedding windows -------------------------------------------------------------------------
+
+
+def text_windows(text: str, window: int, overlap: int) -> list[str]:
+    """``text`` cut into slices of ``window`` whitespace-separated words overlapping by ``overlap``
+    (the last one aligned to the end); a text that fits, or has no words, is one window.
+
+    >>> text_windows("a b c d e", 3, 1)
+    ['a b c', 'c d e']
+    """
+    spans = [m.span() for m in _WORD_SPAN.finditer(text)]
+    if len(spans) <= window:
+        return [text]
+    return [text[spans[s][0] : spans[e - 1][1]] for s, e in window_spans(len(spans), window, overlap)]
+
+
+def max_window_similarity(query_vec: np.ndarray, window_vecs: Sequence[np.ndarray]) -> np.ndarray:
+    """Per candidate, the highest inner product of the query with one of its window vectors."""
+    query = np.asarray(query_vec, dtype=np.float64).reshape(-1)
+    return np.array([float(np.max(np.asarray(w, dtype=np.float64) @ query)) for w in window_vecs])
+
+
+class EmbeddingWindowReranker:
+    """Max-sim of the query over word windows of each candidate, with the index's own embedder.
+
+    Window vectors are cached per chunk sha256 (an LRU of ``cache_size`` chunks), so candidates
+    that come back for later queries cost nothing; with ``window_words`` at or above a chunk's
+    length this is the plain cosine of query and chunk (dense re-scoring).
+    """
+
+    name = "embedding_windows"
+
+    def __init__(
+        self, embedder: Embedder, window_words: int = 128, overlap_words: int = 32, cache_size: int = 4096
+    ) -> None:
+        if window_words <= 0 or not 0 <= overlap_words < window_words:
+            raise ConfigError(
+                f"rerank windows need 0 <= window_overlap_words < window_words, got "
+                f"{overlap_words} and {window_words}"
+            )
+        self.embedder = embedder
+        self.window_words = window_words
+        self.overlap_words = overlap_words
+        self.cache_size = max(int(cache_size), 0)
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        query_vec = self.embedder.embed_queries([query])[0]
+        return max_window_similarity(query_vec, self._window_vectors(candidates))
+
+    def _window_vectors(self, candidates: Sequence[ScoredChunk]) -> list[np.ndarray]:
+        with self._lock:
+            found = {c.chunk.sha256: self._cache[c.chunk.sha256] for c in candidates if c.chunk.sha256 in self._cache}
+        missing = {c.chunk.sha256: c.text for c in candidates if c.chunk.sha256 not in found}
+        if missing:
+            texts, owners = [], []
+            for key, text in missing.items():
+                pieces = text_windows(text, self.window_words, self.overlap_words)
+                texts.extend(pieces)
+                owners.extend([key] * len(pieces))
+            vectors = self.embedder.embed_passages(texts)
+            owner_arr = np.array(owners, dtype=object)
+            for key in missing:
+                found[key] = vectors[owner_arr == key]
+            with self._lock:
+                for key in missing:
+                    self._remember(key, found[key])
+        return [found[c.chunk.sha256] for c in candidates]
+
+    def _remember(self, key: str, vectors: np.ndarray) -> None:
+        if self.cache_size == 0:
+            return
+        self._cache[key] = vectors
+        self._cache.move_to_end(key)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+
+# -- cross-encoder -----------------------------------------------------------------------------
+
+
+def resolve_cross_encoder(primary: str, fallback: str | None) -> str:
+    """The first of ``primary`` and ``fallback`` that is a local folder or in the local HF cache."""
+    for name in (primary, fallback):
+        if not name or not name.strip():
+            continue
+        path = Path(name).expanduser()
+        if path.is_dir():
+            return str(path)
+        if not path.is_absolute() and not name.startswith((".", "~")) and _in_hf_cache(name.strip()):
+            return name.strip()
+    tried = " nor ".join(repr(n) for n in (primary, fallback) if n)
+    raise ModelError(
+        f"no cross-encoder available offline: neither {tried} is a local folder or in the Hugging Face "
+        "cache; set rerank.rerank_model to a model folder, or rerank.backend to embedding_windows"
+    )
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder; loads lazily (once, thread-safely), scores raw logits.
+
+    Pairs longer than ``max_length`` word pieces (capped by what the model allows) are truncated
+    by the model's tokenizer; logits, not sigmoid scores, are returned, so nothing saturates to a tie.
+    """
+
+    name = "cross_encoder"
+
+    def __init__(self, settings: RerankSettings, device: str = "cpu") -> None:
+        self.settings = settings
+        self.device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.source: str | None = None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        import torch
+
+        model = self.model
+        pairs = [(query, c.text) for c in candidates]
+        scores = model.predict(
+            pairs,
+            batch_size=self.settings.batch_size,
+            activation_fn=torch.nn.Identity(),
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(scores, dtype=np.float64).reshape(len(candidates), -1)[:, 0]
+
+    def _load(self) -> Any:
+        source = resolve_cross_encoder(self.settings.rerank_model, self.settings.fallback_model)
+        from sentence_transformers import CrossEncoder
+
+        try:
+            with _quiet_loading():
+                model = CrossEncoder(source, device=self.device, local_files_only=True)
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ModelError(f"cannot load cross-encoder {source!r}: {first}") from exc
+        model_limit = model.max_seq_length
+        model.max_seq_length = min(self.settings.max_length, model_limit or self.settings.max_length)
+        self.source = source
+        return model
+
+
+# -- factory -----------------------------------------------------------------------------------
+
+
+def make_reranker(settings: Settings, embedder: Embedder) -> Reranker:
+    """The reranker ``settings.rerank.backend`` names; cheap (models load on first score)."""
+    r = settings.rerank
+    if r.backend == "embedding_windows":
+        return EmbeddingWindowReranker(embedder, r.window_words, r.window_overlap_words)
+    if r.backend == "cross_encoder":
+        return CrossEncoderReranker(r, device=settings.embedding.device)
+    if r.backend == "api":
+        return ApiReranker(r)
+    if r.backend == "lexical":
+        b = settings.bm25
+        return LexicalReranker(Tokenizer(b.tokenizer, b.stopwords, b.stemmer, b.split_identifiers))
+    raise ConfigError(f"unknown rerank.backend {r.backend!r}; valid: embedding_windows, cross_encoder, api, lexical")
+
+
+_ = time  # noqa: F841

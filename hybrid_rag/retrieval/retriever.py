@@ -1,0 +1,243 @@
+"""HybridRetriever: the query pipeline, one timed line per stage (STYLE 2).
+
+filter → retrieve (dense + BM25) → expand → fuse → fetch → rerank → thresholds → MMR → parents.
+Every optional stage has a flag under ``features:`` and a per-call override; each is timed into
+the trace, and a stage that is skipped or degrades says so in the trace's notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from hybrid_rag.errors import ConfigError, InputError
+from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
+from hybrid_rag.protocols import Embedder, Reranker
+from hybrid_rag.retrieval import filters as filter_lang
+from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.fusion import Fused, reciprocal_rank_fusion, single_list, weighted_fusion
+from hybrid_rag.retrieval.mmr import apply_mmr
+from hybrid_rag.retrieval.parent import attach_parent_context
+from hybrid_rag.retrieval.routing import apply_min_scores, code_route_filter
+from hybrid_rag.settings import FeatureFlags, Settings
+from hybrid_rag.store import MetadataStore
+from hybrid_rag.types import Hit, QueryResult, ScoredChunk, Tracer, _enum_from_str
+
+
+class RetrievalMode(str, Enum):
+    DENSE = "dense"
+    BM25 = "bm25"
+    HYBRID = "hybrid"
+
+    @classmethod
+    def from_str(cls, value: str) -> RetrievalMode:
+        return _enum_from_str(cls, value)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What the first stages found: each retriever's ranked hits, by list name."""
+
+    runs: Mapping[str, list[Hit]]
+    query_vector: np.ndarray | None = None
+
+    def rank_of(self, name: str) -> dict[int, tuple[int, float]]:
+        return {h.id: (r, h.score) for r, h in enumerate(self.runs.get(name, []), start=1)}
+
+
+def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) -> FeatureFlags:
+    """Per-call feature overrides, e.g. ``{"rerank": False}``; an unknown name lists the valid ones."""
+    if not overrides:
+        return defaults
+    valid = set(FeatureFlags.model_fields)
+    unknown = sorted(set(overrides) - valid)
+    if unknown:
+        raise ConfigError(f"unknown feature {', '.join(unknown)}; valid features: {', '.join(sorted(valid))}")
+    return defaults.model_copy(update={k: bool(v) for k, v in overrides.items()})
+
+
+class HybridRetriever:
+    """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: MetadataStore,
+        embedder: Embedder,
+        indices: LiveIndexProvider,
+        *,
+        expander: QueryExpander | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.indices = indices
+        self.expander = expander if expander is not None else QueryExpander(settings, embedder, None)
+        self.reranker = reranker
+
+    def query(
+        self,
+        text: str,
+        top_k: int | None = None,
+        filters: object = None,
+        mode: str | None = None,
+        features: Mapping[str, bool] | None = None,
+    ) -> QueryResult:
+        """Ranked chunks for ``text``.
+
+        ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
+        or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
+        """
+        if not text or not text.strip():
+            raise InputError("empty query: ask something")
+        flags = resolve_flags(self.settings.features, features)
+        run_mode = RetrievalMode.from_str(mode or self.settings.retrieval.mode)
+        top_k = self.settings.retrieval.top_k if top_k is None else top_k
+        tracer = Tracer()
+        live = self.indices.get()
+        empty = QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
+        if top_k <= 0:
+            return empty
+        with tracer.stage("filter"):
+            allowed = self.allowed_ids(text, filters, flags, tracer)
+        if allowed is not None and allowed.size == 0:
+            tracer.note("filter matched no chunks")
+            return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)
+        if flags.expansion:
+            with tracer.stage("expansion"):
+                candidates = self.expand(text, candidates, live, allowed, tracer)
+        with tracer.stage("fuse"):
+            fused = self.fuse(candidates)
+        with tracer.stage("fetch"):
+            scored = self.materialize(fused, candidates, tracer)
+        if flags.rerank:
+            with tracer.stage("rerank"):
+                scored = self.rerank(text, scored, tracer)
+        scored = apply_min_scores(
+            scored, self.settings.retrieval.min_score_code, self.settings.retrieval.min_score_text
+        )
+        if flags.mmr:
+            with tracer.stage("mmr"):
+                scored = self.diversify(scored, candidates, live)
+        final = tuple(scored[:top_k])
+        parents = {}
+        if flags.parent_context:
+            with tracer.stage("parent_context"):
+                r = self.settings.retrieval
+                parents = attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
+        return QueryResult(text, run_mode.value, final, tracer.freeze(), live.version, parents)
+
+    # -- stages ------------------------------------------------------------------------------
+
+    def allowed_ids(
+        self, text: str, filters: object, flags: FeatureFlags, tracer: Tracer
+    ) -> np.ndarray | None:
+        """Metadata filters (and code routing) as allowed chunk ids, applied before any search."""
+        expr = filter_lang.as_filter(filters) if flags.filters else None
+        if filters is not None and not flags.filters:
+            tracer.note("filters ignored: features.filters is off")
+        if flags.routing:
+            route = code_route_filter(text)
+            if route is not None:
+                tracer.note("routed to source_type=code: the query looks like code")
+                expr = route if expr is None else filter_lang.And((expr, route))
+        return None if expr is None else filter_lang.allowed_ids(self.store, expr)
+
+    def retrieve(
+        self,
+        text: str,
+        mode: RetrievalMode,
+        flags: FeatureFlags,
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        tracer: Tracer,
+    ) -> Candidates:
+        r = self.settings.retrieval
+        runs: dict[str, list[Hit]] = {}
+        vector = None
+        if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense:
+            with tracer.stage("embed_query"):
+                vector = self.embedder.embed_queries([text])[0]
+            with tracer.stage("dense"):
+                runs["dense"] = live.dense.search(vector, r.dense_top_k, allowed)
+        if mode in (RetrievalMode.BM25, RetrievalMode.HYBRID) and flags.bm25:
+            with tracer.stage("bm25"):
+                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+        if not runs:
+            raise ConfigError(
+                f"mode {mode.value!r} with features.dense and features.bm25 off retrieves nothing"
+            )
+        return Candidates(runs, vector)
+
+    def expand(
+        self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None, tracer: Tracer
+    ) -> Candidates:
+        def texts(ids: object) -> dict[int, str]:
+            return {i: c.text for i, c in self.store.chunks(ids).items()}  # type: ignore[arg-type]
+
+        expansion = self.expander.expand(text, candidates.runs, live, allowed, texts)
+        for note in expansion.notes:
+            tracer.note(note)
+        runs = dict(candidates.runs)
+        if expansion.replace_dense:
+            runs.pop("dense", None)
+        runs.update(expansion.runs)
+        return Candidates(runs, candidates.query_vector)
+
+    def fuse(self, candidates: Candidates) -> list[Fused]:
+        runs = candidates.runs
+        if len(runs) == 1:
+            ((name, hits),) = runs.items()
+            return single_list(hits, name)
+        r = self.settings.retrieval
+        top = max(r.dense_weight, r.bm25_weight) or 1.0
+        weights = {"dense": r.dense_weight / top, "bm25": r.bm25_weight / top}  # equal weights: plain RRF
+        if r.fusion == "weighted":
+            return weighted_fusion(runs, weights)
+        return reciprocal_rank_fusion(runs, k=r.rrf_k, weights=weights)
+
+    def materialize(self, fused: list[Fused], candidates: Candidates, tracer: Tracer) -> list[ScoredChunk]:
+        """Fetch the chunks' rows; an id whose row is gone (deleted meanwhile) is dropped with a note."""
+        rows = self.store.chunks(f.id for f in fused)
+        ranks = {name: candidates.rank_of(name) for name in candidates.runs}
+        out: list[ScoredChunk] = []
+        for f in fused:
+            chunk = rows.get(f.id)
+            if chunk is None:
+                continue
+            breakdown: dict[str, float] = {"fusion": f.score}
+            for name, by_id in ranks.items():
+                if f.id in by_id:
+                    rank, score = by_id[f.id]
+                    breakdown[name] = score
+                    breakdown[f"{name}_rank"] = float(rank)
+            out.append(ScoredChunk(chunk, f.score, breakdown))
+        if len(out) < len(fused):
+            tracer.note(
+                f"{len(fused) - len(out)} result(s) dropped: their chunks were deleted after indexing"
+            )
+        return out
+
+    def rerank(self, text: str, scored: list[ScoredChunk], tracer: Tracer) -> list[ScoredChunk]:
+        if self.reranker is None:
+            tracer.note("rerank skipped: no reranker configured")
+            return scored
+        from hybrid_rag.retrieval.rerank import apply_rerank
+
+        head = scored[: self.settings.rerank.top_n_in]
+        scores = self.reranker.score(text, head)
+        return apply_rerank(scored, scores, self.reranker.name, self.settings.rerank.top_n_in)
+
+    def diversify(
+        self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex
+    ) -> list[ScoredChunk]:
+        if not scored:
+            return scored
+        vectors = live.dense.vectors(np.array([c.id for c in scored], dtype=np.int64))
+        m = self.settings.mmr
+        return apply_mmr(scored, vectors, candidates.query_vector, m.mmr_lambda, m.top_n)

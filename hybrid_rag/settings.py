@@ -1,0 +1,323 @@
+"""Typed settings, loaded once (STYLE 6).
+
+Precedence, lowest first: the defaults below (mirrored, with comments, in
+``configs/default.yaml``), a YAML file (``--config FILE`` or ``HYBRID_RAG_CONFIG``), then
+environment overrides ``HYBRID_RAG_<SECTION>__<KEY>=value`` (the value is parsed as YAML,
+so ``HYBRID_RAG_FEATURES__RERANK=false`` works), then ``HYBRID_RAG_HOME`` for the data dir.
+An unknown key or a wrong type fails at load and names the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hybrid_rag.errors import ConfigError
+
+ENV_PREFIX = "HYBRID_RAG_"
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathSettings(_Section):
+    data_dir: Path = Path("data")
+    indices_path: str = "indices"  # relative to data_dir unless absolute
+    store_file: str = "store.sqlite3"
+    logs_path: str = "logs"
+    keep_versions: int = Field(3, ge=1)  # index versions kept on disk for rollback
+
+
+class LoadingSettings(_Section):
+    ignore: tuple[str, ...] = (
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "__pycache__",
+        "node_modules",
+        "build",
+        "dist",
+        "target",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".idea",
+        ".vscode",
+        "*.egg-info",
+        ".ipynb_checkpoints",
+        "data/indices",
+    )
+    use_gitignore: bool = True
+    max_file_bytes: int = Field(5_000_000, gt=0)
+
+
+class ArchiveSettings(_Section):
+    """Limits for zip ingestion; an archive past any of them is refused whole."""
+
+    max_members: int = Field(20_000, gt=0)
+    max_total_bytes: int = Field(1_000_000_000, gt=0)  # uncompressed
+    max_ratio: float = Field(100.0, gt=1)  # uncompressed / compressed, per member and overall
+
+
+class DedupeSettings(_Section):
+    """Near-duplicate chunks (MinHash over word shingles) are stored once."""
+
+    enabled: bool = True
+    threshold: float = Field(0.9, gt=0, le=1)  # estimated Jaccard similarity
+    num_perm: int = Field(128, gt=0)
+    shingle_words: int = Field(5, gt=0)
+
+
+class IndexSettings(_Section):
+    dense_backend: Literal["faiss", "chroma"] = "faiss"
+
+
+class ChunkingSettings(_Section):
+    min_tokens: int = Field(500, gt=0)
+    max_tokens: int = Field(800, gt=0)
+    overlap: float = Field(0.15, ge=0.0, lt=0.5)
+    encoding: Literal["cl100k_base", "o200k_base"] = "cl100k_base"
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> ChunkingSettings:
+        if self.min_tokens > self.max_tokens:
+            raise ValueError("chunking.min_tokens must not exceed chunking.max_tokens")
+        return self
+
+
+class EmbeddingSettings(_Section):
+    model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
+    batch_size: int = Field(32, gt=0)
+    device: str = "cpu"
+    long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
+    window_overlap_tokens: int = Field(32, ge=0)
+    query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...)
+    passage_prefix: str | None = None
+
+
+class BM25Settings(_Section):
+    backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    variant: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    k1: float = Field(1.5, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+    bm25_min_df: int = Field(1, ge=1)
+    tokenizer: Literal["spacy", "regex"] = "spacy"
+    stopwords: bool = True
+    stemmer: Literal["none", "english"] = "none"
+    split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
+
+
+class RetrievalSettings(_Section):
+    mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    min_score_code: float | None = None  # per-source-type minimum final score (None: no threshold)
+    min_score_text: float | None = None
+    parent_mode: Literal["neighbours", "definition"] = "neighbours"  # with features.parent_context
+    parent_radius: int = Field(1, ge=0)
+    top_k: int = Field(10, gt=0)
+    dense_top_k: int = Field(50, gt=0)
+    bm25_top_k: int = Field(50, gt=0)
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = Field(60, gt=0)
+    dense_weight: float = Field(0.5, ge=0)
+    bm25_weight: float = Field(0.5, ge=0)
+
+
+class GeneratorSettings(_Section):
+    base_url: str | None = None  # e.g. http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM, OpenAI)
+    model: str = "local-model"
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_seconds: float = Field(30.0, gt=0)
+    retries: int = Field(1, ge=0)
+
+
+class ExpansionSettings(_Section):
+    method: Literal["prf", "hyde", "multi_query"] = "prf"
+    hyde_prompt: str = (
+        "Write two or three short paragraphs that would answer the question below, as a passage "
+        "from a technical document or source file would. Do not mention the question.\n\n"
+        "Question: {query}"
+    )
+    hyde_max_tokens: int = Field(256, gt=0)
+    hyde_replace_query: bool = False  # search with the passage instead of alongside the query
+    multi_query_n: int = Field(3, ge=1)
+    prf_docs: int = Field(5, ge=1)
+    prf_terms: int = Field(8, ge=1)
+
+
+class RerankSettings(_Section):
+    backend: Literal["embedding_windows", "cross_encoder", "api", "lexical"] = "embedding_windows"
+    rerank_model: str = "BAAI/bge-reranker-base"
+    fallback_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    api_url: str | None = None
+    api_key_env: str = "RERANK_API_KEY"
+    top_n_in: int = Field(40, gt=0)
+    batch_size: int = Field(16, gt=0)
+    max_length: int = Field(512, gt=0)
+
+
+class MMRSettings(_Section):
+    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    top_n: int = Field(12, gt=0)
+
+
+class ContextSettings(_Section):
+    max_context_tokens: int = Field(3000, gt=0)
+    seed: int = 0
+    confidence_threshold: float = Field(0.25, ge=0, le=1)
+    max_retries: int = Field(2, ge=0)
+    max_clusters: int = Field(6, gt=0)  # topics: round(sqrt(n / 2)) for n results, 1 when n <= 3
+    summary_sentences: int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
+    summary_max_tokens: int = Field(60, gt=0)
+    quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
+    max_embedded_units: int = Field(256, gt=0)  # sentences / code lines embedded per build (cost bound)
+    system_prompt: str = (
+        "You answer questions about a collection of documents and source code, using only the "
+        "context you are given. Cite the evidence for every claim by its id in square brackets, "
+        "like [1] or [2][3]. Quote code exactly as it appears. If the context does not contain "
+        "the answer, say so plainly instead of guessing."
+    )
+    prompt_template: str = (
+        "{context}\n\nQuestion: {question}\n\nAnswer from the context above only, citing it as [n]. "
+        "If it does not contain the answer, say that it does not."
+    )
+
+
+class FeatureFlags(_Section):
+    """One switch per stage; every one can also be overridden per call."""
+
+    expansion: bool = False
+    dense: bool = True
+    bm25: bool = True
+    rerank: bool = False
+    mmr: bool = False
+    filters: bool = True
+    routing: bool = False  # a query that looks like code searches source_type=code only
+    parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition
+    self_check: bool = True
+
+
+class Settings(_Section):
+    paths: PathSettings = PathSettings()
+    loading: LoadingSettings = LoadingSettings()
+    archive: ArchiveSettings = ArchiveSettings()
+    dedupe: DedupeSettings = DedupeSettings()
+    index: IndexSettings = IndexSettings()
+    chunking: ChunkingSettings = ChunkingSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    bm25: BM25Settings = BM25Settings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    generator: GeneratorSettings = GeneratorSettings()
+    expansion: ExpansionSettings = ExpansionSettings()
+    rerank: RerankSettings = RerankSettings()
+    mmr: MMRSettings = MMRSettings()
+    context: ContextSettings = ContextSettings()
+    features: FeatureFlags = FeatureFlags()
+
+    @property
+    def data_dir(self) -> Path:
+        return self.paths.data_dir
+
+    @property
+    def indices_dir(self) -> Path:
+        return self.paths.data_dir / self.paths.indices_path
+
+    @property
+    def store_path(self) -> Path:
+        return self.paths.data_dir / self.paths.store_file
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.paths.data_dir / self.paths.logs_path
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """A copy with dotted-key overrides applied and validated, e.g. {"features.rerank": False}."""
+        data = self.model_dump()
+        for key, value in overrides.items():
+            _set_dotted(data, key.split("."), value, key)
+        return _validate(data, source="overrides")
+
+
+def load_settings(
+    config_file: str | os.PathLike[str] | None = None,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Load settings once: defaults, then the YAML file, then the environment, then ``data_dir``."""
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    config_file = config_file or env.get(ENV_PREFIX + "CONFIG")
+    source = "defaults"
+    if config_file:
+        data = _read_yaml(Path(config_file))
+        source = str(config_file)
+    for name, raw in sorted(env.items()):
+        if not name.startswith(ENV_PREFIX) or name in (ENV_PREFIX + "CONFIG", ENV_PREFIX + "HOME"):
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__")]
+        _set_dotted(data, path, _parse_env_value(name, raw), name)
+    home = data_dir or env.get(ENV_PREFIX + "HOME")
+    if home:
+        data.setdefault("paths", {})["data_dir"] = str(home)
+    return _validate(data, source=source)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of sections, not {type(data).__name__}")
+    return data
+
+
+def _parse_env_value(name: str, raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        raise ConfigError(f"environment variable {name} is not a valid YAML value: {raw!r}") from None
+
+
+def _set_dotted(data: dict[str, Any], path: list[str], value: Any, label: str) -> None:
+    node = data
+    for part in path[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{label}: {part!r} is not a section")
+        node = child
+    node[path[-1]] = value
+
+
+def _validate(data: Mapping[str, Any], *, source: str) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"]) or "(root)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown key {key!r}")
+            else:
+                problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"invalid configuration ({source}): " + "; ".join(problems)) from None

@@ -1,0 +1,447 @@
+"""MetadataStore: documents, chunks, cached embeddings and index versions in SQLite.
+
+SQLAlchemy 2.0 over SQLite in WAL mode (one writer, many readers). A chunk's integer primary
+key is AUTOINCREMENT, so an id is never reused after a delete: it is the chunk's id in Faiss and
+the key of its BM25 row for as long as the chunk lives (STYLE 5). Every write that an ingest makes
+happens in one transaction, so an ingest that fails half-way leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from sqlalchemy import (
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    create_engine,
+    delete,
+    event,
+    func,
+    inspect,
+    select,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from hybrid_rag.errors import StoreError
+from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+
+SCHEMA_VERSION = 1
+_IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class _Meta(_Base):
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(String)
+
+
+class _Document(_Base):
+    __tablename__ = "documents"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(String, unique=True, index=True)
+    collection: Mapped[str] = mapped_column(String, index=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer)
+    mtime: Mapped[float] = mapped_column(Float)
+    source_type: Mapped[str] = mapped_column(String(8))
+    language: Mapped[str] = mapped_column(String)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _Chunk(_Base):
+    __tablename__ = "chunks"
+    __table_args__: ClassVar[dict[str, Any]] = {"sqlite_autoincrement": True}
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    token_count: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+
+
+class _Embedding(_Base):
+    """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
+
+    __tablename__ = "embeddings"
+    model: Mapped[str] = mapped_column(String, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dimension: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class _IndexVersion(_Base):
+    __tablename__ = "index_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String)
+    version: Mapped[int] = mapped_column(Integer, index=True)
+    built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source_hash: Mapped[str] = mapped_column(String(64))
+    params: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String)
+
+
+DOCUMENTS = _Document.__table__
+"""The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
+mtime, source_type, language, ingested_at)."""
+CHUNKS = _Chunk.__table__
+"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: int
+    path: str
+    collection: str
+    sha256: str
+    size: int
+    mtime: float
+    source_type: SourceType
+    language: str
+    ingested_at: datetime
+
+
+@dataclass(frozen=True)
+class IndexVersionRecord:
+    name: str
+    version: int
+    built_at: datetime
+    source_hash: str
+    params: Mapping[str, Any]
+    status: str
+
+
+@dataclass(frozen=True)
+class FileChunks:
+    """One file to (re)write in the store, with the chunks the chunker cut from it."""
+
+    file: LoadedFile
+    spans: Sequence[ChunkSpan]
+
+
+def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+class MetadataStore:
+    """The SQLite store. Cheap to construct; the database opens on first use."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._engine: Engine | None = None
+        self._sessions: sessionmaker[Session] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def _open(self) -> sessionmaker[Session]:
+        if self._sessions is not None:
+            return self._sessions
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(f"sqlite:///{self.path}", connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _on_connect)
+        try:
+            self._check_schema(engine)
+        except (DatabaseError, OperationalError) as exc:
+            engine.dispose()
+            raise StoreError(f"cannot open the store at {self.path}: {exc.orig}") from None
+        except StoreError:
+            engine.dispose()
+            raise
+        self._engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        return self._sessions
+
+    def _check_schema(self, engine: Engine) -> None:
+        tables = set(inspect(engine).get_table_names())
+        if not tables:
+            _Base.metadata.create_all(engine)
+            with Session(engine) as s, s.begin():
+                s.add(_Meta(key="schema_version", value=str(SCHEMA_VERSION)))
+            return
+        found = None
+        if "meta" in tables:
+            with Session(engine) as s:
+                found = s.scalar(select(_Meta.value).where(_Meta.key == "schema_version"))
+        if found != str(SCHEMA_VERSION):
+            raise StoreError(
+                f"the store at {self.path} was written by schema {found or 'unknown'}, this version "
+                f"reads schema {SCHEMA_VERSION}: ingest again into a new --data-dir"
+            )
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+        self._engine = None
+        self._sessions = None
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with self._open()() as session:
+            yield session
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def document_hashes(self) -> dict[str, str]:
+        """path -> sha256 of every stored document."""
+        with self._session() as s:
+            return dict(s.execute(select(_Document.path, _Document.sha256)).all())
+
+    def documents(self, collection: str | None = None) -> list[DocumentRecord]:
+        with self._session() as s:
+            query = select(_Document).order_by(_Document.path)
+            if collection is not None:
+                query = query.where(_Document.collection == collection)
+            return [_document_record(d) for d in s.scalars(query)]
+
+    def write_files(
+        self,
+        files: Sequence[FileChunks],
+        *,
+        collection: str,
+        delete_paths: Iterable[str] = (),
+        embeddings: Mapping[str, np.ndarray] | None = None,
+        model: str = "",
+    ) -> list[int]:
+        """Replace the given files' documents and chunks, delete others, cache embeddings: one transaction.
+
+        Returns the new chunk ids in the order of ``files`` and their spans.
+        """
+        now = datetime.now(timezone.utc)
+        new_ids: list[int] = []
+        with self._session() as s, s.begin():
+            paths = [fc.file.path for fc in files] + list(delete_paths)
+            for batch in _batches(paths):
+                s.execute(delete(_Document).where(_Document.path.in_(batch)))
+            for fc in files:
+                f = fc.file
+                doc = _Document(
+                    path=f.path,
+                    collection=collection,
+                    sha256=f.sha256,
+                    size=f.size,
+                    mtime=f.mtime,
+                    source_type=f.source_type.value,
+                    language=f.language,
+                    ingested_at=now,
+                )
+                s.add(doc)
+                s.flush()
+                rows = [
+                    _Chunk(
+                        document_id=doc.id,
+                        position=i,
+                        start_line=sp.start_line,
+                        end_line=sp.end_line,
+                        text=sp.text,
+                        token_count=sp.token_count,
+                        sha256=sp.sha256,
+                    )
+                    for i, sp in enumerate(fc.spans)
+                ]
+                s.add_all(rows)
+                s.flush()
+                new_ids.extend(r.id for r in rows)
+            if embeddings:
+                self._put_embeddings(s, model, embeddings)
+        return new_ids
+
+    # -- chunks ----------------------------------------------------------------------------
+
+    def chunk_count(self) -> int:
+        with self._session() as s:
+            return s.scalar(select(func.count(_Chunk.id))) or 0
+
+    def all_chunk_ids(self) -> np.ndarray:
+        with self._session() as s:
+            return np.fromiter(s.scalars(select(_Chunk.id).order_by(_Chunk.id)), dtype=np.int64)
+
+    def chunks(self, ids: Iterable[int]) -> dict[int, Chunk]:
+        """Chunks by id; ids that no longer exist are absent from the answer."""
+        out: dict[int, Chunk] = {}
+        with self._session() as s:
+            for batch in _batches([int(i) for i in ids]):
+                query = select(_Chunk, _Document).join(_Document).where(_Chunk.id.in_(batch))
+                for chunk, doc in s.execute(query):
+                    out[chunk.id] = _chunk(chunk, doc)
+        return out
+
+    def chunk_ids_where(self, condition: ColumnElement[bool]) -> np.ndarray:
+        """Ids of the chunks (joined with their documents) that satisfy a SQL condition over
+        ``DOCUMENTS`` and ``CHUNKS`` columns, in id order."""
+        with self._session() as s:
+            query = (
+                select(CHUNKS.c.id)
+                .select_from(CHUNKS.join(DOCUMENTS, CHUNKS.c.document_id == DOCUMENTS.c.id))
+                .where(condition)
+                .order_by(CHUNKS.c.id)
+            )
+            return np.fromiter(s.scalars(query), dtype=np.int64)
+
+    def document_chunks(self, document_id: int) -> list[Chunk]:
+        """Every chunk of one document, in position order (for parent / neighbour context)."""
+        with self._session() as s:
+            query = (
+                select(_Chunk, _Document)
+                .join(_Document)
+                .where(_Chunk.document_id == document_id)
+                .order_by(_Chunk.position)
+            )
+            return [_chunk(c, d) for c, d in s.execute(query)]
+
+    def iter_chunks(self, batch_size: int = 2000) -> Iterator[Chunk]:
+        """Every chunk in id order, a batch at a time (for index builds)."""
+        last = 0
+        while True:
+            with self._session() as s:
+                query = (
+                    select(_Chunk, _Document)
+                    .join(_Document)
+                    .where(_Chunk.id > last)
+                    .order_by(_Chunk.id)
+                    .limit(batch_size)
+                )
+                rows = s.execute(query).all()
+            if not rows:
+                return
+            for chunk, doc in rows:
+                yield _chunk(chunk, doc)
+            last = rows[-1][0].id
+
+    def chunk_hashes(self) -> dict[int, str]:
+        with self._session() as s:
+            return dict(s.execute(select(_Chunk.id, _Chunk.sha256).order_by(_Chunk.id)).all())
+
+    # -- embedding cache -------------------------------------------------------------------
+
+    def cached_embeddings(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._session() as s:
+            for batch in _batches(sorted(set(sha256s))):
+                query = select(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
+                for row in s.scalars(query):
+                    out[row.sha256] = np.frombuffer(row.vector, dtype=np.float32).copy()
+        return out
+
+    def put_embeddings(self, model: str, embeddings: Mapping[str, np.ndarray]) -> None:
+        with self._session() as s, s.begin():
+            self._put_embeddings(s, model, embeddings)
+
+    @staticmethod
+    def _put_embeddings(s: Session, model: str, embeddings: Mapping[str, np.ndarray]) -> None:
+        known = set()
+        for batch in _batches(list(embeddings)):
+            query = select(_Embedding.sha256).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
+            known.update(s.scalars(query))
+        s.add_all(
+            _Embedding(
+                model=model,
+                sha256=sha,
+                dimension=int(vec.shape[0]),
+                vector=np.asarray(vec, dtype=np.float32).tobytes(),
+            )
+            for sha, vec in embeddings.items()
+            if sha not in known
+        )
+
+    # -- index versions --------------------------------------------------------------------
+
+    def record_index_version(
+        self, name: str, version: int, source_hash: str, params: Mapping[str, Any], status: str
+    ) -> None:
+        with self._session() as s, s.begin():
+            s.add(
+                _IndexVersion(
+                    name=name,
+                    version=version,
+                    built_at=datetime.now(timezone.utc),
+                    source_hash=source_hash,
+                    params=json.dumps(params, sort_keys=True, default=str),
+                    status=status,
+                )
+            )
+
+    def index_versions(self) -> list[IndexVersionRecord]:
+        with self._session() as s:
+            rows = s.scalars(select(_IndexVersion).order_by(_IndexVersion.version, _IndexVersion.id))
+            return [
+                IndexVersionRecord(
+                    r.name, r.version, r.built_at, r.source_hash, json.loads(r.params), r.status
+                )
+                for r in rows
+            ]
+
+    # -- stats -----------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        with self._session() as s:
+            return {
+                "documents": s.scalar(select(func.count(_Document.id))) or 0,
+                "chunks": s.scalar(select(func.count(_Chunk.id))) or 0,
+                "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
+            }
+
+
+def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _document_record(d: _Document) -> DocumentRecord:
+    return DocumentRecord(
+        d.id,
+        d.path,
+        d.collection,
+        d.sha256,
+        d.size,
+        d.mtime,
+        SourceType(d.source_type),
+        d.language,
+        d.ingested_at,
+    )
+
+
+def _chunk(c: _Chunk, d: _Document) -> Chunk:
+    return Chunk(
+        id=c.id,
+        document_id=c.document_id,
+        path=d.path,
+        position=c.position,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        text=c.text,
+        token_count=c.token_count,
+        sha256=c.sha256,
+        source_type=SourceType(d.source_type),
+        language=d.language,
+        collection=d.collection,
+    )

@@ -1,0 +1,231 @@
+"""Immutable data passed between stages.
+
+Every stage takes these and returns new ones (``dataclasses.replace``); nothing is mutated
+in place. A chunk's ``id`` is its integer primary key in SQLite, its id in Faiss and the
+key of its row in BM25 (STYLE 5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from hybrid_rag.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hybrid_rag.retrieval.parent import ParentContext
+
+
+class SourceType(str, Enum):
+    CODE = "code"
+    TEXT = "text"
+
+    @classmethod
+    def from_str(cls, value: str) -> SourceType:
+        return _enum_from_str(cls, value)
+
+
+def _enum_from_str(cls, value: str):  # type: ignore[no-untyped-def]
+    """Parse an Enum by value, listing the valid values when it fails (STYLE 7)."""
+    try:
+        return cls(str(value).strip().lower())
+    except ValueError:
+        valid = ", ".join(m.value for m in cls)
+        raise ConfigError(f"unknown {cls.__name__} {value!r}; valid values: {valid}") from None
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A decoded text or source file, ready to chunk."""
+
+    path: str  # absolute resolved POSIX path (a zip member: "<zip path>/<member>"; a BEIR doc: its id)
+    text: str
+    sha256: str  # of the raw bytes
+    size: int
+    mtime: float
+    source_type: SourceType
+    language: str  # "python", "markdown", "text", ...
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file the loader passed over, with the reason shown in the ingest summary."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """A piece of a file as the chunker cuts it: whole lines, 1-based inclusive."""
+
+    text: str
+    start_line: int
+    end_line: int
+    token_count: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stored chunk; ``id`` is the same integer in SQLite, Faiss and BM25."""
+
+    id: int
+    document_id: int
+    path: str
+    position: int
+    start_line: int
+    end_line: int
+    text: str
+    token_count: int
+    sha256: str
+    source_type: SourceType
+    language: str
+    collection: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One index's answer: a chunk id and that index's raw score."""
+
+    id: int
+    score: float
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A chunk with its final score and the score every stage gave it."""
+
+    chunk: Chunk
+    score: float
+    breakdown: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> int:
+        return self.chunk.id
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
+
+    @property
+    def path(self) -> str:
+        return self.chunk.path
+
+    @property
+    def start_line(self) -> int:
+        return self.chunk.start_line
+
+    @property
+    def end_line(self) -> int:
+        return self.chunk.end_line
+
+    @property
+    def source_type(self) -> SourceType:
+        return self.chunk.source_type
+
+    @property
+    def collection(self) -> str:
+        return self.chunk.collection
+
+    @property
+    def citation(self) -> str:
+        return f"{self.chunk.path}:{self.chunk.start_line}-{self.chunk.end_line}"
+
+    def to_dict(self) -> dict[str, object]:
+        c = self.chunk
+        return {
+            "id": c.id,
+            "path": c.path,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "source_type": c.source_type.value,
+            "language": c.language,
+            "collection": c.collection,
+            "score": self.score,
+            "breakdown": dict(self.breakdown),
+            "text": c.text,
+        }
+
+
+@dataclass(frozen=True)
+class StageTiming:
+    stage: str
+    seconds: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What each stage took, and anything a stage wants the user to know (a skipped stage)."""
+
+    timings: tuple[StageTiming, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def seconds(self, stage: str) -> float:
+        return sum(t.seconds for t in self.timings if t.stage == stage)
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(t.seconds for t in self.timings)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "timings": [
+                {"stage": t.stage, "ms": round(t.seconds * 1000, 3), "note": t.note} for t in self.timings
+            ],
+            "notes": list(self.notes),
+        }
+
+
+class Tracer:
+    """Collects stage timings while a query runs; ``freeze()`` gives the immutable Trace."""
+
+    def __init__(self) -> None:
+        self._timings: list[StageTiming] = []
+        self._notes: list[str] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._timings.append(StageTiming(name, time.perf_counter() - start))
+
+    def note(self, message: str) -> None:
+        self._notes.append(message)
+
+    def freeze(self) -> Trace:
+        return Trace(tuple(self._timings), tuple(self._notes))
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Ranked chunks, the trace of how they were found, and (when asked) each one's parent context."""
+
+    query: str
+    mode: str
+    chunks: tuple[ScoredChunk, ...]
+    trace: Trace
+    index_version: int | None = None
+    parents: Mapping[int, ParentContext] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        results = []
+        for c in self.chunks:
+            row = c.to_dict()
+            if c.id in self.parents:
+                row["parent"] = asdict(self.parents[c.id])
+            results.append(row)
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "index_version": self.index_version,
+            "results": results,
+            "trace": self.trace.to_dict(),
+        }

@@ -1,0 +1,74 @@
+"""The command line: exit codes, one-line errors on stderr, JSON output."""
+
+import json
+
+import pytest
+
+from hybrid_rag.cli import main
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
+
+    def run(*args: str) -> int:
+        return main(list(args))
+
+    return run
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_ingest_query_stats_round_trip(cli, corpus, capsys):
+    assert cli("ingest", str(corpus), "--collection", "demo") == 0
+    out = capsys.readouterr().out
+    assert "2 new" in out and "index version 1" in out
+
+    assert cli("query", "compost drainage clay soil", "--json", "--top-k", "2") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["results"][0]["path"].endswith("garden.md")
+    assert data["results"][0]["collection"] == "demo"
+    assert {t["stage"] for t in data["trace"]["timings"]} >= {"dense", "bm25", "fuse"}
+
+    assert cli("stats", "--json") == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["documents"] == 2 and stats["live_version"] == 1 and stats["model"] == "fake-hash"
+
+
+def test_query_before_ingest(cli, capsys):
+    assert cli("query", "anything") == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "no index yet: run `hybrid-rag ingest PATH`" in line
+
+
+def test_missing_path(cli, tmp_path, capsys):
+    assert cli("ingest", str(tmp_path / "nope")) == 2
+    assert "does not exist" in _one_error_line(capsys.readouterr().err)
+
+
+def test_malformed_config(cli, tmp_path, capsys):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("retrieval:\n  dense_top_k: -4\n")
+    assert cli("--config", str(cfg), "stats") == 2
+    assert "retrieval.dense_top_k" in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_model_that_is_not_available_offline_is_one_clear_line(cli, corpus, capsys, monkeypatch):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "no-such-org/no-such-model")
+    assert cli("query", "soil") == 2
+    assert "no-such-org/no-such-model" in _one_error_line(capsys.readouterr().err)
+
+
+def test_dry_run_lists_changes(cli, corpus, capsys):
+    assert cli("ingest", str(corpus), "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "would ingest: 2 new" in out and "garden.md" in out
+    assert cli("query", "soil") == 2  # nothing was written

@@ -1,0 +1,321 @@
+"""Embedders: the fake one, prefix rules, long-text windows, and (slow) the real default model."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hybrid_rag.embedders import (
+    BGE_QUERY_INSTRUCTION,
+    PACKAGED_MODEL,
+    FakeEmbedder,
+    SentenceTransformerEmbedder,
+    make_embedder,
+    mean_pool,
+    prefixes_for,
+    window_spans,
+    window_texts,
+)
+from hybrid_rag.errors import ModelError
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import EmbeddingSettings
+
+# -- FakeEmbedder ----------------------------------------------------------------------------
+
+
+def test_fake_embedder_is_a_normalised_float32_embedder() -> None:
+    emb = FakeEmbedder(dimension=32)
+    assert isinstance(emb, Embedder)
+    vectors = emb.embed_passages(["alpha beta", "gamma", "", "?!"])
+    assert vectors.shape == (4, 32) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-6)
+
+
+def test_fake_embedder_is_deterministic_across_processes() -> None:
+    here = FakeEmbedder().embed_queries(["Faiss and BM25 together"])[0]
+    code = (
+        "from hybrid_rag.embedders import FakeEmbedder;"
+        "print(FakeEmbedder().embed_queries(['Faiss and BM25 together'])[0].tolist())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    np.testing.assert_array_equal(np.array(eval(out), dtype=np.float32), here)
+
+
+def test_fake_embedder_shared_words_are_similar() -> None:
+    texts = ["vector index search", "Search VECTOR index", "search the vector index", "ripe mango"]
+    q, same, near, far = FakeEmbedder().embed_queries(texts)
+    assert q @ same > 0.999  # same words, other order and case
+    assert q @ near > 0.75  # three of four words shared
+    assert abs(q @ far) < 0.5
+
+
+def test_fake_embedder_ignores_case_and_punctuation() -> None:
+    a, b = FakeEmbedder().embed_passages(["Hello, World!", "hello world"])
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_fake_embedder_textless_input_gets_one_fixed_unit_vector() -> None:
+    empty, punct, word = FakeEmbedder().embed_passages(["", "... !!", "word"])
+    np.testing.assert_array_equal(empty, punct)
+    assert abs(float(np.linalg.norm(empty)) - 1.0) < 1e-6
+    assert not np.allclose(empty, word)
+
+
+def test_fake_embedder_empty_list_gives_zero_rows() -> None:
+    assert FakeEmbedder(dimension=16).embed_passages([]).shape == (0, 16)
+    assert FakeEmbedder(dimension=16).embed_queries([]).shape == (0, 16)
+
+
+def test_fake_embedder_rejects_bad_dimension() -> None:
+    with pytest.raises(ValueError):
+        FakeEmbedder(dimension=0)
+
+
+# -- factory and cheap construction ----------------------------------------------------------
+
+
+def test_make_embedder_fake_and_real() -> None:
+    for name in ("fake", "fake-hash", "FAKE"):
+        assert isinstance(make_embedder(EmbeddingSettings(model=name)), FakeEmbedder)
+    real = make_embedder(EmbeddingSettings())
+    assert isinstance(real, SentenceTransformerEmbedder)
+    assert real._model is None  # constructors are cheap: nothing loaded yet
+
+
+@pytest.mark.parametrize(
+    ("settings", "name"),
+    [
+        (EmbeddingSettings(), PACKAGED_MODEL),
+        (EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2"), PACKAGED_MODEL),
+        (EmbeddingSettings(long_text="truncate"), PACKAGED_MODEL + "#truncate"),
+        (EmbeddingSettings(window_overlap_tokens=8), PACKAGED_MODEL + "#overlap=8"),
+        (EmbeddingSettings(model="intfloat/e5-small-v2", passage_prefix="passage: "), "intfloat/e5-small-v2"),
+    ],
+)
+def test_model_name_records_what_changes_the_vectors(settings: EmbeddingSettings, name: str) -> None:
+    assert SentenceTransformerEmbedder(settings).model_name == name
+
+
+def test_model_name_records_a_prefix_override() -> None:
+    name = SentenceTransformerEmbedder(EmbeddingSettings(query_prefix="q: ")).model_name
+    assert re.fullmatch(re.escape(PACKAGED_MODEL) + r"#prefix=[0-9a-f]{8}", name)
+
+
+def test_missing_model_folder_is_a_model_error() -> None:
+    emb = SentenceTransformerEmbedder(EmbeddingSettings(model="/no/such/model/folder"))
+    with pytest.raises(ModelError, match="folder not found"):
+        emb.embed_queries(["x"])
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Any socket connect fails and is recorded."""
+    attempts: list[object] = []
+
+    def refuse(self: socket.socket, address: object) -> None:
+        attempts.append(address)
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    yield attempts
+
+
+def test_unknown_model_fails_fast_offline_with_a_clear_message(no_network: list[object]) -> None:
+    emb = SentenceTransformerEmbedder(EmbeddingSettings(model="no-such-org/no-such-embedder-xyz"))
+    start = time.perf_counter()
+    with pytest.raises(ModelError) as info:
+        emb.embed_passages(["x"])
+    assert time.perf_counter() - start < 5
+    assert str(info.value) == (
+        "embedding model 'no-such-org/no-such-embedder-xyz' is not in the local cache and cannot be "
+        "downloaded here; set embedding.model to a local folder or to all-MiniLM-L6-v2"
+    )
+    assert no_network == []
+
+
+# -- prefixes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("BAAI/bge-small-en-v1.5", (BGE_QUERY_INSTRUCTION, "")),
+        ("BAAI/bge-large-en-v1.5", (BGE_QUERY_INSTRUCTION, "")),
+        ("/models/bge-base-en-v1.5/", (BGE_QUERY_INSTRUCTION, "")),
+        ("BAAI/bge-m3", ("", "")),
+        ("BAAI/bge-small-zh-v1.5", ("", "")),
+        ("intfloat/e5-base-v2", ("query: ", "passage: ")),
+        ("intfloat/multilingual-e5-small", ("query: ", "passage: ")),
+        ("intfloat/multilingual-e5-large-instruct", ("", "")),
+        ("all-MiniLM-L6-v2", ("", "")),
+        ("sentence-transformers/all-mpnet-base-v2", ("", "")),
+        ("someone/hoe5-model", ("", "")),
+    ],
+)
+def test_prefixes_for(model: str, expected: tuple[str, str]) -> None:
+    assert prefixes_for(model) == expected
+
+
+def test_settings_prefixes_override_the_family_rule() -> None:
+    emb = SentenceTransformerEmbedder(EmbeddingSettings(model="intfloat/e5-small-v2", query_prefix=""))
+    assert (emb.query_prefix, emb.passage_prefix) == ("", "passage: ")
+
+
+# -- windows ---------------------------------------------------------------------------------
+
+
+def whitespace_offsets(text: str) -> list[tuple[int, int]]:
+    """A fake tokenizer: one token per whitespace-separated word, with character offsets."""
+    return [m.span() for m in re.finditer(r"\S+", text)]
+
+
+def test_window_spans_small_cases() -> None:
+    assert window_spans(0, 4, 1) == [(0, 0)]
+    assert window_spans(4, 4, 1) == [(0, 4)]
+    assert window_spans(10, 4, 1) == [(0, 4), (3, 7), (6, 10)]
+    assert window_spans(11, 4, 1) == [(0, 4), (3, 7), (6, 10), (7, 11)]
+    assert window_spans(9, 4, 0) == [(0, 4), (4, 8), (5, 9)]
+
+
+@pytest.mark.parametrize(("window", "overlap"), [(0, 0), (4, 4), (4, -1)])
+def test_window_spans_rejects_bad_parameters(window: int, overlap: int) -> None:
+    with pytest.raises(ValueError):
+        window_spans(10, window, overlap)
+
+
+@given(st.integers(1, 400), st.integers(1, 60), st.data())
+def test_window_spans_cover_everything_with_full_overlapping_windows(
+    n: int, window: int, data: st.DataObject
+) -> None:
+    overlap = data.draw(st.integers(0, window - 1))
+    spans = window_spans(n, window, overlap)
+    assert spans[0][0] == 0 and spans[-1][1] == n
+    assert all(e - s == min(window, n) for s, e in spans)
+    for (s1, e1), (s2, _) in itertools.pairwise(spans):
+        assert s1 < s2 and e1 - s2 >= overlap  # moves forward, overlaps at least `overlap`
+
+
+def test_window_texts_slices_the_original_text() -> None:
+    text = "w0 w1  w2 w3\nw4 w5 w6 w7 w8 w9"
+    pieces = window_texts(text, whitespace_offsets(text), 4, 1)
+    assert pieces == ["w0 w1  w2 w3", "w3\nw4 w5 w6", "w6 w7 w8 w9"]
+    assert window_texts("short text", whitespace_offsets("short text"), 4, 1) == ["short text"]
+    assert window_texts("", [], 4, 1) == [""]
+
+
+def test_mean_pool_averages_each_passages_windows_and_renormalises() -> None:
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
+    pooled = mean_pool(vectors, [0, 0, 1], 2)
+    np.testing.assert_allclose(pooled, [[2**-0.5, 2**-0.5], [0.6, 0.8]], rtol=1e-6)
+    assert pooled.dtype == np.float32
+
+
+def test_mean_pool_degenerate_cases() -> None:
+    opposite = np.array([[1.0, 0.0], [-1.0, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(mean_pool(opposite, [0, 0], 1), [[1.0, 0.0]])  # first window stands in
+    assert mean_pool(np.zeros((0, 3), dtype=np.float32), [], 0).shape == (0, 3)
+    with pytest.raises(ValueError):
+        mean_pool(opposite, [0, 2], 2)  # passage 1 has no window, owner 2 out of range
+    with pytest.raises(ValueError):
+        mean_pool(opposite, [0], 1)
+
+
+# -- the real default model (slow) -----------------------------------------------------------
+
+HEAD = (
+    "Knead the dough for ten minutes until it is smooth and elastic, then let it rise in a warm "
+    "kitchen. Bake the bread in a hot oven with a tray of water for a crisp crust. Sourdough needs a "
+    "lively starter fed with flour and water every day. "
+)
+TAIL = (
+    "Volcanic eruptions happen when magma rises through the crust and gas pressure builds up. "
+    "Lava flows, ash clouds and pyroclastic surges spread from the vent of the volcano. "
+)
+LONG = HEAD * 9 + TAIL * 6  # ~470 word pieces of baking, then ~200 of volcanoes
+TAIL_QUERY = "how do volcanoes erupt and produce lava flows"
+
+
+@pytest.fixture(scope="module")
+def windows() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(EmbeddingSettings())
+
+
+@pytest.fixture(scope="module")
+def truncate() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(EmbeddingSettings(long_text="truncate"))
+
+
+@pytest.mark.slow
+def test_default_model_loads_offline(no_network: list[object]) -> None:
+    emb = SentenceTransformerEmbedder(EmbeddingSettings())
+    assert emb.dimension == 384
+    assert emb.max_seq_length == 256
+    assert no_network == []
+
+
+@pytest.mark.slow
+def test_real_embeddings_are_normalised_rows(windows: SentenceTransformerEmbedder) -> None:
+    vectors = windows.embed_passages(["a cat sat on the mat", "jet engines", LONG])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert windows.embed_passages([]).shape == (0, 384)
+    assert windows.embed_queries([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_real_paraphrase_is_closer_than_unrelated(windows: SentenceTransformerEmbedder) -> None:
+    q = windows.embed_queries(["How do I reset my password?"])[0]
+    para, other = windows.embed_passages(
+        ["Steps to change a forgotten password", "The tides follow the moon"]
+    )
+    assert q @ para > q @ other + 0.2
+
+
+@pytest.mark.slow
+def test_short_passages_are_identical_in_both_modes(
+    windows: SentenceTransformerEmbedder, truncate: SentenceTransformerEmbedder
+) -> None:
+    texts = ["a short passage", HEAD]
+    np.testing.assert_allclose(windows.embed_passages(texts), truncate.embed_passages(texts), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_long_passage_windows_reach_the_tail(
+    windows: SentenceTransformerEmbedder, truncate: SentenceTransformerEmbedder
+) -> None:
+    assert windows.tokenizer_count(LONG) > 600 > windows.max_seq_length  # type: ignore[operator]
+    win = windows.embed_passages([LONG])[0]
+    cut = truncate.embed_passages([LONG])[0]
+    assert float(win @ cut) < 0.99
+    query = windows.embed_queries([TAIL_QUERY])[0]
+    assert query @ win > query @ cut + 0.1
+
+
+@pytest.mark.slow
+def test_windows_batch_keeps_passage_order(windows: SentenceTransformerEmbedder) -> None:
+    batch = windows.embed_passages(["first short one", LONG, "another short one", LONG[::-1]])
+    alone = np.vstack([windows.embed_passages([t]) for t in ["first short one", LONG, "another short one"]])
+    np.testing.assert_allclose(batch[:3], alone, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_every_window_keeps_the_prefix_and_fits_the_model() -> None:
+    emb = SentenceTransformerEmbedder(EmbeddingSettings(passage_prefix="passage: "))
+    windows, owners = emb.passage_windows([LONG, "short"])
+    assert owners == [0] * (len(owners) - 1) + [1] and len(owners) >= 4
+    assert windows[-1] == "passage: short"
+    assert all(w.startswith("passage: ") for w in windows)
+    limit = emb.max_seq_length - 2  # type: ignore[operator]  # [CLS] and [SEP]
+    assert all(emb.tokenizer_count(w) <= limit + 1 for w in windows)  # +1: a re-tokenised edge
+    assert windows[0][len("passage: ") :].startswith(LONG[:40])
+    assert LONG.rstrip().endswith(windows[-2][-40:])
