@@ -26,6 +26,7 @@ from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 FAKE_MODEL_NAMES = ("fake", "fake-hash")
+FAKE_WINDOW_WORDS = 120  # `model: fake` windows passages like a 256-word-piece model would
 PACKAGED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED_ALIASES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -88,6 +89,17 @@ def window_texts(text: str, offsets: Sequence[tuple[int, int]], window: int, ove
     return [text[offsets[s][0] : offsets[e - 1][1]] for s, e in window_spans(len(offsets), window, overlap)]
 
 
+def split_by_owner(vectors: np.ndarray, owners: Sequence[int], n: int) -> list[np.ndarray]:
+    """Window vectors grouped by the passage that owns them: n matrices, in passage order."""
+    owners_arr = np.asarray(owners, dtype=np.int64)
+    return [vectors[owners_arr == i] for i in range(n)]
+
+
+def pool_windows(windows: np.ndarray) -> np.ndarray:
+    """One passage's vector from its window vectors: the normalised mean."""
+    return l2_normalise(np.asarray(windows, dtype=np.float64).mean(axis=0, keepdims=True))[0]
+
+
 def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length, as float32; an all-zero row stays zero."""
     matrix = np.asarray(matrix, dtype=np.float64)
@@ -139,11 +151,14 @@ class FakeEmbedder:
     a zero row. Same output in every process; queries and passages are embedded alike.
     """
 
-    def __init__(self, dimension: int = 64, model_name: str = "fake-hash") -> None:
+    def __init__(self, dimension: int = 64, model_name: str = "fake-hash", window_words: int = 0) -> None:
         if dimension <= 0:
             raise ValueError(f"dimension must be positive, got {dimension}")
+        if window_words < 0:
+            raise ValueError(f"window_words must be >= 0, got {window_words}")
         self._dimension = dimension
         self._model_name = model_name
+        self.window_words = window_words  # > 0: passages longer than this are embedded in windows
 
     @property
     def model_name(self) -> str:
@@ -154,17 +169,35 @@ class FakeEmbedder:
         return self._dimension
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), self._dimension), dtype=np.float64)
-        for i, text in enumerate(texts):
-            tokens = _WORD.findall(text.lower()) or [_EMPTY_TEXT_TOKEN]
-            for token in tokens:
-                rows[i] += _token_vector(token, self._dimension)
-            if not np.any(rows[i]):  # words that cancel exactly: practically never
-                rows[i] = _token_vector(_EMPTY_TEXT_TOKEN, self._dimension)
-        return l2_normalise(rows)
+        return l2_normalise(
+            np.array([self._bag(_WORD.findall(t.lower())) for t in texts]).reshape(-1, self._dimension)
+        )
+
+    def _bag(self, tokens: Sequence[str]) -> np.ndarray:
+        """Sum of the vectors of the distinct words (a binary bag: repeats add nothing)."""
+        row = np.zeros(self._dimension, dtype=np.float64)
+        for token in sorted(set(tokens)) or [_EMPTY_TEXT_TOKEN]:
+            row += _token_vector(token, self._dimension)
+        if not np.any(row):  # words that cancel exactly: practically never
+            row = _token_vector(_EMPTY_TEXT_TOKEN, self._dimension).copy()
+        return row
+
+    def embed_passage_windows(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each passage as its windows' vectors: ``window_words`` words a window, 1/8 overlap."""
+        out = []
+        for text in texts:
+            tokens = _WORD.findall(text.lower())
+            if self.window_words <= 0 or len(tokens) <= self.window_words:
+                out.append(self._embed([text]))
+                continue
+            spans = window_spans(len(tokens), self.window_words, self.window_words // 8)
+            out.append(l2_normalise(np.array([self._bag(tokens[a:b]) for a, b in spans])))
+        return out
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts)
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.vstack([pool_windows(w) for w in self.embed_passage_windows(texts)])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts)
@@ -273,6 +306,14 @@ class SentenceTransformerEmbedder:
             return self._encode(windows)
         return mean_pool(self._encode(windows), owners, len(texts))
 
+    def embed_passage_windows(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each passage's window vectors, shape (n_windows, dimension); one row when it fits
+        (or in truncate mode). ``embed_passages`` is their mean, renormalised."""
+        if self.settings.long_text == "truncate" or not texts:
+            return [row[None, :] for row in self._encode([self.passage_prefix + t for t in texts])]
+        windows, owners = self.passage_windows(texts)
+        return split_by_owner(self._encode(windows), owners, len(texts))
+
     def passage_windows(self, texts: Sequence[str]) -> tuple[list[str], list[int]]:
         """Every passage as prefixed windows that fit the model, and the index of the passage each
         window belongs to; a passage that fits is one window, itself with its prefix."""
@@ -363,5 +404,5 @@ def _first_line(exc: BaseException) -> str:
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
     """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; else the real model."""
     if settings.model.strip().lower() in FAKE_MODEL_NAMES:
-        return FakeEmbedder()
+        return FakeEmbedder(dimension=256, window_words=FAKE_WINDOW_WORDS)
     return SentenceTransformerEmbedder(settings)

@@ -151,7 +151,7 @@ class Ingestor:
             if progress:
                 progress("embed", done, len(texts))
 
-        vectors, embedded = embed_missing(
+        windows, embedded = embed_missing(
             self.store,
             self.embedder,
             texts,
@@ -165,7 +165,7 @@ class Ingestor:
             chunked,
             collection=collection,
             delete_paths=plan.deleted,
-            embeddings=vectors,
+            embeddings=windows,
             model=self.embedder.model_name,
         )
         seconds["store"] = time.perf_counter() - t

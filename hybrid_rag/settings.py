@@ -82,6 +82,9 @@ class DedupeSettings(_Section):
 
 class IndexSettings(_Section):
     dense_backend: Literal["faiss", "chroma"] = "faiss"
+    # maxp: every window of a long chunk is a vector and a chunk scores as its best window;
+    # pooled: one vector per chunk, the mean of its windows
+    dense_scoring: Literal["maxp", "pooled"] = "maxp"
 
 
 class ChunkingSettings(_Section):
@@ -165,6 +168,13 @@ class RerankSettings(_Section):
     top_n_in: int = Field(40, gt=0)
     batch_size: int = Field(16, gt=0)
     max_length: int = Field(512, gt=0)
+    api_format: Literal["cohere", "tei"] = "cohere"  # cohere: Cohere / Jina request and answer
+    timeout_seconds: float = Field(30.0, gt=0)  # api: per request
+    retries: int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
+    window_words: int = Field(128, gt=0)  # embedding_windows: words in a window
+    window_overlap_words: int = Field(32, ge=0)
+    blend: Literal["none", "rrf", "linear"] = "none"  # final score: reranker alone, or mixed with fusion's
+    weight: float = Field(1.0, ge=0, le=1)  # the reranker's share in a blend
 
 
 class MMRSettings(_Section):
@@ -181,7 +191,7 @@ class ContextSettings(_Section):
     summary_sentences: int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
     summary_max_tokens: int = Field(60, gt=0)
     quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
-    max_embedded_units: int = Field(256, gt=0)  # sentences / code lines embedded per build (cost bound)
+    max_embedded_units: int = Field(96, gt=0)  # sentences / code lines embedded per build (cost bound)
     system_prompt: str = (
         "You answer questions about a collection of documents and source code, using only the "
         "context you are given. Cite the evidence for every claim by its id in square brackets, "

@@ -35,9 +35,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError, OperationalError
-from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.sql.elements import ColumnElement
 
+from hybrid_rag.embedders import pool_windows
 from hybrid_rag.errors import StoreError
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 
@@ -343,16 +344,24 @@ class MetadataStore:
 
     # -- embedding cache -------------------------------------------------------------------
 
-    def cached_embeddings(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
+    def cached_windows(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
+        """Cached window vectors by chunk sha256, each of shape (n_windows, dimension)."""
         out: dict[str, np.ndarray] = {}
         with self._session() as s:
             for batch in _batches(sorted(set(sha256s))):
                 query = select(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
                 for row in s.scalars(query):
-                    out[row.sha256] = np.frombuffer(row.vector, dtype=np.float32).copy()
+                    out[row.sha256] = (
+                        np.frombuffer(row.vector, dtype=np.float32).reshape(-1, row.dimension).copy()
+                    )
         return out
 
+    def cached_embeddings(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
+        """One vector per chunk sha256: the normalised mean of its cached windows."""
+        return {sha: pool_windows(w) for sha, w in self.cached_windows(model, sha256s).items()}
+
     def put_embeddings(self, model: str, embeddings: Mapping[str, np.ndarray]) -> None:
+        """Cache vectors by chunk sha256: a (dimension,) vector or a (n_windows, dimension) matrix."""
         with self._session() as s, s.begin():
             self._put_embeddings(s, model, embeddings)
 
@@ -366,8 +375,8 @@ class MetadataStore:
             _Embedding(
                 model=model,
                 sha256=sha,
-                dimension=int(vec.shape[0]),
-                vector=np.asarray(vec, dtype=np.float32).tobytes(),
+                dimension=int(np.shape(vec)[-1]),
+                vector=np.ascontiguousarray(np.atleast_2d(vec), dtype=np.float32).tobytes(),
             )
             for sha, vec in embeddings.items()
             if sha not in known

@@ -35,7 +35,7 @@ def test_queries_during_incremental_ingest_are_consistent(settings, tmp_path: Pa
                     assert c.id in rows or any("deleted after indexing" in n for n in result.trace.notes)
                 versions_seen.add(result.index_version or 0)
                 answers.append(len(result.chunks))
-        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=query_loop, args=(e,)) for e in (reader, reader, writer)]

@@ -68,6 +68,9 @@ def test_search_after_removals_equals_brute_force(index: FaissVectorIndex, data)
     assert np.array_equal(np.sort(index.ids()), ids[keep])
     for q in queries:
         assert [h.id for h in index.search(q, 15)] == _brute_force(ids[keep], x[keep], q, 15)
+    np.testing.assert_array_equal(index.vectors(ids[keep][::7]), x[keep][::7])  # id map rebuilt
+    with pytest.raises(KeyError):
+        index.vector(int(gone[0]))
 
 
 def test_allowed_ids_still_give_k_results(index: FaissVectorIndex, data) -> None:

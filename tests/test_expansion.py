@@ -22,6 +22,7 @@ from hybrid_rag.retrieval.expansion import (
     parse_variants,
     pool_idf,
     rocchio,
+    run_weights,
     select_expansion_terms,
     truncate_tokens,
 )
@@ -243,6 +244,31 @@ def test_truncate_tokens_caps_long_text_and_keeps_short_text() -> None:
     cut = truncate_tokens(long, 20)
     assert count_tokens(cut) <= 20 and long.startswith(cut)
     assert truncate_tokens("short text", 20) == "short text"
+
+
+# -- pure functions: fusion weights ---------------------------------------------------------
+
+
+def test_run_weights_follow_the_index_each_run_searched() -> None:
+    names = ["dense", "bm25", "prf_dense", "prf_bm25", "hyde"]
+    assert run_weights(names, 0.8, 0.4) == {
+        "dense": 0.8,
+        "bm25": 0.4,
+        "prf_dense": 0.8,
+        "prf_bm25": 0.4,
+        "hyde": 0.8,
+    }
+
+
+def test_run_weights_share_one_list_weight_among_rewrites() -> None:
+    weights = run_weights(["dense", "mq1_dense", "mq2_dense", "mq3_dense", "mq1_bm25"], 0.9, 0.6)
+    assert weights["mq1_dense"] == weights["mq3_dense"] == pytest.approx(0.3)
+    assert weights["mq1_bm25"] == 0.6 and weights["dense"] == 0.9
+
+
+def test_run_weights_reject_an_unknown_run() -> None:
+    with pytest.raises(ValueError, match="'splade'"):
+        run_weights(["splade"], 1.0, 1.0)
 
 
 # -- the stage: PRF --------------------------------------------------------------------------

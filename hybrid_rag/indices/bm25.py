@@ -81,8 +81,8 @@ class _BM25sBackend:
     def build(cls, docs: list[list[str]], settings: BM25Settings) -> _BM25sBackend:
         import bm25s
 
-        vocab = {term: i for i, term in enumerate(sorted({t for doc in docs for t in doc}))}
-        token_ids = [[vocab[t] for t in doc] for doc in docs]
+        vocab = {term: i for i, term in enumerate(sorted(set().union(*docs)))}
+        token_ids = [list(map(vocab.__getitem__, doc)) for doc in docs]
         model = bm25s.BM25(
             k1=settings.k1, b=settings.b, delta=DELTA.get(settings.variant, 0.5), method=settings.variant
         )

@@ -18,9 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.errors import IndexMismatchError, NoIndexError
+from hybrid_rag.embedders import pool_windows
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
+from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import MANIFEST, IndexVersions, write_json_atomic
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
@@ -36,7 +38,7 @@ class LiveIndex:
     """One loaded, complete index version."""
 
     version: int
-    dense: FaissVectorIndex
+    dense: FaissVectorIndex | WindowedVectorIndex
     bm25: BM25IndexManager
     manifest: dict[str, Any] = field(default_factory=dict)
 
@@ -56,6 +58,14 @@ class BuildReport:
     incremental: bool
 
 
+def embed_windows(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """Window vectors of each text (n_windows, d); one row each for an embedder without windows."""
+    windowed = getattr(embedder, "embed_passage_windows", None)
+    if windowed is not None:
+        return list(windowed(texts))
+    return [row[None, :] for row in embedder.embed_passages(texts)]
+
+
 def embed_missing(
     store: MetadataStore,
     embedder: Embedder,
@@ -64,19 +74,18 @@ def embed_missing(
     batch_size: int = 256,
     progress: Progress | None = None,
 ) -> tuple[dict[str, np.ndarray], int]:
-    """Vectors for every sha: from the cache when there, else embedded in batches (not yet stored).
+    """Window vectors for every sha: from the cache when there, else embedded in batches (not yet stored).
 
-    Returns (vectors by sha, how many were newly embedded).
+    Returns (window matrices by sha, how many texts were newly embedded).
     """
-    vectors = store.cached_embeddings(embedder.model_name, texts_by_sha)
-    missing = [sha for sha in texts_by_sha if sha not in vectors]
+    windows = store.cached_windows(embedder.model_name, texts_by_sha)
+    missing = [sha for sha in texts_by_sha if sha not in windows]
     for start in range(0, len(missing), batch_size):
         batch = missing[start : start + batch_size]
-        embedded = embedder.embed_passages([texts_by_sha[sha] for sha in batch])
-        vectors.update(zip(batch, embedded, strict=True))
+        windows.update(zip(batch, embed_windows(embedder, [texts_by_sha[sha] for sha in batch]), strict=True))
         if progress:
             progress(len(batch))
-    return vectors, len(missing)
+    return windows, len(missing)
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:
@@ -87,10 +96,22 @@ def source_hash(chunk_hashes: dict[int, str]) -> str:
     return digest.hexdigest()
 
 
+def _dense_class(settings: Settings) -> type[FaissVectorIndex] | type[WindowedVectorIndex]:
+    return WindowedVectorIndex if settings.index.dense_scoring == "maxp" else FaissVectorIndex
+
+
 def load_version(versions: IndexVersions, version: int, settings: Settings, embedder: Embedder) -> LiveIndex:
     directory = versions.directory(version)
     manifest = versions.manifest(version)
-    dense = FaissVectorIndex.load(directory, model_name=embedder.model_name, dimension=embedder.dimension)
+    built = manifest.get("params", {}).get("dense_scoring", "pooled")
+    if built != settings.index.dense_scoring:
+        raise IndexMismatchError(
+            f"index version {version} at {directory} was built with dense_scoring {built!r}; the config says "
+            f"{settings.index.dense_scoring!r}: run `hybrid-rag rebuild`"
+        )
+    dense = _dense_class(settings).load(
+        directory, model_name=embedder.model_name, dimension=embedder.dimension
+    )
     bm25 = BM25IndexManager.load(directory, settings.bm25)
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
@@ -101,33 +122,34 @@ def load_version(versions: IndexVersions, version: int, settings: Settings, embe
 
 
 def validate_build(
-    dense: FaissVectorIndex,
+    dense: FaissVectorIndex | WindowedVectorIndex,
     bm25: BM25IndexManager,
     chunks: Sequence[Chunk],
     *,
-    vectors_for: Callable[[np.ndarray], np.ndarray],
     sample: int = 5,
 ) -> None:
     """Refuse a build whose counts differ from the store, or whose sample queries find nothing.
 
-    The sample is deterministic: evenly spaced chunks. A dense search with a chunk's own vector
-    must score its self-similarity at the top, and a BM25 search with its first words must return
-    something.
+    The sample is deterministic: evenly spaced chunks. A dense search with a vector the index holds
+    for a chunk must score that vector's self-similarity at the top (identical twins may tie it),
+    and a BM25 search with the chunk's first words must return something.
     """
-    ids = np.array([c.id for c in chunks], dtype=np.int64)
     problems = []
     if len(dense) != len(chunks) or len(bm25) != len(chunks):
         problems.append(f"store has {len(chunks)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
     picks = [chunks[i] for i in np.linspace(0, len(chunks) - 1, num=min(sample, len(chunks)), dtype=int)]
     for chunk in picks if not problems else []:
-        vector = vectors_for(np.array([chunk.id]))[0]
+        if isinstance(dense, WindowedVectorIndex):
+            vector = dense.windows(chunk.id)[0]
+        else:
+            vector = dense.vectors(np.array([chunk.id]))[0]
         hits = dense.search(vector, 1)
-        if not hits or hits[0].score < float(vector @ vector) - 1e-4:  # identical twins may outrank it
+        if not hits or hits[0].score < float(vector @ vector) - 1e-4:
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
-        if words and bm25.search(words, 5) == [] and any(ch.isalnum() for ch in words):
+        if any(ch.isalnum() for ch in words) and not bm25.search(words, 5):
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
-    if not set(dense.ids().tolist()) <= set(ids.tolist()):
+    if not set(dense.ids().tolist()) <= {c.id for c in chunks}:
         problems.append("dense index holds ids that are not in the store")
     if problems:
         raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
@@ -160,18 +182,19 @@ class IndexBuilder:
             have = set(dense.ids().tolist())
             todo = [c for c in chunks if c.id not in have]
         else:
-            dense = FaissVectorIndex(self.embedder.dimension, self.embedder.model_name)
+            dense = self._new_dense()
             removed, todo = 0, chunks
-        vectors, embedded = embed_missing(
+        windows, embedded = embed_missing(
             self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
         )
         if embedded:
-            self.store.put_embeddings(self.embedder.model_name, vectors)
+            self.store.put_embeddings(self.embedder.model_name, windows)
         if todo:
-            dense.add(
-                np.array([c.id for c in todo], dtype=np.int64),
-                np.stack([vectors[c.sha256] for c in todo]).astype(np.float32),
-            )
+            todo_ids = np.array([c.id for c in todo], dtype=np.int64)
+            if isinstance(dense, WindowedVectorIndex):
+                dense.add(todo_ids, [windows[c.sha256] for c in todo])
+            else:
+                dense.add(todo_ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -188,6 +211,7 @@ class IndexBuilder:
         params = {
             "model": self.embedder.model_name,
             "dimension": self.embedder.dimension,
+            "dense_scoring": self.settings.index.dense_scoring,
             "bm25": self.settings.bm25.model_dump(),
             "chunking": self.settings.chunking.model_dump(),
         }
@@ -202,7 +226,7 @@ class IndexBuilder:
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
-            validate_build(dense, bm25, chunks, vectors_for=lambda ids: dense.vectors(ids))
+            validate_build(dense, bm25, chunks)
         except IndexMismatchError:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -220,18 +244,27 @@ class IndexBuilder:
             return self.store.chunk_count() > 0
         return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
 
-    def _previous_dense(self) -> FaissVectorIndex | None:
+    def _new_dense(self) -> FaissVectorIndex | WindowedVectorIndex:
+        if self.settings.index.dense_scoring == "maxp":
+            return WindowedVectorIndex.create(self.embedder.dimension, self.embedder.model_name)
+        return FaissVectorIndex(self.embedder.dimension, self.embedder.model_name)
+
+    def _previous_dense(self) -> FaissVectorIndex | WindowedVectorIndex | None:
+        """The live version's dense index, to update in place of a full build, if it is compatible."""
         version = self.versions.current()
         if version is None:
             return None
+        params = self.versions.manifest(version).get("params", {})
+        if params.get("dense_scoring", "pooled") != self.settings.index.dense_scoring:
+            return None
         try:
-            return FaissVectorIndex.load(
+            return _dense_class(self.settings).load(
                 self.versions.directory(version),
                 model_name=self.embedder.model_name,
                 dimension=self.embedder.dimension,
             )
-        except IndexMismatchError:
-            return None  # another model: this build starts from scratch
+        except (IndexMismatchError, CorruptIndexError):
+            return None  # another model, or a damaged version: this build starts from scratch
 
 
 class LiveIndexProvider:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -214,6 +214,30 @@ def truncate_tokens(text: str, max_tokens: int, encoding: str = "cl100k_base") -
     enc = get_encoding(encoding)
     ids = enc.encode(text, disallowed_special=())
     return text if len(ids) <= max_tokens else enc.decode(ids[: max(max_tokens, 0)])
+
+
+def run_weights(names: Iterable[str], dense_weight: float, bm25_weight: float) -> dict[str, float]:
+    """Fusion weights for first-pass and expansion runs: each run takes the weight of the index it
+    searched (``dense``, ``*_dense``, ``hyde``: dense; ``bm25``, ``*_bm25``: BM25), except that the
+    ``mq*`` runs of one kind share it, so n rewrites together weigh as much as one list.
+
+    >>> run_weights(["dense", "bm25", "prf_bm25", "mq1_dense", "mq2_dense"], 1.0, 0.5)
+    {'dense': 1.0, 'bm25': 0.5, 'prf_bm25': 0.5, 'mq1_dense': 0.5, 'mq2_dense': 0.5}
+    """
+    kinds: dict[str, str] = {}
+    for name in names:
+        if name == "hyde" or name.endswith("dense"):
+            kinds[name] = "dense"
+        elif name.endswith("bm25"):
+            kinds[name] = "bm25"
+        else:
+            raise ValueError(f"run {name!r} is neither a dense nor a BM25 list")
+    base = {"dense": float(dense_weight), "bm25": float(bm25_weight)}
+    variants = Counter(kind for name, kind in kinds.items() if name.startswith("mq"))
+    return {
+        name: base[kind] / variants[kind] if name.startswith("mq") else base[kind]
+        for name, kind in kinds.items()
+    }
 
 
 def _is_candidate(term: str) -> bool:

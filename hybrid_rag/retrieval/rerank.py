@@ -23,10 +23,16 @@ Backends (``rerank.backend``):
 
 from __future__ import annotations
 
+import http.client
+import json
 import math
+import os
 import re
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -36,11 +42,19 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.embedders import _in_hf_cache, _quiet_loading, window_spans
-from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.errors import ConfigError, ModelError, RemoteServiceError
+from hybrid_rag.generation import (
+    BACKOFF_SECONDS,
+    RETRY_STATUSES,
+    _error_detail,
+    _network_reason,
+    _preview,
+    _Retryable,
+    backoff_seconds,
+)
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
-from hybrid_rag.retrieval.rerank_api import ApiReranker
 from hybrid_rag.settings import RerankSettings, Settings
 from hybrid_rag.types import ScoredChunk
 
@@ -99,9 +113,11 @@ def apply_rerank(
     blend: Blend = "none",
     weight: float = 1.0,
 ) -> list[ScoredChunk]:
-    """The first ``top_n_in`` candidates re-ordered by ``scores`` (one per head candidate), then the rest.
+    """The first ``top_n_in`` candidates (in the previous stage's order) re-ordered by ``scores``,
+    one per head candidate, then the rest unchanged; see the module docstring for the blends.
 
-    >>> # apply_rerank(fused, reranker.score(q, fused[:40]), reranker.name, 40, blend="rrf", weight=0.5)
+    Typical use: ``apply_rerank(fused, reranker.score(q, fused[:40]), reranker.name, 40)``.
+    The tail keeps its previous scores, which are on another scale than the head's.
     """
     if top_n_in <= 0:
         return list(candidates)
@@ -238,7 +254,11 @@ class EmbeddingWindowReranker:
 
     def _window_vectors(self, candidates: Sequence[ScoredChunk]) -> list[np.ndarray]:
         with self._lock:
-            found = {c.chunk.sha256: self._cache[c.chunk.sha256] for c in candidates if c.chunk.sha256 in self._cache}
+            found = {
+                c.chunk.sha256: self._cache[c.chunk.sha256]
+                for c in candidates
+                if c.chunk.sha256 in self._cache
+            }
         missing = {c.chunk.sha256: c.text for c in candidates if c.chunk.sha256 not in found}
         if missing:
             texts, owners = [], []
@@ -311,9 +331,9 @@ class CrossEncoderReranker:
     def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
         if not candidates:
             return np.zeros(0, dtype=np.float64)
+        model = self.model
         import torch
 
-        model = self.model
         pairs = [(query, c.text) for c in candidates]
         scores = model.predict(
             pairs,
@@ -340,6 +360,105 @@ class CrossEncoderReranker:
         return model
 
 
+# -- HTTP API ----------------------------------------------------------------------------------
+
+
+def rerank_payload(api_format: str, model: str, query: str, documents: Sequence[str]) -> dict[str, Any]:
+    """The request: Cohere / Jina ``{model, query, documents, top_n}``; TEI ``{query, texts, truncate}``."""
+    if api_format == "tei":
+        return {"query": query, "texts": list(documents), "truncate": True}
+    return {"model": model, "query": query, "documents": list(documents), "top_n": len(documents)}
+
+
+def parse_rerank_response(body: bytes, n: int) -> np.ndarray:
+    """One score per document from ``{"results": [{index, relevance_score}]}`` (Cohere, Jina) or
+    ``[{index, score}]`` (TEI), in any order; ValueError says what is wrong."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"returned malformed JSON: {_preview(body)}") from None
+    rows = data.get("results") if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise ValueError(f"returned no results list: {_preview(body)}")
+    scores = np.full(n, np.nan)
+    for row in rows:
+        value = row.get("relevance_score", row.get("score")) if isinstance(row, dict) else None
+        index = row.get("index") if isinstance(row, dict) else None
+        if not isinstance(index, int) or not 0 <= index < n or not isinstance(value, (int, float)):
+            raise ValueError(f"returned a malformed result: {_preview(json.dumps(row))}")
+        scores[index] = float(value)
+    if np.isnan(scores).any():
+        raise ValueError(f"scored {int(np.sum(~np.isnan(scores)))} of {n} documents")
+    return scores
+
+
+class ApiReranker:
+    """A ``/rerank`` endpoint (``rerank.api_url`` is the full URL); documents go in batches of
+    ``rerank.batch_size`` (TEI refuses more than 32 by default), each retried like the generator:
+    connection errors, timeouts, 429 and 5xx ``rerank.retries`` times; anything else fails at once.
+    ``Authorization: Bearer`` is sent when the variable ``rerank.api_key_env`` names is set.
+    """
+
+    name = "api"
+
+    def __init__(self, settings: RerankSettings, *, backoff: float = BACKOFF_SECONDS) -> None:
+        parsed = urllib.parse.urlsplit(settings.api_url or "")
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ConfigError(
+                "rerank.api_url must be the http(s) URL of a rerank endpoint such as "
+                f"http://127.0.0.1:8080/rerank, got {settings.api_url!r}"
+            )
+        self.settings = settings
+        self.url = str(settings.api_url)
+        self.backoff = float(backoff)
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        texts = [c.text for c in candidates]
+        size = self.settings.batch_size
+        parts = [self._score_batch(query, texts[i : i + size]) for i in range(0, len(texts), size)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
+
+    def _score_batch(self, query: str, texts: list[str]) -> np.ndarray:
+        s = self.settings
+        body = json.dumps(rerank_payload(s.api_format, s.rerank_model, query, texts)).encode("utf-8")
+        attempts = 1 + s.retries
+        reason = ""
+        for attempt in range(1, attempts + 1):
+            if attempt > 1:
+                time.sleep(backoff_seconds(attempt - 1, self.backoff))
+            try:
+                raw = self._post(body)
+            except _Retryable as exc:
+                reason = str(exc)
+                continue
+            try:
+                return parse_rerank_response(raw, len(texts))
+            except ValueError as exc:
+                raise RemoteServiceError(f"reranker at {self.url} {exc}") from None
+        tried = f" ({attempts} attempts)" if attempts > 1 else ""
+        raise RemoteServiceError(f"reranker at {self.url} {reason}{tried}")
+
+    def _post(self, body: bytes) -> bytes:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.settings.api_key_env, "").strip()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        timeout = self.settings.timeout_seconds
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.read()
+        except urllib.error.HTTPError as exc:
+            message = f"answered HTTP {exc.code}{_error_detail(exc)}"
+            if exc.code in RETRY_STATUSES:
+                raise _Retryable(message) from None
+            raise RemoteServiceError(f"reranker at {self.url} {message}") from None
+        except urllib.error.URLError as exc:
+            raise _Retryable(_network_reason(exc.reason, timeout)) from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise _Retryable(_network_reason(exc, timeout)) from None
+
+
 # -- factory -----------------------------------------------------------------------------------
 
 
@@ -355,7 +474,6 @@ def make_reranker(settings: Settings, embedder: Embedder) -> Reranker:
     if r.backend == "lexical":
         b = settings.bm25
         return LexicalReranker(Tokenizer(b.tokenizer, b.stopwords, b.stemmer, b.split_identifiers))
-    raise ConfigError(f"unknown rerank.backend {r.backend!r}; valid: embedding_windows, cross_encoder, api, lexical")
-
-
-_ = time  # noqa: F841
+    raise ConfigError(
+        f"unknown rerank.backend {r.backend!r}; valid: embedding_windows, cross_encoder, api, lexical"
+    )

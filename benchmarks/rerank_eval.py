@@ -1,0 +1,290 @@
+"""Does reranking the head of the candidate list help? Offline rerankers on Cranfield and CoSQA.
+
+For each dataset the engine ingests the corpus with the real embedding model (default settings),
+then answers every judged query with rerank off in three modes: ``hybrid`` (the shipped fusion),
+``dense`` and ``bm25``. The first ``--top-n-in`` candidates of the hybrid list, and separately of
+the dense list, are rescored by each offline reranker (embedding windows of several sizes, the
+whole chunk, lexical BM25 over the candidates), merged back with ``apply_rerank`` under several
+blends, and scored as documents (a chunk's path is its document id, as ``experiment.doc_run``
+does) with ``evaluation.evaluate``. Each rerun is compared with its own unreranked list by a paired
+t-test. A cross-encoder is tried too and reported as unavailable when no weights are cached.
+
+Timing: the rerank stage (``score`` + ``apply_rerank``) per query, once as run (the window
+cache warming up over the queries), once with the window cache off on the first
+``--cold-queries`` queries (the cost of a query whose candidates were never seen).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/rerank_eval.py [--datasets cranfield cosqa]
+    .venv/bin/python benchmarks/rerank_eval.py --report   # the markdown from the last JSON
+
+Writes ``benchmarks/results/rerank_eval.json`` and prints markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.errors import ModelError
+from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.experiment import doc_run, ingest_dataset, percentiles
+from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.protocols import Reranker
+from hybrid_rag.retrieval.rerank import (
+    CrossEncoderReranker,
+    EmbeddingWindowReranker,
+    LexicalReranker,
+    apply_rerank,
+)
+from hybrid_rag.settings import Settings
+from hybrid_rag.types import QueryResult, ScoredChunk, Trace
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ROOT.parent / "shared" / "datasets"
+WORK = ROOT / "benchmarks" / "work" / "rerank"
+OUT = ROOT / "benchmarks" / "results" / "rerank_eval.json"
+METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@10")
+SHOWN = ("ndcg@10", "mrr@10", "precision@3")
+LIST_DEPTH = 100  # results kept per query; the reranked head is the first top_n_in of them
+BLENDS: tuple[tuple[str, float], ...] = (
+    ("none", 1.0),
+    ("rrf", 0.5),
+    ("rrf", 0.7),
+    ("linear", 0.3),
+    ("linear", 0.5),
+    ("linear", 0.7),
+)
+RerankerFactory = Callable[[Engine, Settings, int], Reranker]
+
+
+def window_reranker(words: int, overlap: int) -> RerankerFactory:
+    return lambda engine, _s, cache: EmbeddingWindowReranker(engine.embedder, words, overlap, cache)
+
+
+def lexical_reranker(stemmer: str) -> RerankerFactory:
+    def build(_engine: Engine, s: Settings, _cache: int) -> Reranker:
+        b = s.bm25
+        return LexicalReranker(Tokenizer(b.tokenizer, b.stopwords, stemmer, b.split_identifiers))  # type: ignore[arg-type]
+
+    return build
+
+
+RERANKERS: dict[str, RerankerFactory] = {
+    "windows-32/8": window_reranker(32, 8),
+    "windows-64/16": window_reranker(64, 16),
+    "windows-128/32": window_reranker(128, 32),
+    "whole-chunk": window_reranker(1_000_000, 0),  # one window: the query-chunk cosine
+    "lexical": lexical_reranker("none"),
+    "lexical-stemmed": lexical_reranker("english"),
+}
+
+
+def as_docs(query: str, chunks: Sequence[ScoredChunk]) -> dict[str, float]:
+    return doc_run(QueryResult(query, "rerank", tuple(chunks), Trace()))
+
+
+def base_lists(
+    engine: Engine, data: BeirDataset, mode: str
+) -> tuple[dict[str, list[ScoredChunk]], list[float]]:
+    lists, seconds = {}, []
+    for qid in data.qrels:
+        result = engine.query(data.queries[qid], top_k=LIST_DEPTH, mode=mode, features={"rerank": False})
+        lists[qid] = list(result.chunks)
+        seconds.append(result.trace.total_seconds)
+    return lists, seconds
+
+
+def score_all(
+    reranker: Reranker, data: BeirDataset, lists: dict[str, list[ScoredChunk]], top_n_in: int
+) -> tuple[dict[str, np.ndarray], list[float]]:
+    scores, seconds = {}, []
+    for qid, chunks in lists.items():
+        start = time.perf_counter()
+        scores[qid] = reranker.score(data.queries[qid], chunks[:top_n_in])
+        apply_rerank(chunks, scores[qid], reranker.name, top_n_in)
+        seconds.append(time.perf_counter() - start)
+    return scores, seconds
+
+
+def metric_row(report: EvalReport, base: EvalReport | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"metrics": {m: round(report.means[m], 4) for m in METRICS}}
+    if base is not None:
+        row["p_vs_base"] = {m: round(c.p_value, 4) for m, c in compare(base, report).items()}
+    return row
+
+
+def run_dataset(name: str, top_n_in: int, cold_queries: int, work: Path) -> dict[str, Any]:
+    data = load_beir(DATASETS / name)
+    settings = Settings().with_overrides({"paths.data_dir": str(work / name)})
+    engine = Engine(settings)
+    try:
+        ingest_seconds = ingest_dataset(engine, data)
+        engine.query("warm up", top_k=5)
+        out: dict[str, Any] = {
+            "queries": len(data.qrels),
+            "chunks": engine.store.chunk_count(),
+            "ingest_seconds": round(ingest_seconds, 1),
+            "modes": {},
+            "reranked": {},
+        }
+        lists: dict[str, dict[str, list[ScoredChunk]]] = {}
+        reports: dict[str, EvalReport] = {}
+        for mode in ("hybrid", "dense", "bm25"):
+            lists[mode], seconds = base_lists(engine, data, mode)
+            runs = {q: as_docs(data.queries[q], c) for q, c in lists[mode].items()}
+            reports[mode] = evaluate(runs, data.qrels, METRICS)
+            out["modes"][mode] = {**metric_row(reports[mode], None), "query_ms": percentiles(seconds)}
+            print(f"[{name}] {mode}: {reports[mode].means}", file=sys.stderr, flush=True)
+        for base in ("hybrid", "dense"):
+            for rname, factory in RERANKERS.items():
+                reranker = factory(engine, settings, 4096)
+                scores, seconds = score_all(reranker, data, lists[base], top_n_in)
+                entry: dict[str, Any] = {"rerank_ms": percentiles(seconds), "blends": {}}
+                for blend, weight in BLENDS:
+                    runs = {
+                        q: as_docs(
+                            data.queries[q],
+                            apply_rerank(c, scores[q], reranker.name, top_n_in, blend=blend, weight=weight),
+                        )
+                        for q, c in lists[base].items()
+                    }
+                    key = blend if blend == "none" else f"{blend}:{weight:g}"
+                    entry["blends"][key] = metric_row(evaluate(runs, data.qrels, METRICS), reports[base])
+                out["reranked"][f"{base}+{rname}"] = entry
+                best = max(entry["blends"].items(), key=lambda kv: kv[1]["metrics"]["ndcg@10"])
+                print(
+                    f"[{name}] {base}+{rname}: best {best[0]} {best[1]['metrics']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        out["cold_rerank_ms"] = cold_timings(engine, settings, data, lists["hybrid"], top_n_in, cold_queries)
+        out["cross_encoder"] = try_cross_encoder(settings, data, lists["hybrid"], top_n_in)
+        return out
+    finally:
+        engine.close()
+
+
+def cold_timings(
+    engine: Engine,
+    settings: Settings,
+    data: BeirDataset,
+    lists: dict[str, list[ScoredChunk]],
+    top_n_in: int,
+    n: int,
+) -> dict[str, Any]:
+    """Rerank-stage time with the window cache off: every candidate embedded afresh."""
+    subset = dict(list(lists.items())[:n])
+    out = {}
+    for rname in ("windows-64/16", "windows-128/32", "whole-chunk", "lexical"):
+        _, seconds = score_all(RERANKERS[rname](engine, settings, 0), data, subset, top_n_in)
+        out[rname] = percentiles(seconds)
+    return {"queries": len(subset), "ms": out}
+
+
+def try_cross_encoder(
+    settings: Settings, data: BeirDataset, lists: dict[str, list[ScoredChunk]], top_n_in: int
+) -> dict[str, Any]:
+    reranker = CrossEncoderReranker(settings.rerank)
+    qid, chunks = next(iter(lists.items()))
+    try:
+        reranker.score(data.queries[qid], chunks[:top_n_in])
+    except ModelError as exc:
+        return {"available": False, "error": str(exc)}
+    return {"available": True, "note": "cached weights found; not evaluated by this script"}
+
+
+# -- report ------------------------------------------------------------------------------------
+
+
+def fmt(row: dict[str, Any], base: dict[str, Any] | None) -> str:
+    cells = []
+    for m in SHOWN:
+        value = row["metrics"][m]
+        cell = f"{value:.3f}"
+        if base is not None:
+            delta = value - base["metrics"][m]
+            mark = "*" if row.get("p_vs_base", {}).get(m, 1.0) <= 0.05 else ""
+            cell += f" ({delta:+.3f}{mark})"
+        cells.append(cell)
+    return " | ".join(cells)
+
+
+def render(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    lines = [
+        "# Rerank evaluation",
+        "",
+        f"Machine: {meta['machine']}, {meta['cpus']} CPUs (shared with other jobs: timings are "
+        f"provisional). Model {meta['embedding_model']}; top_n_in {meta['top_n_in']}; "
+        f"lists of {LIST_DEPTH}; documents ranked by their best chunk. Deltas are against the "
+        "unreranked list the reranker started from; * = paired t-test p <= 0.05.",
+    ]
+    for name, d in results["datasets"].items():
+        lines += ["", f"## {name} ({d['queries']} queries, {d['chunks']} chunks)", ""]
+        lines += ["| run | blend | " + " | ".join(SHOWN) + " | rerank ms p50 / p95 |", "|---" * 6 + "|"]
+        for mode, row in d["modes"].items():
+            lines.append(f"| {mode} (no rerank) | | {fmt(row, None)} | |")
+        for key, entry in d["reranked"].items():
+            base = d["modes"][key.split("+")[0]]
+            ms = entry["rerank_ms"]
+            for blend, row in entry["blends"].items():
+                timing = f"{ms['p50']:.1f} / {ms['p95']:.1f}" if blend == "none" else ""
+                lines.append(f"| {key} | {blend} | {fmt(row, base)} | {timing} |")
+        cold = d["cold_rerank_ms"]
+        lines += ["", f"Cold rerank stage (window cache off, first {cold['queries']} queries), ms:", ""]
+        lines += ["| reranker | p50 | p95 | mean |", "|---|---|---|---|"]
+        for rname, ms in cold["ms"].items():
+            lines.append(f"| {rname} | {ms['p50']:.1f} | {ms['p95']:.1f} | {ms['mean']:.1f} |")
+        ce = d["cross_encoder"]
+        lines += ["", f"Cross-encoder: {'available' if ce['available'] else 'unavailable: ' + ce['error']}"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["cranfield", "cosqa"])
+    parser.add_argument("--top-n-in", type=int, default=Settings().rerank.top_n_in)
+    parser.add_argument("--cold-queries", type=int, default=30)
+    parser.add_argument("--work-dir", type=Path, default=WORK)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--report", action="store_true", help="only print the markdown of --out")
+    args = parser.parse_args(argv)
+    if args.report:
+        print(render(json.loads(args.out.read_text())))
+        return 0
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    results: dict[str, Any] = {
+        "meta": {
+            "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "python": platform.python_version(),
+            "embedding_model": Settings().embedding.model,
+            "top_n_in": args.top_n_in,
+            "list_depth": LIST_DEPTH,
+            "blends": [list(b) for b in BLENDS],
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        },
+        "datasets": {},
+    }
+    for name in args.datasets:
+        results["datasets"][name] = run_dataset(name, args.top_n_in, args.cold_queries, args.work_dir)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(render(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
