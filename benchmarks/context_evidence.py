@@ -36,6 +36,7 @@ import numpy as np
 
 from hybrid_rag.context import ContextBuilder, cached_embed
 from hybrid_rag.engine import Engine
+from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.evaluation import load_beir
 from hybrid_rag.experiment import ingest_dataset
 from hybrid_rag.settings import load_settings
@@ -107,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         start = time.perf_counter()
         ingest_dataset(engine, data)
+        try:
+            engine.query("warm-up", top_k=1)
+        except IndexMismatchError:  # a kept work dir indexed under other settings
+            engine.rebuild()
         ingest_seconds = time.perf_counter() - start
         builder = ContextBuilder(settings, cached_embed(engine.embedder, engine.store))
         qids = sorted(data.qrels, key=lambda q: (len(q), q))

@@ -113,7 +113,9 @@ def run_queries(
     stages: dict[str, list[float]] = {"total": []}
     notes: list[str] = []
     for qid in dataset.qrels:
+        start = time.perf_counter()
         result = engine.query(dataset.queries[qid], top_k=top_k, mode=mode, features=features)
+        stages.setdefault("wall", []).append(time.perf_counter() - start)  # the trace plus the overhead
         runs[qid] = doc_run(result)
         per_stage: dict[str, float] = {}
         for t in result.trace.timings:
@@ -167,3 +169,32 @@ def run_experiment(
             return results
         finally:
             engine.close()
+
+
+def evaluate_engine(
+    engine: Engine,
+    dataset: BeirDataset,
+    *,
+    mode: str,
+    features: Mapping[str, bool] | None = None,
+    warmup: int = 3,
+    ingest_seconds: float = 0.0,
+) -> ExperimentResult:
+    """Evaluate one mode on an engine that already holds ``dataset``: no ingest, ``warmup``
+    untimed queries, then every judged query. For ablations: ingest once with
+    :func:`ingest_dataset`, then call this once per configuration (an Engine per settings)."""
+    for qid in list(dataset.qrels)[:warmup]:
+        engine.query(dataset.queries[qid], top_k=10, mode=mode, features=features)
+    run, stages, notes = run_queries(engine, dataset, mode=mode, features=features)
+    return ExperimentResult(
+        dataset=dataset.name,
+        mode=mode,
+        features=dict(features or {}),
+        report=evaluate(run, dataset.qrels),
+        latency_ms={stage: percentiles(v) for stage, v in stages.items()},
+        queries=len(run),
+        chunks=engine.store.chunk_count(),
+        ingest_seconds=ingest_seconds,
+        notes=tuple(notes),
+        run=run,
+    )

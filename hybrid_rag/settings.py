@@ -131,10 +131,16 @@ class RetrievalSettings(_Section):
     top_k: int = Field(10, gt=0)
     dense_top_k: int = Field(50, gt=0)
     bm25_top_k: int = Field(50, gt=0)
-    fusion: Literal["rrf", "weighted"] = "rrf"
+    fusion: Literal["zscore", "rrf", "weighted"] = "zscore"  # see benchmarks/fusion_study.py
     rrf_k: int = Field(60, gt=0)
-    dense_weight: float = Field(0.5, ge=0)
-    bm25_weight: float = Field(0.5, ge=0)
+    dense_weight: float = Field(0.75, ge=0)
+    bm25_weight: float = Field(0.25, ge=0)
+
+    @model_validator(mode="after")
+    def _some_fusion_weight(self) -> RetrievalSettings:
+        if self.dense_weight + self.bm25_weight <= 0:
+            raise ValueError("retrieval.dense_weight and retrieval.bm25_weight must not both be 0")
+        return self
 
 
 class GeneratorSettings(_Section):

@@ -288,3 +288,8 @@ def test_bytes_are_counted_as_read_whatever_the_library_returns(tmp_path: Path, 
         load_zip(archive, LOADING, LIMITS)
     with pytest.raises(InputError, match=r"more than archive\.max_total_bytes 10 uncompressed bytes"):
         load_zip(archive, LOADING, ArchiveSettings(max_total_bytes=10))  # declares exactly 10
+
+
+def test_an_empty_archive_loads_nothing(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "empty.zip", {"folder/": ""})
+    assert load_zip(archive, LOADING, LIMITS) == ([], [])

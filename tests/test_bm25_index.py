@@ -135,7 +135,7 @@ def test_allowed_ids_are_applied_before_top_k(backend: str) -> None:
 def test_ties_break_by_ascending_id() -> None:
     manager = BM25IndexManager(BM25Settings(tokenizer="regex"))
     manager.build(
-        np.array([90, 20, 50, 70, 10]), ["alpha beta", "alpha beta", "gamma", "alpha beta", "delta"]
+        np.array([90, 20, 50, 70, 10, 30]), ["alpha beta", "alpha beta", "gamma", "alpha beta", "delta", ""]
     )
     hits = manager.search("alpha", 10)
     assert [h.id for h in hits] == [20, 70, 90]

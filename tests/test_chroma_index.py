@@ -355,20 +355,6 @@ def test_loading_never_touches_the_saved_files(tmp_path: Path, chroma_index: Chr
     assert [h.id for h in v2.search(x[0], 1)] == [1]
 
 
-def test_a_damaged_hnsw_segment_is_reported_at_load(tmp_path: Path) -> None:
-    """Past ``sync_threshold`` (1000) adds the graph lives in the segment files, not the log."""
-    idx = ChromaVectorIndex(DIM, MODEL)
-    idx.add(np.arange(1200), _unit_rows(np.random.default_rng(4), 1200))
-    idx.save(tmp_path)
-    (segment,) = (tmp_path / DATA_DIR).rglob("data_level0.bin")
-    segment.write_bytes(segment.read_bytes()[:50])
-    manifest = json.loads((tmp_path / "chroma.json").read_text())
-    manifest["sha256"] = tree_sha256(tmp_path / DATA_DIR)
-    (tmp_path / "chroma.json").write_text(json.dumps(manifest))
-    with pytest.raises(CorruptIndexError, match=r"chroma cannot read .*chroma"):
-        ChromaVectorIndex.load(tmp_path, model_name=MODEL, dimension=DIM)
-
-
 @pytest.mark.filterwarnings("ignore:legacy embedding function config:DeprecationWarning")
 def test_chroma_manifest_and_settings(tmp_path: Path) -> None:
     idx = ChromaVectorIndex(DIM, MODEL)

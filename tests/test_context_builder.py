@@ -298,9 +298,7 @@ def test_generator_summaries_map_per_topic_and_a_failing_generator_falls_back():
 
 # -- the budget, as a property -------------------------------------------------------------------
 
-_LINE = st.text(
-    alphabet=st.sampled_from([*"abcdefgh xyz_().:{}`#-\t", "é", "語", "\u2028"]), max_size=60
-)
+_LINE = st.text(alphabet=st.sampled_from([*"abcdefgh xyz_().:{}`#-\t", "é", "語", "\u2028"]), max_size=60)
 
 
 @st.composite
@@ -370,3 +368,33 @@ def test_prompt_template_is_configurable_and_validated():
         build_prompt("q", "c", ContextSettings(prompt_template="{context} {answer}"))
     with pytest.raises(ConfigError, match=r"\{context\}"):
         build_prompt("q", "c", ContextSettings(prompt_template="{question}"))
+
+
+class _CountingEmbedder(FakeEmbedder):
+    def __init__(self) -> None:
+        super().__init__(dimension=8)
+        self.seen: list[str] = []
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        self.seen.extend(texts)
+        return super().embed_passages(texts)
+
+
+def test_cached_embed_reads_stored_chunk_vectors_and_embeds_only_the_rest(tmp_path):
+    import hashlib
+
+    from hybrid_rag.context import cached_embed
+    from hybrid_rag.store import MetadataStore
+
+    embedder = _CountingEmbedder()
+    store = MetadataStore(tmp_path / "store.sqlite3")
+    stored = np.eye(8, dtype=np.float32)[3]  # a unit vector, as the store keeps them
+    store.put_embeddings(embedder.model_name, {hashlib.sha256(b"known chunk").hexdigest(): stored})
+    try:
+        vectors = cached_embed(embedder, store)(["known chunk", "a new sentence"])
+    finally:
+        store.close()
+    assert embedder.seen == ["a new sentence"]
+    assert np.array_equal(vectors[0], stored)
+    assert np.allclose(vectors[1], FakeEmbedder(dimension=8).embed_passages(["a new sentence"])[0])
+    assert cached_embed(embedder, MetadataStore(tmp_path / "absent.sqlite3"))([]).shape == (0, 8)

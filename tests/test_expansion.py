@@ -24,6 +24,7 @@ from hybrid_rag.retrieval.expansion import (
     rocchio,
     run_weights,
     select_expansion_terms,
+    term_repetitions,
     truncate_tokens,
 )
 from hybrid_rag.settings import GeneratorSettings, Settings
@@ -182,6 +183,18 @@ def test_expansion_query_repeats_terms_by_weight_and_balances_the_query() -> Non
     assert words.count("faiss") == 6  # λ = 0.5: as many query repetitions as expansion ones
 
 
+def test_term_repetitions_round_weights_and_drop_the_faint() -> None:
+    weighted = [("a", 0.5), ("b", 0.3), ("c", 0.12), ("d", 0.08)]
+    assert term_repetitions(weighted, 3) == [("a", 3), ("b", 2), ("c", 1)]  # d: 0.48 rounds to 0
+    assert term_repetitions([], 3) == []
+    assert term_repetitions([("zero", 0.0)], 3) == [("zero", 1)]
+
+
+def test_expansion_query_drops_terms_far_below_the_top_one() -> None:
+    words = expansion_query("faiss", 1, [("index", 0.9), ("def", 0.1)]).split()
+    assert "def" not in words and words.count("index") == 3
+
+
 def test_expansion_query_degenerate_cases() -> None:
     assert expansion_query("faiss gpu", 2, []) == "faiss gpu"
     assert expansion_query("?!", 0, [("index", 1.0)]) == "index index index"
@@ -251,17 +264,26 @@ def test_truncate_tokens_caps_long_text_and_keeps_short_text() -> None:
 
 def test_run_weights_follow_the_index_each_run_searched() -> None:
     names = ["dense", "bm25", "prf_dense", "prf_bm25", "hyde"]
-    assert run_weights(names, 0.8, 0.4) == {
+    assert run_weights(names, 0.8, 0.4, expansion_weight=0.5) == {
         "dense": 0.8,
         "bm25": 0.4,
-        "prf_dense": 0.8,
-        "prf_bm25": 0.4,
-        "hyde": 0.8,
+        "prf_dense": 0.4,
+        "prf_bm25": 0.2,
+        "hyde": 0.4,
+    }
+    assert run_weights(["bm25", "prf_bm25"], 1.0, 1.0, expansion_weight=1.0) == {"bm25": 1.0, "prf_bm25": 1.0}
+
+
+def test_run_weights_give_hyde_the_dense_weight_when_it_replaces_the_dense_list() -> None:
+    assert run_weights(["bm25", "hyde"], 0.6, 1.0, expansion_weight=0.5, replace_dense=True) == {
+        "bm25": 1.0,
+        "hyde": 0.6,
     }
 
 
 def test_run_weights_share_one_list_weight_among_rewrites() -> None:
-    weights = run_weights(["dense", "mq1_dense", "mq2_dense", "mq3_dense", "mq1_bm25"], 0.9, 0.6)
+    names = ["dense", "mq1_dense", "mq2_dense", "mq3_dense", "mq1_bm25"]
+    weights = run_weights(names, 0.9, 0.6, expansion_weight=1.0)
     assert weights["mq1_dense"] == weights["mq3_dense"] == pytest.approx(0.3)
     assert weights["mq1_bm25"] == 0.6 and weights["dense"] == 0.9
 

@@ -9,24 +9,26 @@
    signatures first), or map-reduce through the Generator when one is given (map: one summary a
    topic; reduce: topics stay in order of their best hit). A failing generator falls back to
    extractive summaries with a note.
-3. **fill** the budget by priority: each topic's best chunk first (best topic first), then the
-   summaries, then the topics' next chunks round-robin, then longer windows for quoted chunks.
-   Each quote is the best-scoring contiguous run of lines that fits its share, cut on line
-   boundaries, never overlapping another quote of the same file.
+3. **fill** the budget by priority (``budget.Filler``): each topic's best chunk first (best
+   topic first), then the summaries, then the topics' next chunks round-robin, then longer
+   windows for quoted chunks. Each quote is the best-scoring contiguous run of lines that fits
+   its share, cut on line boundaries, never overlapping another quote of the same file.
 4. **verify**: the whole rendered text is counted with ``hybrid_rag.tokens``; while it is over
-   the budget the last thing added is taken back. If not even the header fits, a one-line note,
-   and failing that an empty text, stands in. ``render()`` never exceeds the budget.
+   the budget the last step is taken back, then what is left is offered again against the
+   exact count. If not even the header fits, a one-line note, and failing that an empty text,
+   stands in. ``render()`` never exceeds the budget.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from hybrid_rag.context import evidence as ev
+from hybrid_rag.context.budget import Filler, Plan
 from hybrid_rag.context.render import Context, Quote, Source, Topic, render_context, topic_heading
 from hybrid_rag.context.selfcheck import confidence
 from hybrid_rag.errors import InputError
@@ -37,8 +39,6 @@ from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import QueryResult, ScoredChunk, SourceType
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
-MIN_SHARE = 40  # tokens: the smallest first-pass share of the budget a quote is offered
-NOTE_RESERVE = 40  # tokens set aside for the notes the fill itself may add
 MAP_PROMPT_CHARS = 6000  # how much of a topic's text the generator sees when summarising it
 SUMMARY_SYSTEM = (
     "You summarise retrieved passages for a search engine. Reply with one or two plain sentences."
@@ -66,35 +66,6 @@ def cached_embed(embedder: Embedder, store: MetadataStore) -> EmbedFn:
         return np.vstack(rows).astype(np.float32)
 
     return embed
-
-
-@dataclass
-class _Plan:
-    """The fill's working state: a window per quoted chunk, summaries shown, and an undo log."""
-
-    windows: dict[int, tuple[int, int]] = field(default_factory=dict)
-    summaries: set[int] = field(default_factory=set)
-    log: list[tuple[str, int, tuple[int, int] | None]] = field(default_factory=list)
-
-    def set_window(self, i: int, window: tuple[int, int]) -> None:
-        self.log.append(("quote", i, self.windows.get(i)))
-        self.windows[i] = window
-
-    def add_summary(self, topic: int) -> None:
-        self.log.append(("summary", topic, None))
-        self.summaries.add(topic)
-
-    def undo(self) -> bool:
-        if not self.log:
-            return False
-        kind, key, previous = self.log.pop()
-        if kind == "summary":
-            self.summaries.discard(key)
-        elif previous is None:
-            del self.windows[key]
-        else:
-            self.windows[key] = previous
-        return True
 
 
 @dataclass(frozen=True)
@@ -128,10 +99,11 @@ class ContextBuilder:
         notes: list[str] = []
         if not chunks:
             notes.append("no results were retrieved")
-            return self._finish(query, conf, weak, notes, chunks, None, _Plan(), budget)
+            return self._finish(query, conf, weak, notes, chunks, None, None, budget)
         analysis = self._analyse(query, chunks, notes)
-        plan = self._fill(query, conf, weak, notes, chunks, analysis, budget)
-        return self._finish(query, conf, weak, notes, chunks, analysis, plan, budget)
+        filler = self._filler(query, conf, weak, notes, chunks, analysis, budget)
+        filler.fill()
+        return self._finish(query, conf, weak, notes, chunks, analysis, filler, budget)
 
     # -- analyse -------------------------------------------------------------------------------
 
@@ -231,7 +203,7 @@ class ContextBuilder:
 
     # -- fill ------------------------------------------------------------------------------------
 
-    def _fill(
+    def _filler(
         self,
         query: str,
         conf: float,
@@ -240,88 +212,29 @@ class ContextBuilder:
         chunks: Sequence[ScoredChunk],
         a: _Analysis,
         budget: int,
-    ) -> _Plan:
+    ) -> Filler:
+        """Token estimates for every line and quote, handed to the budget planner."""
         n = len(chunks)
         code = [c.source_type is SourceType.CODE for c in chunks]
         costs = [[self.count(("" if code[i] else "> ") + line) + 1 for line in a.lines[i]] for i in range(n)]
-        overhead = [
-            2 * self.count(f"[{n}] {c.citation}") + self.count(f" (chunk {c.id})") + 3 + (6 if code[i] else 0)
+        overhead = [  # "[n] ref" twice (quote, Sources), " (chunk id)", the mark in the heading, fences
+            2 * self.count(f"[{n}] {c.citation}") + self.count(f" (chunk {c.id})") + 4 + (6 if code[i] else 0)
             for i, c in enumerate(chunks)
         ]
-        topics = sorted(set(a.labels.tolist()))
-        members = {t: [i for i in range(n) if a.labels[i] == t] for t in topics}
-        rounds = max(len(m) for m in members.values())
-        order = [members[t][r] for r in range(rounds) for t in topics if r < len(members[t])]
-        heading = {t: self.count(topic_heading(len(topics), "", [])) + 1 for t in topics}
-        summary_cost = {t: self.count(a.summaries.get(t, "")) + 2 for t in topics if a.summaries.get(t)}
-        fixed = self.count(render_context(query, conf, weak, notes, [], [], [])) + NOTE_RESERVE
-        plan = _Plan()
-        used = fixed
-
-        def cost_of(i: int, w: tuple[int, int]) -> int:
-            return overhead[i] + sum(costs[i][w[0] : w[1] + 1])
-
-        def topic_open(t: int) -> bool:
-            return any(j in plan.windows for j in members[t])
-
-        def window(i: int, cap: int) -> tuple[int, int] | None:
-            taken = self._taken_lines(chunks, plan, exclude=i)
-            c = chunks[i]
-            blocked = [(c.path, c.start_line + off) in taken for off in range(len(a.lines[i]))]
-            return ev.best_window(a.scores[i], costs[i], cap, blocked)
-
-        def offer(i: int, share: int) -> None:
-            nonlocal used
-            t = int(a.labels[i])
-            extra = overhead[i] + (0 if topic_open(t) else heading[t])
-            room = budget - used - extra
-            w = window(i, min(share, room))
-            if w is None:
-                w = window(i, min(self.cfg.quote_max_tokens, room)) if i == order[0] else None
-            if w is not None:
-                plan.set_window(i, w)
-                used += extra + sum(costs[i][w[0] : w[1] + 1])
-
-        share = max(
-            MIN_SHARE,
-            min(
-                self.cfg.quote_max_tokens, (budget - fixed - sum(summary_cost.values())) // n - max(overhead)
-            ),
+        n_topics = len(set(a.labels.tolist()))
+        summary_cost = {t: self.count(text) + 2 for t, text in a.summaries.items() if text}
+        return Filler(
+            chunks,
+            a.scores,
+            a.labels,
+            costs,
+            overhead,
+            heading_cost=self.count(topic_heading(n_topics, "", [])) + 1,
+            summary_cost=summary_cost,
+            fixed_cost=self.count(render_context(query, conf, weak, notes, [], [], [])),
+            budget=budget,
+            quote_max_tokens=self.cfg.quote_max_tokens,
         )
-        first = order[: len(topics)]
-        for i in first:
-            offer(i, share)
-        for t in topics:
-            if t in summary_cost and topic_open(t) and used + summary_cost[t] <= budget:
-                plan.add_summary(t)
-                used += summary_cost[t]
-        for i in order[len(topics) :]:
-            offer(i, share)
-        for i in order:  # longer windows for the quoted chunks, best first
-            if i in plan.windows:
-                old = plan.windows[i]
-                cap = min(self.cfg.quote_max_tokens, budget - used + cost_of(i, old) - overhead[i])
-                w = window(i, cap)
-                if (
-                    w is not None
-                    and w != old
-                    and sum(a.scores[i][w[0] : w[1] + 1]) > sum(a.scores[i][old[0] : old[1] + 1])
-                ):
-                    used += cost_of(i, w) - cost_of(i, old)
-                    plan.set_window(i, w)
-        for i in order:  # whatever still fits, however long its best line
-            if i not in plan.windows:
-                offer(i, self.cfg.quote_max_tokens)
-        return plan
-
-    @staticmethod
-    def _taken_lines(chunks: Sequence[ScoredChunk], plan: _Plan, exclude: int) -> set[tuple[str, int]]:
-        taken = set()
-        for j, (lo, hi) in plan.windows.items():
-            if j != exclude:
-                c = chunks[j]
-                taken.update((c.path, c.start_line + off) for off in range(lo, hi + 1))
-        return taken
 
     # -- verify and assemble ---------------------------------------------------------------------
 
@@ -333,15 +246,23 @@ class ContextBuilder:
         notes: list[str],
         chunks: Sequence[ScoredChunk],
         a: _Analysis | None,
-        plan: _Plan,
+        filler: Filler | None,
         budget: int,
     ) -> Context:
-        while True:
-            parts = self._assemble(query, conf, weak, notes, chunks, a, plan, budget)
-            text = render_context(query, conf, weak, *parts)
-            tokens = self.count(text)
-            if tokens <= budget or not plan.undo():
-                break
+        """Count the rendered text exactly; take steps back while it is over, then top up."""
+        plan = filler.plan if filler is not None else Plan()
+
+        def render(plan: Plan) -> tuple[str, tuple[list[str], list[Topic], list[Quote], list[Source]]]:
+            parts = self._assemble(notes, chunks, a, plan, budget)
+            return render_context(query, conf, weak, *parts), parts
+
+        text, parts = render(plan)
+        while self.count(text) > budget and plan.undo():
+            text, parts = render(plan)
+        if filler is not None and self.count(text) <= budget:
+            filler.top_up(lambda p: self.count(render(p)[0]))
+            text, parts = render(plan)
+        tokens = self.count(text)
         all_notes, topics, quotes, sources = parts
         if tokens > budget:
             all_notes = [*all_notes, f"the budget of {budget} tokens is too small for any context"]
@@ -365,13 +286,10 @@ class ContextBuilder:
 
     def _assemble(
         self,
-        query: str,
-        conf: float,
-        weak: bool,
         notes: list[str],
         chunks: Sequence[ScoredChunk],
         a: _Analysis | None,
-        plan: _Plan,
+        plan: Plan,
         budget: int,
     ) -> tuple[list[str], list[Topic], list[Quote], list[Source]]:
         """Topics, quotes and sources for the plan, with citation ids by order of appearance."""

@@ -1,7 +1,7 @@
 """The maths of context building, as pure functions: terms, scoring units, line windows, topics.
 
-* **Terms**: lowercase ``\\w+`` words plus their identifier parts (``getFileName`` → ``get``,
-  ``file``, ``name``), spaCy's English stop words and one-letter words dropped.
+* **Terms**: lowercase ``\\w+`` words plus their identifier parts (``parseHttp`` → ``parse``,
+  ``http``), spaCy's English stop words and one-letter words dropped.
 * **Units** are what gets embedded and ranked: sentences of prose (a paragraph's lines joined,
   then cut after ``.``, ``!`` or ``?``) and non-trivial lines of code. Each unit knows the lines
   of its chunk that it spans.
@@ -41,8 +41,8 @@ _SIGNATURE = re.compile(
 def content_terms(text: str) -> list[str]:
     """The text's terms in order (duplicates kept): words and identifier parts, no stop words.
 
-    >>> content_terms("How does getFileName work?")
-    ['getfilename', 'get', 'file', 'name', 'work']
+    >>> content_terms("Where is parseHttpRequest defined?")
+    ['parsehttprequest', 'parse', 'http', 'request', 'defined']
     """
     return [term for token in _WORD.findall(text) for term in _token_terms(token)]
 

@@ -1,0 +1,524 @@
+"""Which rule should fuse the dense and BM25 lists by default? Evidence on both shared datasets.
+
+Step 1 (slow, cached): per dataset, ingest with the default settings into
+``benchmarks/work/fusion_study/<name>/`` and save, for every judged query, the dense and BM25
+top-100 (chunk id, raw score) and every retrieved chunk's path to ``runs.json`` there.
+Step 2 (fast, pure): fuse the top-50 of each (the engine's ``dense_top_k`` / ``bm25_top_k``)
+with every rule, map chunks to documents at their best rank, score with
+``hybrid_rag.evaluation.evaluate``. Rules are compared by their *worst-case margin*: the
+smallest, over the two datasets, of nDCG@10 minus that of the better single retriever.
+Overfitting checks: weight sweeps per family, leave-one-dataset-out tuning, split-half
+cross-validation over queries, and ranx's paired tests of the chosen default.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/fusion_study.py [--refresh] [--out FILE]
+    .venv/bin/python benchmarks/fusion_study.py --report benchmarks/results/fusion_study.json
+
+Writes JSON (default ``benchmarks/results/fusion_study.json``) and prints markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.errors import IndexMismatchError
+from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.experiment import ingest_dataset
+from hybrid_rag.retrieval.fusion import (
+    Fused,
+    minmax_normalize,
+    rank_order,
+    reciprocal_rank_fusion,
+    single_list,
+    weighted_fusion,
+    zscore_fusion,
+    zscore_normalize,
+)
+from hybrid_rag.settings import Settings, load_settings
+from hybrid_rag.types import Hit
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ("cranfield", "cosqa")
+DATA = ROOT.parent / "shared" / "datasets"
+WORK = ROOT / "benchmarks" / "work" / "fusion_study"
+OUT = ROOT / "benchmarks" / "results" / "fusion_study.json"
+METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@50")
+COLLECT_DEPTH, DEPTH = 100, 50
+WEIGHTS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+DEFAULT = ("zscore", 0.75)
+INDEX_SECTIONS = ("chunking", "dedupe", "embedding", "bm25", "index")  # a change re-collects
+Runs = dict[str, list[Hit]]
+Rule = Callable[[Runs], list[Fused]]
+
+
+# -- step 1: collect the two lists per query ---------------------------------------------------
+
+
+def collect(name: str, settings: Settings, refresh: bool) -> dict[str, Any]:
+    """Dense and BM25 top-``COLLECT_DEPTH`` per judged query, cached as JSON beside the store
+    (collected again when a setting that shapes the indices has changed since)."""
+    cache = WORK / name / "runs.json"
+    params = {k: getattr(settings, k).model_dump(mode="json") for k in INDEX_SECTIONS}
+    if cache.is_file() and not refresh:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("params") == params:
+            return cached
+    dataset = load_beir(DATA / name)
+    engine = Engine(settings.with_overrides({"paths.data_dir": str(WORK / name)}))
+    try:
+        ingest_dataset(engine, dataset)
+        try:
+            live = engine.indices.get()
+        except IndexMismatchError:  # the kept work dir was indexed with older settings
+            engine.rebuild()
+            live = engine.indices.get()
+        qids = list(dataset.qrels)
+        vectors = engine.embedder.embed_queries([dataset.queries[q] for q in qids])
+        runs = {
+            q: {
+                "dense": [[h.id, h.score] for h in live.dense.search(v, COLLECT_DEPTH)],
+                "bm25": [[h.id, h.score] for h in live.bm25.search(dataset.queries[q], COLLECT_DEPTH)],
+            }
+            for q, v in zip(qids, vectors, strict=True)
+        }
+        ids = {i for r in runs.values() for hits in r.values() for i, _ in hits}
+        paths = {str(i): c.path for i, c in engine.store.chunks(ids).items()}
+        out = {"chunks": engine.store.chunk_count(), "model": engine.embedder.model_name, "runs": runs}
+        out["paths"], out["params"] = paths, params
+    finally:
+        engine.close()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(out), encoding="utf-8")
+    return out
+
+
+def query_runs(raw: Mapping[str, Any], depth: int = DEPTH) -> dict[str, Runs]:
+    return {
+        q: {name: [Hit(int(i), float(s)) for i, s in hits[:depth]] for name, hits in r.items()}
+        for q, r in raw["runs"].items()
+    }
+
+
+# -- rules that only the study needs (the shipped ones live in hybrid_rag.retrieval.fusion) ---
+
+
+def _sum(
+    runs: Runs, weights: Mapping[str, float], norm: Callable[[np.ndarray, str], np.ndarray], **kw: Any
+) -> list[Fused]:
+    """Weighted sum of normalised scores; ``absent``: "zero" or "min" (the list's lowest value)."""
+    totals: dict[int, float] = {}
+    seen: dict[int, int] = {}
+    floors: dict[str, float] = {}
+    tables: dict[str, dict[int, float]] = {}
+    for name in sorted(runs):
+        if runs[name]:
+            values = norm(np.array([h.score for h in runs[name]]), name)
+            tables[name] = {h.id: float(v) for h, v in zip(runs[name], values, strict=True)}
+            floors[name] = float(values.min()) if kw.get("absent") == "min" else 0.0
+    for i in {i for t in tables.values() for i in t}:
+        totals[i] = sum(weights[n] * t.get(i, floors[n]) for n, t in tables.items())
+        seen[i] = sum(i in t for t in tables.values())
+    if kw.get("mnz"):
+        totals = {i: s * seen[i] for i, s in totals.items()}
+    return [Fused(i, s) for i, s in rank_order(totals)]
+
+
+def dbsf(scores: np.ndarray, _name: str) -> np.ndarray:
+    """Qdrant's distribution-based score fusion: (s - (mu - 3 sd)) / 6 sd, clipped to [0, 1]."""
+    mu, sd = float(scores.mean()), float(scores.std())
+    return np.ones_like(scores) if sd <= 1e-12 else np.clip((scores - mu + 3 * sd) / (6 * sd), 0, 1)
+
+
+def theoretical_minmax(scores: np.ndarray, name: str) -> np.ndarray:
+    """Bruch et al. (TOIS 2023) TMM: min is the scale's floor (cosine -1, BM25 0), max the list's."""
+    low = -1.0 if name == "dense" else 0.0
+    return (scores - low) / max(float(scores.max()) - low, 1e-12)
+
+
+def top_z(hits: Sequence[Hit]) -> float:
+    """How far the first hit stands out of its list, in standard deviations (a QPP signal)."""
+    return float(zscore_normalize(np.array([h.score for h in hits]))[0]) if len(hits) > 1 else 1.0
+
+
+def softmax_sharpness(hits: Sequence[Hit]) -> float:
+    """1 - normalised entropy of softmax(z-scores): 1 = one hit takes all, 0 = flat."""
+    if len(hits) < 2:
+        return 1.0
+    z = zscore_normalize(np.array([h.score for h in hits]))
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return float(1 + (p * np.log(p + 1e-300)).sum() / np.log(len(hits)))
+
+
+def overlap(runs: Runs, k: int = 10) -> float:
+    a, b = ({h.id for h in runs[n][:k]} for n in ("dense", "bm25"))
+    return len(a & b) / k
+
+
+def inverse_square_rank(runs: Runs) -> list[Fused]:
+    """ISR (Mourão et al. 2014): score(d) = sum over lists of 1 / rank(d)^2."""
+    totals: dict[int, float] = {}
+    for hits in runs.values():
+        for rank, hit in enumerate(hits, start=1):
+            totals[hit.id] = totals.get(hit.id, 0.0) + 1.0 / rank**2
+    return [Fused(i, s) for i, s in rank_order(totals)]
+
+
+def pair(w: float) -> dict[str, float]:
+    return {"dense": w, "bm25": round(1 - w, 4)}
+
+
+def adaptive(signal: Callable[[Sequence[Hit]], float], prior: float = 0.5) -> Rule:
+    """zscore fusion, each list weighted by prior x its own confidence signal, per query."""
+
+    def rule(runs: Runs) -> list[Fused]:
+        raw = {n: pair(prior)[n] * max(signal(runs[n]), 1e-9) for n in ("dense", "bm25")}
+        return zscore_fusion(runs, {n: v / sum(raw.values()) for n, v in raw.items()})
+
+    return rule
+
+
+def rrf_equal(k: int) -> Rule:
+    return lambda runs: reciprocal_rank_fusion(runs, k=k)
+
+
+def weighted_families() -> dict[str, Callable[[float], Rule]]:
+    """Families with one free parameter, the dense weight w (BM25 gets 1 - w)."""
+    return {
+        "rrf k=60": lambda w: lambda r: reciprocal_rank_fusion(r, k=60, weights=pair(w)),
+        "rrf k=20": lambda w: lambda r: reciprocal_rank_fusion(r, k=20, weights=pair(w)),
+        "rrf k=5": lambda w: lambda r: reciprocal_rank_fusion(r, k=5, weights=pair(w)),
+        "minmax": lambda w: lambda r: weighted_fusion(r, pair(w)),
+        "zscore": lambda w: lambda r: zscore_fusion(r, pair(w)),
+        "zscore absent=min": lambda w: (
+            lambda r: _sum(r, pair(w), lambda s, n: zscore_normalize(s), absent="min")
+        ),
+        "dbsf": lambda w: lambda r: _sum(r, pair(w), dbsf),
+        "tmm": lambda w: lambda r: _sum(r, pair(w), theoretical_minmax),
+        "combmnz minmax": lambda w: lambda r: _sum(r, pair(w), lambda s, n: minmax_normalize(s), mnz=True),
+    }
+
+
+def other_rules() -> dict[str, Rule]:
+    """Rules without a weight: rank-based, per-query adaptive, and RRF's k at equal weights."""
+    rules: dict[str, Rule] = {f"rrf k={k} equal": rrf_equal(k) for k in (1, 5, 10, 20, 60, 100)}
+    rules["isr (sum of 1/rank^2)"] = inverse_square_rank
+    rules["adaptive: zscore x top-z"] = adaptive(top_z)
+    rules["adaptive: zscore x sharpness"] = adaptive(softmax_sharpness)
+    rules["adaptive: 0.75 prior x top-z"] = adaptive(top_z, prior=0.75)
+    rules["adaptive: w_bm25 = overlap@10 / 2"] = lambda r: zscore_fusion(r, pair(1 - overlap(r) / 2))
+    return rules
+
+
+# -- step 2: evaluate -------------------------------------------------------------------------
+
+
+def score(rule: Rule, runs: Mapping[str, Runs], dataset: BeirDataset, paths: Mapping[str, str]) -> EvalReport:
+    """Fuse per query, collapse chunks to documents at their best rank, evaluate."""
+    run: dict[str, dict[str, float]] = {}
+    for qid, lists in runs.items():
+        fused = rule(lists)
+        docs: dict[str, float] = {}
+        for rank, f in enumerate(fused):
+            docs.setdefault(paths[str(f.id)], float(len(fused) - rank))
+        run[qid] = docs
+    return evaluate(run, dataset.qrels, METRICS)
+
+
+def margins(row: Mapping[str, Mapping[str, float]], best: Mapping[str, float]) -> dict[str, float]:
+    return {d: row[d]["ndcg@10"] - best[d] for d in best}
+
+
+def split_half_cv(
+    per_query: Mapping[str, Mapping[str, dict[str, float]]], best_name: Mapping[str, str], repeats: int = 200
+) -> dict[str, Any]:
+    """Tune (family, w) on a random half of each dataset's queries by worst-case margin; test on the rest."""
+    rng = random.Random(0)
+    configs = [c for c in per_query if c.startswith("w:")]
+    test_margins, chosen = [], []
+    for _ in range(repeats):
+        tune_m: dict[str, list[float]] = {c: [] for c in configs}
+        test: dict[str, list[float]] = {c: [] for c in configs}
+        halves = {}
+        for d in best_name:
+            qids = sorted(per_query[configs[0]][d])
+            rng.shuffle(qids)
+            halves[d] = (qids[: len(qids) // 2], qids[len(qids) // 2 :])
+        for c in configs:
+            for d, (a, b) in halves.items():
+                base = per_query["single:" + best_name[d]][d]
+                tune_m[c].append(float(np.mean([per_query[c][d][q] - base[q] for q in a])))
+                test[c].append(float(np.mean([per_query[c][d][q] - base[q] for q in b])))
+        pick = max(configs, key=lambda c: (min(tune_m[c]), c))
+        chosen.append(pick)
+        test_margins.append(min(test[pick]))
+    arr = np.array(test_margins)
+    counts: dict[str, int] = {}
+    for c in chosen:
+        counts[c] = counts.get(c, 0) + 1
+    return {
+        "repeats": repeats,
+        "test_worst_margin_mean": float(arr.mean()),
+        "test_worst_margin_p05": float(np.percentile(arr, 5)),
+        "share_test_worst_margin_below_0": float((arr < 0).mean()),
+        "chosen": dict(sorted(counts.items(), key=lambda kv: -kv[1])),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--refresh", action="store_true", help="re-collect the lists (re-ingest if needed)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--report", type=Path, help="only print the markdown of a JSON written before")
+    args = parser.parse_args(argv)
+    if args.report:
+        print(report(json.loads(args.report.read_text(encoding="utf-8")), list(weighted_families())))
+        return 0
+    settings = load_settings(environ={})
+    data = {n: load_beir(DATA / n) for n in DATASETS}
+    raw = {n: collect(n, settings, args.refresh) for n in DATASETS}
+    runs = {n: query_runs(raw[n]) for n in DATASETS}
+
+    rows: dict[str, dict[str, dict[str, float]]] = {}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    reports: dict[str, dict[str, EvalReport]] = {}
+
+    def add(key: str, rule: Rule, datasets: Sequence[str] = DATASETS, depth: int = DEPTH) -> None:
+        for d in datasets:
+            lists = runs[d] if depth == DEPTH else query_runs(raw[d], depth)
+            rep = score(rule, lists, data[d], raw[d]["paths"])
+            rows.setdefault(key, {})[d] = dict(rep.means)
+            per_query.setdefault(key, {})[d] = dict(rep.per_query["ndcg@10"])
+            reports.setdefault(key, {})[d] = rep
+
+    for name in ("dense", "bm25"):
+        add("single:" + name, lambda r, name=name: single_list(r[name], name))
+    best_name = {d: max(("dense", "bm25"), key=lambda n: rows["single:" + n][d]["ndcg@10"]) for d in DATASETS}
+    best = {d: rows["single:" + best_name[d]][d]["ndcg@10"] for d in DATASETS}
+    families = weighted_families()
+    for fam, make in families.items():
+        for w in WEIGHTS:
+            add(f"w:{fam}@{w}", make(w))
+    for key, rule in other_rules().items():
+        add("o:" + key, rule)
+    # a setting per source type: cosqa ingests as code, cranfield as text (experiment.looks_like_code)
+    for d, w in (("cranfield", 0.5), ("cosqa", 0.75)):
+        add("o:zscore per source type (text 0.5, code 0.75)", families["zscore"](w), datasets=[d])
+    for depth in (20, 100):
+        add(f"depth:{depth}", families[DEFAULT[0]](DEFAULT[1]), depth=depth)
+
+    default_key = f"w:{DEFAULT[0]}@{DEFAULT[1]}"
+    table = sorted(
+        ((k, margins(v, best)) for k, v in rows.items() if not k.startswith(("single:", "depth:"))),
+        key=lambda kv: -min(kv[1].values()),
+    )
+    safe = {
+        fam: [w for w in WEIGHTS if min(margins(rows[f"w:{fam}@{w}"], best).values()) >= 0]
+        for fam in families
+    }
+    lodo = {}
+    for fam in families:
+        for tune, test in (("cranfield", "cosqa"), ("cosqa", "cranfield")):
+            w = max(WEIGHTS, key=lambda w: (rows[f"w:{fam}@{w}"][tune]["ndcg@10"], -abs(w - 0.5)))
+            lodo.setdefault(fam, {})[f"tune {tune}"] = {
+                "w": w,
+                f"margin on {test}": margins(rows[f"w:{fam}@{w}"], best)[test],
+            }
+    significance = {}
+    for d in DATASETS:
+        base = reports["single:" + best_name[d]][d]
+        for key in (default_key, "w:rrf k=60@0.5"):
+            for test in ("student", "fisher"):
+                res = compare(base, reports[key][d], test=test)
+                significance.setdefault(d, {}).setdefault(key, {})[test] = {
+                    m: {"delta": c.delta, "p": c.p_value, "significant": c.significant}
+                    for m, c in res.items()
+                }
+    timing = fusion_latency(runs)
+    result = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "setup": {
+            "depth": DEPTH,
+            "model": raw[DATASETS[0]]["model"],
+            "params": raw[DATASETS[0]]["params"],
+            "datasets": {
+                d: {"docs": len(data[d].corpus), "chunks": raw[d]["chunks"], "queries": len(runs[d])}
+                for d in DATASETS
+            },
+            "best_single": best_name,
+        },
+        "default": {"rule": default_key, "metrics": rows[default_key]},
+        "rows": rows,
+        "ranking_by_worst_margin": [{"rule": k, "margins": m} for k, m in table],
+        "safe_weights": safe,
+        "leave_one_dataset_out": lodo,
+        "split_half_cv": split_half_cv(per_query, best_name),
+        "significance_vs_best_single": significance,
+        "fusion_latency_us": timing,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(report(result, families))
+    return 0
+
+
+def fusion_latency(runs: Mapping[str, Mapping[str, Runs]]) -> dict[str, float]:
+    """Mean microseconds per query to fuse two top-50 lists (provisional: the cores are shared)."""
+    out = {}
+    lists = [r for d in runs.values() for r in d.values()]
+    for name, rule in (
+        ("zscore", lambda r: zscore_fusion(r, pair(DEFAULT[1]))),
+        ("rrf", lambda r: reciprocal_rank_fusion(r, weights=pair(0.5))),
+    ):
+        start = time.perf_counter()
+        for r in lists:
+            rule(r)
+        out[name] = (time.perf_counter() - start) / len(lists) * 1e6
+    return out
+
+
+# -- markdown ---------------------------------------------------------------------------------
+
+
+def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
+    """The JSON as markdown tables: main metrics, worst-case ranking, sweeps, checks, tests."""
+    rows, setup = result["rows"], result["setup"]
+    best = {d: rows["single:" + setup["best_single"][d]][d]["ndcg@10"] for d in DATASETS}
+    lines = [
+        f"# Fusion study: {setup['model']} + Faiss and BM25, top-{setup['depth']} of each; "
+        + ", ".join(f"{d} {v['docs']} docs / {v['queries']} queries" for d, v in setup["datasets"].items()),
+        "",
+        "## Main rules (margin = nDCG@10 minus the better single retriever's)",
+        "",
+        "| rule | " + " | ".join(f"{d} nDCG@10 | MRR@10 | P@3 | R@50 | margin" for d in DATASETS) + " |",
+        "|---" * (1 + 5 * len(DATASETS)) + "|",
+    ]
+    main_rows = [
+        "single:dense",
+        "single:bm25",
+        "w:rrf k=60@0.5",
+        "w:minmax@0.5",
+        "w:zscore@0.5",
+        "w:dbsf@0.5",
+        "w:rrf k=60@0.75",
+        "w:minmax@0.75",
+        result["default"]["rule"],
+        "o:zscore per source type (text 0.5, code 0.75)",
+    ]
+    for key in main_rows:
+        cells = []
+        for d in DATASETS:
+            m = rows[key][d]
+            cells += [f"{m[x]:.3f}" for x in METRICS] + [f"{m['ndcg@10'] - best[d]:+.3f}"]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## All rules by worst-case margin (top 20)",
+        "",
+        "| rule | " + " | ".join(DATASETS) + " | worst |",
+        "|---|---|---|---|",
+    ]
+    for row in result["ranking_by_worst_margin"][:20]:
+        m = row["margins"]
+        lines.append(
+            f"| {row['rule']} | "
+            + " | ".join(f"{m[d]:+.3f}" for d in DATASETS)
+            + f" | {min(m.values()):+.3f} |"
+        )
+    lines += ["", "## Rules without a weight", "", "| rule | " + " | ".join(DATASETS) + " |", "|---|---|---|"]
+    for key in (k for k in rows if k.startswith("o:")):
+        lines.append(
+            f"| {key[2:]} | "
+            + " | ".join(f"{rows[key][d]['ndcg@10'] - best[d]:+.3f}" for d in DATASETS)
+            + " |"
+        )
+    lines += [
+        "",
+        "## Sensitivity: margin (" + " / ".join(DATASETS) + ") by dense weight w (BM25 1 - w)",
+        "",
+        "| family | " + " | ".join(str(w) for w in WEIGHTS) + " | safe w |",
+        "|---" * (len(WEIGHTS) + 2) + "|",
+    ]
+    for fam in families:
+        cells = []
+        for w in WEIGHTS:
+            m = rows[f"w:{fam}@{w}"]
+            cells.append("/".join(f"{m[d]['ndcg@10'] - best[d]:+.3f}" for d in DATASETS))
+        safe = result["safe_weights"][fam]
+        lines.append(f"| {fam} | " + " | ".join(cells) + f" | {', '.join(map(str, safe)) or 'none'} |")
+    lines += [
+        "",
+        "## Leave one dataset out: w tuned on one, margin on the other",
+        "",
+        "| family | tuned on cranfield: w, cosqa margin | tuned on cosqa: w, cranfield margin |",
+        "|---|---|---|",
+    ]
+    for fam, v in result["leave_one_dataset_out"].items():
+        a, b = v["tune cranfield"], v["tune cosqa"]
+        lines.append(
+            f"| {fam} | {a['w']}, {a['margin on cosqa']:+.3f} | {b['w']}, {b['margin on cranfield']:+.3f} |"
+        )
+    cv = result["split_half_cv"]
+    top = ", ".join(f"{k[2:]} x{v}" for k, v in list(cv["chosen"].items())[:5])
+    lines += [
+        "",
+        f"## Split-half CV ({cv['repeats']} splits; pick (family, w) by worst-case margin on half "
+        "the queries of each dataset, test on the other half)",
+        "",
+        f"test worst-case margin: mean {cv['test_worst_margin_mean']:+.4f}, 5th percentile "
+        f"{cv['test_worst_margin_p05']:+.4f}, "
+        f"below 0 in {cv['share_test_worst_margin_below_0']:.0%} of splits; "
+        f"picked most often: {top}",
+    ]
+    lines += [
+        "",
+        "## Paired tests against the better single retriever (two-sided; p)",
+        "",
+        "| dataset | run | metric | delta | t-test p | randomisation p |",
+        "|---|---|---|---|---|---|",
+    ]
+    for d, by_run in result["significance_vs_best_single"].items():
+        for key, tests in by_run.items():
+            for metric in METRICS:
+                t, f = tests["student"][metric], tests["fisher"][metric]
+                lines.append(
+                    f"| {d} (vs {setup['best_single'][d]}) | {key} | {metric} | {t['delta']:+.3f} | "
+                    f"{t['p']:.3g} | {f['p']:.3g} |"
+                )
+    lines += [
+        "",
+        "## Depth of each list for the default (margin)",
+        "",
+        "| depth | " + " | ".join(DATASETS) + " |",
+        "|---|---|---|",
+    ]
+    for depth, key in ((20, "depth:20"), (DEPTH, result["default"]["rule"]), (100, "depth:100")):
+        lines.append(
+            f"| {depth} | " + " | ".join(f"{rows[key][d]['ndcg@10'] - best[d]:+.3f}" for d in DATASETS) + " |"
+        )
+    lat = result["fusion_latency_us"]
+    lines += [
+        "",
+        "Fusion cost per query (shared cores, provisional): "
+        f"zscore {lat['zscore']:.0f} us, rrf {lat['rrf']:.0f} us.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

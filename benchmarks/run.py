@@ -1,0 +1,280 @@
+"""Quality suite: every dataset x every configuration of the ablation list, written to JSON.
+
+For each BEIR-layout dataset under ``--datasets`` the corpus is ingested once per index group
+(configurations whose overrides leave the index alone share one ingest, see ``configs.py``),
+then every configuration answers every judged query through ``Engine.query`` (the code path users
+run) and is scored with ranx: nDCG@10, MRR@10, P@3, Recall@50, Recall@100, mean and per query,
+so that two runs can be compared with a paired test (``report.py --compare A.json B.json``).
+Latency percentiles per stage come from the query traces (``wall``: around the call).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py                      # the full suite
+    .venv/bin/python benchmarks/run.py --fake --max-queries 20 --configs bm25 default   # a quick look
+    .venv/bin/python benchmarks/report.py                                     # tables and plots
+
+The result records the machine (cores, CPU, RAM, load average at start and end), the data
+(files' sha256, counts), each configuration's full settings, the warm-up, and the git commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs  # noqa: E402
+
+from hybrid_rag.bench import git_info, machine_info  # noqa: E402
+from hybrid_rag.embedders import make_embedder  # noqa: E402
+from hybrid_rag.engine import Engine  # noqa: E402
+from hybrid_rag.evaluation import BeirDataset, load_beir  # noqa: E402
+from hybrid_rag.experiment import ExperimentResult, evaluate_engine, ingest_dataset  # noqa: E402
+from hybrid_rag.protocols import Embedder  # noqa: E402
+from hybrid_rag.retrieval.retriever import resolve_flags  # noqa: E402
+from hybrid_rag.settings import Settings, load_settings  # noqa: E402
+
+DATASETS = ROOT.parent / "shared" / "datasets"
+WORK = ROOT / "benchmarks" / "work" / "suite"
+OUT = ROOT / "benchmarks" / "results" / "suite.json"
+FORMAT = "hybrid-rag-suite/1"
+WARMUP = 3
+DIGITS = 6
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- data ------------------------------------------------------------------------------------------
+
+
+def find_datasets(root: Path, only: Sequence[str] = ()) -> list[Path]:
+    """BEIR folders (with a corpus.jsonl) under ``root``, by name; ``only`` keeps those named."""
+    found = sorted(p for p in root.iterdir() if (p / "corpus.jsonl").is_file()) if root.is_dir() else []
+    if only:
+        missing = sorted(set(only) - {p.name for p in found})
+        if missing:
+            raise SystemExit(f"run.py: no dataset {', '.join(missing)} under {root}")
+        found = [p for p in found if p.name in only]
+    if not found:
+        raise SystemExit(f"run.py: no BEIR datasets (folders with corpus.jsonl) under {root}")
+    return found
+
+
+def _natural(key: str) -> tuple[Any, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", key))
+
+
+def limit_queries(dataset: BeirDataset, n: int | None) -> BeirDataset:
+    """At most ``n`` judged queries, evenly spaced over the ids in natural order (all when None)."""
+    qids = sorted(dataset.qrels, key=_natural)
+    if n is None or n >= len(qids):
+        return dataset
+    step = len(qids) / n
+    kept = [qids[int(i * step)] for i in range(n)]
+    return BeirDataset(
+        dataset.name, dataset.corpus, {q: dataset.queries[q] for q in kept}, {q: dataset.qrels[q] for q in kept}
+    )
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """sha256 of the files a dataset is read from, so two results can be checked for the same data."""
+    out = {}
+    for rel in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        digest = hashlib.sha256()
+        with (folder / rel).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[rel] = digest.hexdigest()
+    return out
+
+
+# -- engines ---------------------------------------------------------------------------------------
+
+
+def open_engine(settings: Settings, work: Path, embedder: Embedder) -> tuple[Engine, list[str]]:
+    """An Engine on ``work`` with the shared embedder; a reranker is attached when the engine has none.
+
+    ``Engine`` builds its retriever without a reranker (so ``features.rerank`` would only add the
+    note "rerank skipped"); the suite gives it the one ``rerank.backend`` names, as the CLI would.
+    """
+    from hybrid_rag.retrieval.rerank import make_reranker
+
+    engine = Engine(settings.with_overrides({"paths.data_dir": str(work)}), embedder=embedder)
+    notes = []
+    if engine.retriever.reranker is None:
+        engine.retriever.reranker = make_reranker(engine.settings, embedder)
+        notes.append(f"reranker {settings.rerank.backend} attached by the suite (Engine wires none)")
+    return engine, notes
+
+
+def ingest(dataset: BeirDataset, settings: Settings, work: Path, embedder: Embedder) -> dict[str, Any]:
+    """Ingest ``dataset`` into ``work`` (incremental: a kept folder costs a comparison of hashes)."""
+    engine, _ = open_engine(settings, work, embedder)
+    try:
+        before = engine.store.chunk_count() if engine.store.exists else 0
+        seconds = ingest_dataset(engine, dataset)
+        stats = engine.stats()
+        live = engine.indices.get()
+        return {
+            "work_dir": str(work),
+            "seconds": round(seconds, 3),
+            "fresh": before == 0,
+            "chunks": stats.chunks,
+            "vectors": int(getattr(live.dense, "window_count", len(live.dense))),
+            "bytes_on_disk": dict(stats.bytes_on_disk),
+        }
+    finally:
+        engine.close()
+
+
+def result_record(
+    config: BenchConfig, settings: Settings, result: ExperimentResult, group: str, seconds: float
+) -> dict[str, Any]:
+    flags = resolve_flags(settings.features, config.features)
+    return {
+        "dataset": result.dataset,
+        "config": config.name,
+        "description": config.description,
+        "mode": result.mode,
+        "features": flags.model_dump(),
+        "overrides": dict(config.overrides),
+        "index_group": group,
+        "queries": result.queries,
+        "chunks": result.chunks,
+        "metrics": {k: round(v, DIGITS) for k, v in result.report.means.items()},
+        "latency_ms": {s: {k: round(v, 3) for k, v in p.items()} for s, p in result.latency_ms.items()},
+        "notes": list(result.notes),
+        "seconds": round(seconds, 2),
+        "settings": settings.model_dump(mode="json"),
+        "per_query": {
+            m: {q: round(v, DIGITS) for q, v in values.items()} for m, values in result.report.per_query.items()
+        },
+    }
+
+
+def run_dataset(
+    folder: Path, configs: Sequence[BenchConfig], base: Settings, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    dataset = limit_queries(load_beir(folder), args.max_queries)
+    info: dict[str, Any] = {
+        "name": dataset.name,
+        "path": str(folder),
+        "docs": len(dataset.corpus),
+        "queries": len(dataset.queries),
+        "judgements": sum(len(d) for d in dataset.qrels.values()),
+        "sha256": fingerprint(folder),
+        "ingest": {},
+    }
+    records: list[dict[str, Any]] = []
+    notes: set[str] = set()
+    embedders: dict[str, Embedder] = {}
+    for group, members in group_by_index(configs, base).items():
+        group_settings = members[0].settings(base)
+        key = json.dumps(group_settings.embedding.model_dump(mode="json"), sort_keys=True)
+        embedder = embedders.setdefault(key, make_embedder(group_settings.embedding))
+        work = Path(args.work) / dataset.name / group
+        if args.fresh and work.exists():
+            shutil.rmtree(work)
+        log(f"{dataset.name}: ingest group {group} ({', '.join(c.name for c in members)}) into {work}")
+        info["ingest"][group] = ingest(dataset, group_settings, work, embedder)
+        log(f"{dataset.name}: ingest {info['ingest'][group]['seconds']:.1f} s")
+        for config in members:
+            settings = config.settings(base)
+            engine, engine_notes = open_engine(settings, work, embedder)
+            notes.update(engine_notes)
+            start = time.perf_counter()
+            try:
+                result = evaluate_engine(
+                    engine,
+                    dataset,
+                    mode=config.resolved_mode(base),
+                    features=dict(config.features),
+                    warmup=args.warmup,
+                    ingest_seconds=info["ingest"][group]["seconds"],
+                )
+            finally:
+                engine.close()
+            seconds = time.perf_counter() - start
+            records.append(result_record(config, settings, result, group, seconds))
+            m = result.report.means
+            log(
+                f"{dataset.name} {config.name:22} nDCG@10 {m['ndcg@10']:.3f}  MRR@10 {m['mrr@10']:.3f}  "
+                f"p50 {result.latency_ms['wall']['p50']:.1f} ms  ({seconds:.0f} s)"
+            )
+    return info, records, sorted(notes)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", default=str(DATASETS), help="folder of BEIR datasets (default %(default)s)")
+    p.add_argument("--only", nargs="*", default=[], help="dataset names to run (default: all)")
+    p.add_argument("--configs", nargs="*", default=[], help=f"configurations (default: all of {len(CONFIGS)})")
+    p.add_argument("--config", help="base settings YAML (default: the built-in defaults)")
+    p.add_argument("--fake", action="store_true", help="the hash embedder instead of the model (plumbing only)")
+    p.add_argument("--max-queries", type=int, default=None, help="evaluate this many judged queries")
+    p.add_argument("--warmup", type=int, default=WARMUP, help="untimed queries before each configuration")
+    p.add_argument("--work", default=str(WORK), help="ingested stores, kept between runs (%(default)s)")
+    p.add_argument("--fresh", action="store_true", help="delete the work folders first (time a full ingest)")
+    p.add_argument("--out", default=str(OUT), help="JSON result (default %(default)s)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.time()
+    machine = machine_info()
+    base = load_settings(args.config)
+    if args.fake:
+        base = base.with_overrides({"embedding.model": "fake"})
+    configs = select_configs(args.configs)
+    names = [c.name for c in configs]
+    if BASELINE not in names:
+        log(f"note: the baseline configuration {BASELINE!r} is not in the run; no paired tests in the report")
+    datasets, results, notes = [], [], set()
+    for folder in find_datasets(Path(args.datasets), args.only):
+        info, records, dataset_notes = run_dataset(folder, configs, base, args)
+        datasets.append(info)
+        results.extend(records)
+        notes.update(dataset_notes)
+    out = {
+        "format": FORMAT,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "git": git_info(ROOT),
+        "machine": machine,
+        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        "protocol": {
+            "warmup_queries": args.warmup,
+            "repeats": 1,
+            "top_k": 100,
+            "embedder": "fake" if args.fake else base.embedding.model,
+            "max_queries": args.max_queries,
+            "timing": "per query: the trace's stages; wall = around Engine.query; one pass (repeats 1)",
+        },
+        "configs": [c.to_dict() for c in configs],
+        "baseline": BASELINE,
+        "datasets": datasets,
+        "results": results,
+        "notes": sorted(notes),
+        "wall_seconds": round(time.time() - started, 1),
+    }
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {path} ({out['wall_seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
