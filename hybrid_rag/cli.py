@@ -75,6 +75,15 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 "unchanged": len(plan.unchanged),
                 "deleted": plan.deleted,
                 "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
+                "duplicates": [
+                    {
+                        "path": d.path,
+                        "start_line": d.start_line,
+                        "end_line": d.end_line,
+                        "duplicate_of": d.duplicate_of,
+                    }
+                    for d in report.duplicates
+                ],
                 "chunks_written": report.chunks_written,
                 "embedded": report.embedded,
                 "dry_run": report.dry_run,
@@ -94,6 +103,10 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"  {label:8} {display_path(p)}")
     for s in plan.skipped:
         print(f"  skipped  {display_path(s.path)}: {s.reason}", file=sys.stderr)
+    if report.duplicates:
+        print(f"near-duplicate chunks stored once: {len(report.duplicates)} dropped")
+        for d in report.duplicates[:10]:
+            print(f"  duplicate {display_path(d.path)}:{d.start_line}-{d.end_line}")
     if report.build:
         b = report.build
         print(

@@ -157,12 +157,30 @@ class NearDuplicateFilter:
             m.hashvalues = np.minimum(template.hashvalues, (mixed * a + b).min(axis=0))
         return m
 
+    def from_hashvalues(self, values: np.ndarray) -> MinHash:
+        """A signature back from ``MinHash.hashvalues`` (as the store caches them)."""
+        if self._template is None:
+            self.minhash(np.zeros(0, dtype=np.uint32))
+        assert self._template is not None
+        return MinHash(
+            num_perm=self.settings.num_perm,
+            seed=SEED,
+            scheme="affine32",
+            hashfunc=int,
+            hashvalues=np.asarray(values, dtype=np.uint64),
+            permutations=self._template.permutations,
+        )
+
     def find_duplicates(
-        self, new: Sequence[tuple[str, str]], existing: Iterable[tuple[str, str]] = ()
+        self,
+        new: Sequence[tuple[str, str]],
+        existing: Iterable[tuple[str, str | MinHash | None]] = (),
     ) -> dict[str, str]:
         """Map each dropped new chunk's sha256 to the sha256 of the kept chunk it duplicates.
 
-        ``new`` and ``existing`` are (sha256, text) pairs. The first occurrence is kept: existing
+        ``new`` and ``existing`` are (sha256, text) pairs; an existing chunk may come with its
+        signature (a MinHash, or None for a text without words) instead of its text, so that a
+        store need not re-hash its whole corpus on every ingest. The first occurrence is kept: existing
         chunks first, then new ones in order. A new chunk whose sha256 is an existing one maps to
         itself. A sha256 repeated within ``new`` is one chunk, decided at its first occurrence.
         With ``enabled`` false nothing is dropped (``{}``).
@@ -182,7 +200,7 @@ class NearDuplicateFilter:
 
         for sha, text in existing:
             if sha not in kept:
-                keep(sha, self.signature(text))
+                keep(sha, self.signature(text) if isinstance(text, str) else text)
         existing_shas = set(kept)
         result: dict[str, str] = {}
         seen: set[str] = set()

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hybrid_rag.archive import is_zip, load_zip
 from hybrid_rag.chunking import chunk_file
+from hybrid_rag.dedupe import NearDuplicateFilter
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.live import BuildReport, IndexBuilder, embed_missing
 from hybrid_rag.loaders import iter_files
@@ -41,6 +43,16 @@ class IngestPlan:
 
 
 @dataclass(frozen=True)
+class Duplicate:
+    """A chunk that was not stored because it nearly duplicates a kept one."""
+
+    path: str
+    start_line: int
+    end_line: int
+    duplicate_of: str  # sha256 of the kept chunk
+
+
+@dataclass(frozen=True)
 class IngestReport:
     plan: IngestPlan
     chunks_written: int = 0
@@ -48,6 +60,7 @@ class IngestReport:
     build: BuildReport | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     dry_run: bool = False
+    duplicates: tuple[Duplicate, ...] = ()
 
 
 def plan_changes(
@@ -96,9 +109,15 @@ class Ingestor:
         """Ingest folders and files; raises InputError when they hold nothing ingestible."""
         files: list[LoadedFile] = []
         skipped: list[SkippedFile] = []
-        for item in iter_files([Path(p) for p in paths], self.settings.loading):
+        archives = [Path(p) for p in paths if is_zip(Path(p))]
+        for archive in archives:  # read whole, or refused whole: never half an archive
+            members, passed = load_zip(archive, self.settings.loading, self.settings.archive)
+            files.extend(members)
+            skipped.extend(passed)
+        plain = [Path(p) for p in paths if Path(p) not in archives]
+        for item in iter_files(plain, self.settings.loading) if plain else ():
             (files if isinstance(item, LoadedFile) else skipped).append(item)
-        roots = [str(Path(p).resolve().as_posix()) for p in paths if Path(p).is_dir()]
+        roots = [Path(p).resolve().as_posix() for p in paths if Path(p).is_dir() or Path(p) in archives]
         if not files and not self._stored_under(roots):
             reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
             where = ", ".join(str(p) for p in paths)
@@ -142,6 +161,10 @@ class Ingestor:
         seconds["chunk"] = time.perf_counter() - t
 
         t = time.perf_counter()
+        chunked, duplicates = self.drop_near_duplicates(chunked, replaced=todo | set(plan.deleted))
+        seconds["dedupe"] = time.perf_counter() - t
+
+        t = time.perf_counter()
         texts = {sp.sha256: sp.text for fc in chunked for sp in fc.spans}
         done = 0
 
@@ -177,7 +200,49 @@ class Ingestor:
         if progress:
             progress("index", 1, 1)
         seconds["index"] = time.perf_counter() - t
-        return IngestReport(plan, len(new_ids), embedded, build, seconds)
+        return IngestReport(plan, len(new_ids), embedded, build, seconds, duplicates=duplicates)
+
+    def drop_near_duplicates(
+        self, chunked: list[FileChunks], *, replaced: set[str]
+    ) -> tuple[list[FileChunks], tuple[Duplicate, ...]]:
+        """Drop new chunks that nearly duplicate a kept chunk (MinHash LSH, ``dedupe.threshold``).
+
+        Kept chunks are those of stored files that this ingest leaves alone, then new chunks in
+        order; their signatures are cached in the store, so an ingest hashes only new text.
+        """
+        cfg = self.settings.dedupe
+        if not cfg.enabled:
+            return chunked, ()
+        finder = NearDuplicateFilter(cfg)
+        existing = [(c.sha256, c.text) for c in self.store.iter_chunks() if c.path not in replaced]
+        cached = self.store.cached_signatures(cfg.num_perm, (sha for sha, _ in existing))
+        signatures = {sha: finder.signature(text) for sha, text in existing if sha not in cached}
+        signatures.update(
+            {sha: None if v is None else finder.from_hashvalues(v) for sha, v in cached.items()}
+        )
+        missing = {sha: m for sha, m in signatures.items() if sha not in cached}
+        new = [(sp.sha256, sp.text) for fc in chunked for sp in fc.spans]
+        dropped = finder.find_duplicates(new, [(sha, signatures[sha]) for sha, _ in existing])
+        fresh = {sha: finder.signature(text) for sha, text in new if sha not in dropped}
+        fresh.update(missing)
+        self.store.put_signatures(
+            cfg.num_perm, {sha: None if m is None else m.hashvalues for sha, m in fresh.items()}
+        )
+        seen: set[str] = set()
+        kept: list[FileChunks] = []
+        duplicates: list[Duplicate] = []
+        for fc in chunked:
+            spans = []
+            for sp in fc.spans:
+                if sp.sha256 in dropped or sp.sha256 in seen:  # a near copy, or an exact repeat
+                    duplicates.append(
+                        Duplicate(fc.file.path, sp.start_line, sp.end_line, dropped.get(sp.sha256, sp.sha256))
+                    )
+                else:
+                    seen.add(sp.sha256)
+                    spans.append(sp)
+            kept.append(FileChunks(fc.file, spans))
+        return kept, tuple(duplicates)
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
         prefixes = tuple(r.rstrip("/") + "/" for r in roots)

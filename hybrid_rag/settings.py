@@ -117,7 +117,7 @@ class BM25Settings(_Section):
     b: float = Field(0.75, ge=0, le=1)
     bm25_min_df: int = Field(1, ge=1)
     tokenizer: Literal["spacy", "regex"] = "spacy"
-    stopwords: bool = True
+    stopwords: Literal["spacy", "lucene", "none"] = "spacy"  # spacy: 326 words; lucene: 33 function words
     stemmer: Literal["none", "english"] = "none"
     split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
 

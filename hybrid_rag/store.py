@@ -92,6 +92,15 @@ class _Embedding(_Base):
     vector: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class _Signature(_Base):
+    """MinHash signatures of chunk texts (near-duplicate detection), keyed by chunk sha256."""
+
+    __tablename__ = "signatures"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    num_perm: Mapped[int] = mapped_column(Integer)
+    hashvalues: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # None: no words
+
+
 class _IndexVersion(_Base):
     __tablename__ = "index_versions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -381,6 +390,38 @@ class MetadataStore:
             for sha, vec in embeddings.items()
             if sha not in known
         )
+
+    # -- near-duplicate signatures ---------------------------------------------------------
+
+    def cached_signatures(self, num_perm: int, sha256s: Iterable[str]) -> dict[str, np.ndarray | None]:
+        """MinHash hash values by chunk sha256 (None for a text without words)."""
+        out: dict[str, np.ndarray | None] = {}
+        with self._session() as s:
+            for batch in _batches(sorted(set(sha256s))):
+                query = select(_Signature).where(
+                    _Signature.num_perm == num_perm, _Signature.sha256.in_(batch)
+                )
+                for row in s.scalars(query):
+                    values = row.hashvalues
+                    out[row.sha256] = (
+                        None if values is None else np.frombuffer(values, dtype=np.uint64).copy()
+                    )
+        return out
+
+    def put_signatures(self, num_perm: int, signatures: Mapping[str, np.ndarray | None]) -> None:
+        with self._session() as s, s.begin():
+            known = set()
+            for batch in _batches(list(signatures)):
+                known.update(s.scalars(select(_Signature.sha256).where(_Signature.sha256.in_(batch))))
+            s.add_all(
+                _Signature(
+                    sha256=sha,
+                    num_perm=num_perm,
+                    hashvalues=None if values is None else np.asarray(values, dtype=np.uint64).tobytes(),
+                )
+                for sha, values in signatures.items()
+                if sha not in known
+            )
 
     # -- index versions --------------------------------------------------------------------
 

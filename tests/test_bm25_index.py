@@ -85,8 +85,8 @@ def test_bm25s_and_rank_bm25_agree(variant: str, scale: float) -> None:
     bm25s adding the delta of absent terms back at query time. We compare every matching document
     (k = corpus size), so top-k sets and the full order must both agree.
     """
-    fast = _manager(backend="bm25s", variant=variant, stopwords=False)
-    reference = _manager(backend="rank_bm25", variant=variant, stopwords=False)
+    fast = _manager(backend="bm25s", variant=variant, stopwords="none")
+    reference = _manager(backend="rank_bm25", variant=variant, stopwords="none")
     compared = 0
     for query in QUERIES:
         got = fast.search(query, len(CORPUS))
@@ -114,7 +114,7 @@ def test_bm25_plus_floor_alone_is_no_match() -> None:
 @pytest.mark.parametrize("backend", ["bm25s", "rank_bm25"])
 def test_identifier_parts_match_plain_words(backend: str) -> None:
     variant = "lucene" if backend == "bm25s" else "robertson"
-    manager = _manager(backend=backend, variant=variant, stopwords=False)
+    manager = _manager(backend=backend, variant=variant, stopwords="none")
     top = [h.id for h in manager.search("get file name", 3)]
     assert set(top) == {IDS[2], IDS[5], IDS[24]}
 

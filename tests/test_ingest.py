@@ -115,3 +115,62 @@ def test_an_index_built_with_another_model_is_refused_with_the_fix(engine, corpu
         other.query("soil")
     assert "hybrid-rag rebuild" in str(err.value)
     other.close()
+
+
+def test_zip_is_ingested_member_by_member_and_a_bad_zip_is_refused_whole(engine, tmp_path):
+    import zipfile
+
+    archive = tmp_path / "docs.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("guide/intro.md", "# Intro\n\nBeekeeping starts with a strong colony.\n")
+        zf.writestr("src/hive.py", "def inspect_hive(frames):\n    return [f for f in frames if f]\n")
+    report = engine.ingest([archive])
+    assert len(report.plan.added) == 2
+    paths = {d.path for d in engine.store.documents()}
+    assert paths == {
+        f"{archive.resolve().as_posix()}/guide/intro.md",
+        f"{archive.resolve().as_posix()}/src/hive.py",
+    }
+    top = engine.query("beekeeping colony", top_k=1).chunks[0]
+    assert top.citation.endswith("docs.zip/guide/intro.md:1-3")
+
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as zf:
+        zf.writestr("ok.md", "fine\n")
+        zf.writestr("../escape.md", "outside\n")
+    counts = engine.store.counts()
+    with pytest.raises(InputError, match="refusing zip archive"):
+        engine.ingest([evil])
+    assert engine.store.counts() == counts  # nothing half-ingested
+
+
+def test_near_duplicate_chunks_are_stored_once_and_reported(engine, tmp_path):
+    folder = tmp_path / "dups"
+    folder.mkdir()
+    text = "\n".join(
+        f"line {i}: the rotor blade tip vortex interacts with the following blade" for i in range(40)
+    )
+    (folder / "a.md").write_text(text + "\n")
+    (folder / "b.md").write_text(text + "\n")  # the same text in another file
+    (folder / "c.md").write_text("something else entirely about soil and compost\n")
+    report = engine.ingest([folder])
+    assert len(report.duplicates) == 1 and report.duplicates[0].path.endswith("b.md")
+    assert engine.store.counts()["chunks"] == 2
+    # re-ingesting a changed a.md is not a duplicate of its own old version
+    (folder / "a.md").write_text(text + "\nline 40: and a new closing remark\n")
+    report = engine.ingest([folder])
+    assert report.chunks_written == 1 and not report.duplicates
+
+
+def test_chroma_backend_serves_the_same_pipeline(settings, corpus):
+    chroma = Engine(settings.with_overrides({"index.dense_backend": "chroma"}))
+    try:
+        chroma.ingest([corpus])
+        result = chroma.query("parse config file into a dictionary", mode="dense", top_k=1)
+        assert result.chunks[0].path.endswith("geometry.py")
+    finally:
+        chroma.close()
+    faiss_engine = Engine(settings)  # same data dir, other backend: refused with the fix
+    with pytest.raises(IndexMismatchError, match="dense_backend"):
+        faiss_engine.query("soil")
+    faiss_engine.close()

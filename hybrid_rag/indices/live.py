@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -96,22 +97,44 @@ def source_hash(chunk_hashes: dict[int, str]) -> str:
     return digest.hexdigest()
 
 
-def _dense_class(settings: Settings) -> type[FaissVectorIndex] | type[WindowedVectorIndex]:
-    return WindowedVectorIndex if settings.index.dense_scoring == "maxp" else FaissVectorIndex
+def _backend(settings: Settings) -> type:
+    """The vector store behind the dense index: Faiss (exact) or Chroma (HNSW)."""
+    if settings.index.dense_backend == "chroma":
+        from hybrid_rag.indices.chroma import ChromaVectorIndex
+
+        return ChromaVectorIndex
+    return FaissVectorIndex
+
+
+def new_dense(settings: Settings, embedder: Embedder) -> FaissVectorIndex | WindowedVectorIndex:
+    backend = _backend(settings)
+    if settings.index.dense_scoring == "maxp":
+        return WindowedVectorIndex.create(embedder.dimension, embedder.model_name, backend)
+    return backend(embedder.dimension, embedder.model_name)
+
+
+def load_dense(
+    settings: Settings, directory: Path, embedder: Embedder
+) -> FaissVectorIndex | WindowedVectorIndex:
+    backend = _backend(settings)
+    kwargs = {"model_name": embedder.model_name, "dimension": embedder.dimension}
+    if settings.index.dense_scoring == "maxp":
+        return WindowedVectorIndex.load(directory, backend=backend, **kwargs)
+    return backend.load(directory, **kwargs)
 
 
 def load_version(versions: IndexVersions, version: int, settings: Settings, embedder: Embedder) -> LiveIndex:
     directory = versions.directory(version)
     manifest = versions.manifest(version)
-    built = manifest.get("params", {}).get("dense_scoring", "pooled")
-    if built != settings.index.dense_scoring:
-        raise IndexMismatchError(
-            f"index version {version} at {directory} was built with dense_scoring {built!r}; the config says "
-            f"{settings.index.dense_scoring!r}: run `hybrid-rag rebuild`"
-        )
-    dense = _dense_class(settings).load(
-        directory, model_name=embedder.model_name, dimension=embedder.dimension
-    )
+    params = manifest.get("params", {})
+    for key in ("dense_scoring", "dense_backend"):
+        built, wanted = params.get(key), getattr(settings.index, key)
+        if built != wanted:
+            raise IndexMismatchError(
+                f"index version {version} at {directory} was built with index.{key} {built!r}; the config "
+                f"says {wanted!r}: run `hybrid-rag rebuild`"
+            )
+    dense = load_dense(settings, directory, embedder)
     bm25 = BM25IndexManager.load(directory, settings.bm25)
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
@@ -182,7 +205,7 @@ class IndexBuilder:
             have = set(dense.ids().tolist())
             todo = [c for c in chunks if c.id not in have]
         else:
-            dense = self._new_dense()
+            dense = new_dense(self.settings, self.embedder)
             removed, todo = 0, chunks
         windows, embedded = embed_missing(
             self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
@@ -212,6 +235,7 @@ class IndexBuilder:
             "model": self.embedder.model_name,
             "dimension": self.embedder.dimension,
             "dense_scoring": self.settings.index.dense_scoring,
+            "dense_backend": self.settings.index.dense_backend,
             "bm25": self.settings.bm25.model_dump(),
             "chunking": self.settings.chunking.model_dump(),
         }
@@ -244,25 +268,16 @@ class IndexBuilder:
             return self.store.chunk_count() > 0
         return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
 
-    def _new_dense(self) -> FaissVectorIndex | WindowedVectorIndex:
-        if self.settings.index.dense_scoring == "maxp":
-            return WindowedVectorIndex.create(self.embedder.dimension, self.embedder.model_name)
-        return FaissVectorIndex(self.embedder.dimension, self.embedder.model_name)
-
     def _previous_dense(self) -> FaissVectorIndex | WindowedVectorIndex | None:
         """The live version's dense index, to update in place of a full build, if it is compatible."""
         version = self.versions.current()
         if version is None:
             return None
         params = self.versions.manifest(version).get("params", {})
-        if params.get("dense_scoring", "pooled") != self.settings.index.dense_scoring:
+        if any(params.get(k) != getattr(self.settings.index, k) for k in ("dense_scoring", "dense_backend")):
             return None
         try:
-            return _dense_class(self.settings).load(
-                self.versions.directory(version),
-                model_name=self.embedder.model_name,
-                dimension=self.embedder.dimension,
-            )
+            return load_dense(self.settings, self.versions.directory(version), self.embedder)
         except (IndexMismatchError, CorruptIndexError):
             return None  # another model, or a damaged version: this build starts from scratch
 

@@ -60,8 +60,9 @@ class WindowedVectorIndex:
             self._counts[cid] = self._counts.get(cid, 0) + 1
 
     @classmethod
-    def create(cls, dimension: int, model_name: str) -> WindowedVectorIndex:
-        return cls(FaissVectorIndex(dimension, model_name))
+    def create(cls, dimension: int, model_name: str, backend: type = FaissVectorIndex) -> WindowedVectorIndex:
+        """An empty index over a new ``backend`` (FaissVectorIndex or ChromaVectorIndex)."""
+        return cls(backend(dimension, model_name))
 
     @property
     def dimension(self) -> int:
@@ -172,7 +173,9 @@ class WindowedVectorIndex:
         )
 
     @classmethod
-    def load(cls, directory: Path, *, model_name: str, dimension: int) -> WindowedVectorIndex:
+    def load(
+        cls, directory: Path, *, model_name: str, dimension: int, backend: type = FaissVectorIndex
+    ) -> WindowedVectorIndex:
         import json
 
         path = Path(directory) / MANIFEST_FILE
@@ -186,7 +189,7 @@ class WindowedVectorIndex:
             raise CorruptIndexError(
                 f"{path} uses window_bits {manifest.get('window_bits')}: run `hybrid-rag rebuild`"
             )
-        index = cls(FaissVectorIndex.load(directory, model_name=model_name, dimension=dimension))
+        index = cls(backend.load(directory, model_name=model_name, dimension=dimension))
         if len(index) != manifest.get("chunks") or index.window_count != manifest.get("windows"):
             raise CorruptIndexError(
                 f"{path} does not match the dense index beside it: run `hybrid-rag rebuild`"

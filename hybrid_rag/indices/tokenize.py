@@ -91,6 +91,27 @@ def spacy_english_stop_words() -> frozenset[str]:
     return frozenset(STOP_WORDS)
 
 
+StopWords = Literal["spacy", "lucene", "none"]
+
+# Lucene's classic English stop set (StopAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words; also bm25s's
+# STOPWORDS_EN): function words only, so code words such as get, name, call, first stay searchable.
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split()
+)
+
+
+def stop_words(name: StopWords | bool) -> frozenset[str]:
+    """The stop-word set by name (``True`` means spaCy's list, ``False`` none)."""
+    if name is True or name == "spacy":
+        return spacy_english_stop_words()
+    if name == "lucene":
+        return LUCENE_STOP_WORDS
+    if name is False or name == "none":
+        return frozenset()
+    raise ValueError(f"unknown stop-word list {name!r}; valid: spacy, lucene, none")
+
+
 class Tokenizer:
     """Turns text into BM25 terms; cheap to build (spaCy and the stemmer load on first use).
 
@@ -102,7 +123,7 @@ class Tokenizer:
     def __init__(
         self,
         kind: TokenizerKind = "spacy",
-        stopwords: bool = True,
+        stopwords: StopWords | bool = "spacy",
         stemmer: StemmerName = "none",
         split_identifiers: bool = True,
     ) -> None:
@@ -111,7 +132,9 @@ class Tokenizer:
         if stemmer not in ("none", "english"):
             raise ValueError(f"unknown stemmer {stemmer!r}; valid: none, english")
         self.kind: TokenizerKind = kind
-        self.stopwords = bool(stopwords)
+        self.stopwords: StopWords = {True: "spacy", False: "none"}.get(stopwords, stopwords)  # type: ignore[arg-type]
+        if self.stopwords not in ("spacy", "lucene", "none"):
+            raise ValueError(f"unknown stop-word list {stopwords!r}; valid: spacy, lucene, none")
         self.stemmer: StemmerName = stemmer
         self.split_identifiers = bool(split_identifiers)
         self._spacy_tokenizer: Any = None
@@ -175,8 +198,8 @@ class Tokenizer:
             import spacy
 
             self._spacy_tokenizer = spacy.blank("en").tokenizer
-        if self.stopwords and self._stop_words is None:
-            self._stop_words = spacy_english_stop_words()
+        if self._stop_words is None:
+            self._stop_words = stop_words(self.stopwords)
         if self.stemmer == "english" and self._stem is None:
             import Stemmer
 

@@ -346,7 +346,8 @@ class QueryExpander:
             else:
                 notes.append("prf: no expansion terms in the top BM25 hits")
         if "dense" in first_pass:
-            feedback = np.array([h.id for h in first_pass["dense"][: e.prf_docs]], dtype=np.int64)
+            dense_fb = _fused_top(first_pass, e.prf_docs) if FEEDBACK_DENSE == "fused" else first_pass["dense"][: e.prf_docs]
+            feedback = np.array([h.id for h in dense_fb], dtype=np.int64)
             if feedback.size:
                 q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
                 runs["prf_dense"] = live.dense.search(
@@ -363,7 +364,7 @@ class QueryExpander:
         chunk_texts: ChunkTexts,
         tokenizer: Tokenizer,
     ) -> list[tuple[str, float]]:
-        feedback_hits = first_pass["bm25"][: self.settings.expansion.prf_docs]
+        feedback_hits = _fused_top(first_pass, self.settings.expansion.prf_docs) if FEEDBACK_LEX == "fused" else first_pass["bm25"][: self.settings.expansion.prf_docs]
         if not feedback_hits:
             return []
         pool_ids = sorted({h.id for hits in first_pass.values() for h in hits})
@@ -438,6 +439,15 @@ class QueryExpander:
         """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""
         tokenizer = getattr(live.bm25, "tokenizer", None)
         return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
+
+
+FEEDBACK_LEX = "own"
+FEEDBACK_DENSE = "own"
+
+
+def _fused_top(first_pass, n):
+    from hybrid_rag.retrieval.fusion import reciprocal_rank_fusion
+    return [Hit(f.id, f.score) for f in reciprocal_rank_fusion(first_pass)[:n]]
 
 
 def _skipped(method: ExpansionMethod, reason: str) -> Expansion:
