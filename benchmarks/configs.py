@@ -83,13 +83,17 @@ CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("+rerank", "default + rerank", features={"rerank": True}),
     BenchConfig("+mmr", "default + MMR diversification", features={"mmr": True}),
     BenchConfig(
-        "full", "default + expansion + rerank + MMR", features={"expansion": True, "rerank": True, "mmr": True}
+        "full",
+        "default + expansion + rerank + MMR",
+        features={"expansion": True, "rerank": True, "mmr": True},
     ),
 )
 BASELINE = "default"  # every other configuration is tested against this one (paired, per query)
 
 
-def select_configs(names: Sequence[str] | None, configs: Sequence[BenchConfig] = CONFIGS) -> list[BenchConfig]:
+def select_configs(
+    names: Sequence[str] | None, configs: Sequence[BenchConfig] = CONFIGS
+) -> list[BenchConfig]:
     """The named configurations in list order (all when ``names`` is empty); an unknown name fails."""
     if not names:
         return list(configs)

@@ -21,9 +21,9 @@ Query vectors are embedded once and shared, so dense timings are the search alon
 from __future__ import annotations
 
 import argparse
-import os
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -36,9 +36,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from configs import index_key  # noqa: E402
 from run import DATASETS, WORK, find_datasets, ingest, limit_queries, log, open_engine  # noqa: E402
 
+from configs import index_key  # noqa: E402
 from hybrid_rag.bench import git_info, machine_info  # noqa: E402
 from hybrid_rag.embedders import make_embedder, pool_windows  # noqa: E402
 from hybrid_rag.evaluation import chunks_to_doc_scores, evaluate, load_beir  # noqa: E402
@@ -62,7 +62,7 @@ def timed(
         start = time.perf_counter()
         hits.append(search(i))
         seconds.append(time.perf_counter() - start)
-    return hits, percentiles(seconds)
+    return hits, {k: round(v, 4) for k, v in percentiles(seconds).items()}
 
 
 def top_rows(scores: np.ndarray, k: int, positive: bool = False) -> list[tuple[int, float]]:
@@ -113,7 +113,8 @@ def bm25_systems(
     ids = ours.ids()
     row_of = {int(c): r for r, c in enumerate(ids)}
     systems["ours-bm25"] = (
-        f"BM25IndexManager.search ({ours.settings.backend}, {ours.settings.variant}, {ours.settings.tokenizer})",
+        "BM25IndexManager.search "
+        f"({ours.settings.backend}, {ours.settings.variant}, {ours.settings.tokenizer} tokenizer)",
         lambda i: [(row_of[h.id], h.score) for h in ours.search(queries[i], depth)],
         0.0,
     )

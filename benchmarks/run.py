@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs  # noqa: E402
-
 from hybrid_rag.bench import git_info, machine_info  # noqa: E402
 from hybrid_rag.embedders import make_embedder  # noqa: E402
 from hybrid_rag.engine import Engine  # noqa: E402
@@ -83,7 +82,10 @@ def limit_queries(dataset: BeirDataset, n: int | None) -> BeirDataset:
     step = len(qids) / n
     kept = [qids[int(i * step)] for i in range(n)]
     return BeirDataset(
-        dataset.name, dataset.corpus, {q: dataset.queries[q] for q in kept}, {q: dataset.qrels[q] for q in kept}
+        dataset.name,
+        dataset.corpus,
+        {q: dataset.queries[q] for q in kept},
+        {q: dataset.qrels[q] for q in kept},
     )
 
 
@@ -158,7 +160,8 @@ def result_record(
         "seconds": round(seconds, 2),
         "settings": settings.model_dump(mode="json"),
         "per_query": {
-            m: {q: round(v, DIGITS) for q, v in values.items()} for m, values in result.report.per_query.items()
+            m: {q: round(v, DIGITS) for q, v in values.items()}
+            for m, values in result.report.per_query.items()
         },
     }
 
@@ -219,14 +222,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", default=str(DATASETS), help="folder of BEIR datasets (default %(default)s)")
     p.add_argument("--only", nargs="*", default=[], help="dataset names to run (default: all)")
-    p.add_argument("--configs", nargs="*", default=[], help=f"configurations (default: all of {len(CONFIGS)})")
+    p.add_argument(
+        "--configs", nargs="*", default=[], help=f"configurations (default: all of {len(CONFIGS)})"
+    )
     p.add_argument("--config", help="base settings YAML (default: the built-in defaults)")
-    p.add_argument("--fake", action="store_true", help="the hash embedder instead of the model (plumbing only)")
+    p.add_argument(
+        "--fake", action="store_true", help="the hash embedder instead of the model (plumbing only)"
+    )
     p.add_argument("--max-queries", type=int, default=None, help="evaluate this many judged queries")
     p.add_argument("--warmup", type=int, default=WARMUP, help="untimed queries before each configuration")
     p.add_argument("--work", default=str(WORK), help="ingested stores, kept between runs (%(default)s)")
     p.add_argument("--fresh", action="store_true", help="delete the work folders first (time a full ingest)")
     p.add_argument("--out", default=str(OUT), help="JSON result (default %(default)s)")
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a busy 2-core machine torch's default made one query "
+        "embedding take 0.2-1.2 s; 0: torch's default)",
+    )
     return p.parse_args(argv)
 
 
@@ -234,6 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.time()
     machine = machine_info()
+    if args.torch_threads > 0:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
     base = load_settings(args.config)
     if args.fake:
         base = base.with_overrides({"embedding.model": "fake"})
@@ -260,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "top_k": 100,
             "embedder": "fake" if args.fake else base.embedding.model,
             "max_queries": args.max_queries,
+            "torch_threads": args.torch_threads or "default",
             "timing": "per query: the trace's stages; wall = around Engine.query; one pass (repeats 1)",
         },
         "configs": [c.to_dict() for c in configs],

@@ -80,8 +80,25 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def set_torch_threads(n: int) -> dict[str, int]:
+    """Use ``n`` torch threads (0: leave torch's default); returns the default and the number used.
+
+    On a busy 2-core machine torch's default (one thread a core) made one query's embedding take
+    0.2-1.2 s instead of ~30 ms: its threads wait for each other, as Faiss's did (see indices/dense.py).
+    """
+    import torch
+
+    default = torch.get_num_threads()
+    if n > 0:
+        torch.set_num_threads(n)
+    return {"default": default, "used": torch.get_num_threads()}
+
+
 def tree_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+    """Bytes of a file, or of every file under a folder (0 when absent)."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
 
 
 # -- the synthetic corpus --------------------------------------------------------------------------
@@ -294,7 +311,11 @@ def time_queries(queries: Sequence[str], stages: dict[str, Any], warmup: int) ->
             if isinstance(out, dict):  # a pipeline's trace: its stages too
                 for stage, value in out.items():
                     timings.setdefault(stage, []).append(value)
-    return {name: percentiles(values) for name, values in timings.items() if values}
+    return {
+        name: {k: round(v, 4) for k, v in percentiles(values).items()}
+        for name, values in timings.items()
+        if values
+    }
 
 
 def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -364,6 +385,7 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     embedder = SentenceTransformerEmbedder(settings.embedding)
     vectors = [embedder.embed_queries([q])[0] for q in queries[:1]]  # loads the model
     memory["after_model"] = rss_bytes()
+    threads = set_torch_threads(args.torch_threads)
     vectors = [embedder.embed_queries([q])[0] for q in queries]
     flat_maxp = faiss.downcast_index(maxp.inner._index.index)
     flat_pooled = faiss.downcast_index(pooled._index.index)
@@ -373,8 +395,18 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         with _one_openmp_thread():
             index.search(vectors[i][None, :], k)
 
+    def embed_default_threads(i: int) -> None:
+        import torch
+
+        torch.set_num_threads(threads["default"])
+        try:
+            embedder.embed_queries([queries[i]])
+        finally:
+            torch.set_num_threads(threads["used"])
+
     stages: dict[str, Any] = {
         "embed_query": lambda i: embedder.embed_queries([queries[i]]),
+        "embed_query_torch_default_threads": embed_default_threads,
         "bm25_search": lambda i: bm25.search(queries[i], settings.retrieval.bm25_top_k),
         "dense_maxp_search": lambda i: maxp.search(vectors[i], k),
         "dense_pooled_search": lambda i: pooled.search(vectors[i], k),
@@ -397,6 +429,7 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         out["notes"].append(f"no store above {args.store_max} chunks: the pipeline end to end is estimated")
     out["latency_ms"] = time_queries(queries, stages, args.warmup)
     out["queries"] = {"timed": args.queries, "warmup": args.warmup, "words": 5}
+    out["torch_threads"] = threads
     scanned = {"maxp": int(counts.sum()) * DIM * 4, "pooled": n * DIM * 4}
     out["scan"] = {
         name: {
@@ -442,6 +475,7 @@ def measure_ingest(args: argparse.Namespace) -> dict[str, Any]:
         i += take
     files = [load_text(f"synthetic/{j:05d}.txt", d) for j, d in enumerate(docs)]
     settings = Settings()
+    threads = set_torch_threads(args.torch_threads)
     start = time.perf_counter()
     chunks = sum(len(chunk_file(f, settings.chunking)) for f in files)
     chunk_seconds = time.perf_counter() - start
@@ -494,7 +528,8 @@ def measure_ingest(args: argparse.Namespace) -> dict[str, Any]:
     }
     out["chunk_tokens"] = {"mean": round(float(np.mean(tokens)), 1), "min": min(tokens), "max": max(tokens)}
     out["windows_per_chunk"] = {"mean": round(float(np.mean(windows)), 3), "values": windows}
-    out["embed_query_ms"] = percentiles(times)
+    out["embed_query_ms"] = {k: round(v, 3) for k, v in percentiles(times).items()}
+    out["torch_threads"] = threads
     out["memory_bytes"] = {"peak": peak_rss_bytes()}
     return out
 
@@ -522,6 +557,8 @@ def run_child(kind: str, args: argparse.Namespace, windows: Sequence[int]) -> di
         str(args.store_max),
         "--ingest-chunks",
         str(args.ingest_chunks),
+        "--torch-threads",
+        str(args.torch_threads),
         "--work",
         str(args.work),
         "--windows-dist",
@@ -602,6 +639,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--store-max", type=int, default=100_000, help="largest size given a SQLite store")
     p.add_argument("--ingest-chunks", type=int, default=240, help="chunks in the real-model ingest sample")
     p.add_argument("--no-ingest", action="store_true", help="skip the real-model ingest sample")
+    p.add_argument("--torch-threads", type=int, default=1, help="torch threads (0: torch's default)")
     p.add_argument("--work", default=str(WORK))
     p.add_argument("--keep", action="store_true", help="keep the index files in --work")
     p.add_argument("--out", default=str(OUT))
@@ -633,6 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "text_max": args.text_max,
             "store_max": args.store_max,
             "threads": "searches on one OpenMP thread, as the engine runs them (raw all-threads also shown)",
+            "torch_threads": args.torch_threads or "default",
         },
     }
     windows = default_windows()

@@ -135,13 +135,17 @@ def lucene_bm25_csc(
     column = np.cumsum(df > 0) - 1
     idf = np.log(1.0 + (start - df + 0.5) / (df + 0.5)).astype(np.float32)
     avg_len = float(doc_len.mean()) if start else 1.0
-    data = idf[term] * tf / (tf + np.float32(k1) * (np.float32(1 - b) + np.float32(b) * doc_len[doc] / avg_len))
+    data = (
+        idf[term] * tf / (tf + np.float32(k1) * (np.float32(1 - b) + np.float32(b) * doc_len[doc] / avg_len))
+    )
     del tf
     order = np.argsort(column[term], kind="stable")  # by term, each term's documents in order
     scores = {
         "data": data[order].astype(np.float32),
         "indices": doc[order].astype(np.int32),
-        "indptr": np.concatenate([[0], np.cumsum(df[present])]).astype(np.int32 if len(doc) < 2**31 else np.int64),
+        "indptr": np.concatenate([[0], np.cumsum(df[present])]).astype(
+            np.int32 if len(doc) < 2**31 else np.int64
+        ),
         "num_docs": start,
     }
     return scores, present
@@ -216,9 +220,12 @@ def quick_dataset(docs: int = 30, queries: int = 15, seed: int = 0) -> BeirDatas
     are several chunks); its query is two of them in a question, and it is the one relevant answer."""
     if not 0 < queries <= docs:
         raise ValueError(f"need 0 < queries <= docs, got {queries} queries for {docs} docs")
+    from hybrid_rag.indices.tokenize import spacy_english_stop_words
+
     rng = np.random.default_rng(seed)
-    vocab = build_vocabulary(3000)
+    vocab = build_vocabulary(20_000)
     cdf = zipf_cdf(len(vocab))
+    stop = spacy_english_stop_words()
     topics = [made_up_word(100_000 + 3 * i + j) for i in range(docs) for j in range(3)]
     corpus: dict[str, tuple[str, str]] = {}
     query_texts: dict[str, str] = {}
@@ -228,6 +235,9 @@ def quick_dataset(docs: int = 30, queries: int = 15, seed: int = 0) -> BeirDatas
         mine = topics[3 * i : 3 * i + 3]
         for position in rng.choice(len(words), size=6, replace=False):
             words[int(position)] = mine[int(position) % 3]
+        for start in range(0, len(words), LINE_WORDS):  # a line of stop words only is not searchable,
+            if all(w in stop for w in words[start : start + LINE_WORDS]):  # and a chunk may start with it
+                words[start] = vocab[len(stop) + start % 100]
         doc_id = f"d{i:03d}"
         corpus[doc_id] = (f"note {mine[0]}", render_words(words, range(len(words))))
         if i < queries:
@@ -236,7 +246,9 @@ def quick_dataset(docs: int = 30, queries: int = 15, seed: int = 0) -> BeirDatas
     return BeirDataset("quick-bench", corpus, query_texts, qrels)
 
 
-def run_quick_bench(settings: Settings, *, docs: int = 30, queries: int = 15, seed: int = 0) -> dict[str, Any]:
+def run_quick_bench(
+    settings: Settings, *, docs: int = 30, queries: int = 15, seed: int = 0
+) -> dict[str, Any]:
     """Ingest :func:`quick_dataset` into a throwaway folder and evaluate bm25, dense and hybrid.
 
     The embedder is the one ``settings.embedding.model`` names (``fake`` for the hash embedder).
@@ -263,7 +275,9 @@ def run_quick_bench(settings: Settings, *, docs: int = 30, queries: int = 15, se
             "answered": answered,
             "notes": list(r.notes),
         }
-        checks.append(_check(f"{r.mode}: every query answered", answered == r.queries, f"{answered}/{r.queries}"))
+        checks.append(
+            _check(f"{r.mode}: every query answered", answered == r.queries, f"{answered}/{r.queries}")
+        )
         in_range = all(0.0 <= v <= 1.0 for v in r.report.means.values())
         checks.append(_check(f"{r.mode}: metrics in [0, 1]", in_range, ""))
     bm25 = modes.get("bm25", {}).get("metrics", {}).get("ndcg@10", 0.0)

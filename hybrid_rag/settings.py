@@ -197,7 +197,7 @@ class ContextSettings(_Section):
     summary_sentences: int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
     summary_max_tokens: int = Field(60, gt=0)
     quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
-    max_embedded_units: int = Field(96, gt=0)  # sentences / code lines embedded per build (cost bound)
+    max_embedded_units: int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
     system_prompt: str = (
         "You answer questions about a collection of documents and source code, using only the "
         "context you are given. Cite the evidence for every claim by its id in square brackets, "

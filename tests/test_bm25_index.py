@@ -277,7 +277,7 @@ def test_corrupt_or_missing_files_are_detected(tmp_path: Path, backend: str) -> 
 
 
 def test_unreadable_file_with_a_matching_checksum_is_reported(tmp_path: Path) -> None:
-    from hybrid_rag.indices.dense import file_sha256
+    from hybrid_rag.indices.files import file_sha256
 
     manager = _manager()
     manager.save(tmp_path)

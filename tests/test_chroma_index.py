@@ -18,7 +18,8 @@ import pytest
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices import chroma as chroma_module
 from hybrid_rag.indices.chroma import DATA_DIR, HNSW, ChromaVectorIndex, tree_sha256
-from hybrid_rag.indices.dense import INDEX_FILE, FaissVectorIndex, file_sha256
+from hybrid_rag.indices.dense import INDEX_FILE, FaissVectorIndex
+from hybrid_rag.indices.files import file_sha256
 from hybrid_rag.protocols import VectorIndex
 from hybrid_rag.types import Hit
 

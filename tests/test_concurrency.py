@@ -33,7 +33,10 @@ def test_queries_during_incremental_ingest_are_consistent(settings, tmp_path: Pa
                     # every answer carries its own row: the text is that file's text at some version
                     name = c.path.rsplit("/", 1)[-1].removesuffix(".md")
                     number = name.removeprefix("note").removeprefix("extra")
-                    assert c.id > 0 and (f"note {number}" in c.text or f"extra {number}" in c.text), (c.path, c.text)
+                    assert c.id > 0 and (f"note {number}" in c.text or f"extra {number}" in c.text), (
+                        c.path,
+                        c.text,
+                    )
                 versions_seen.add(result.index_version or 0)
                 answers.append(len(result.chunks))
         except BaseException as exc:

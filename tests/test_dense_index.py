@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import INDEX_FILE, MANIFEST_FILE, FaissVectorIndex, file_sha256
+from hybrid_rag.indices.dense import INDEX_FILE, MANIFEST_FILE, FaissVectorIndex
+from hybrid_rag.indices.files import file_sha256
 from hybrid_rag.protocols import VectorIndex
 from hybrid_rag.types import Hit
 

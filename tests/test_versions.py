@@ -1,7 +1,8 @@
 import pytest
 
 from hybrid_rag.errors import CorruptIndexError, NoIndexError
-from hybrid_rag.indices.versions import IndexVersions, write_json_atomic
+from hybrid_rag.indices.files import write_json_atomic
+from hybrid_rag.indices.versions import IndexVersions
 
 
 def _build(versions: IndexVersions) -> int:

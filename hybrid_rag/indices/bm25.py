@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import file_sha256, rank_hits, write_json_atomic
+from hybrid_rag.indices.dense import rank_hits
+from hybrid_rag.indices.files import file_sha256, write_json_atomic
 from hybrid_rag.indices.tokenize import TOKENIZER_VERSION, Tokenizer
 from hybrid_rag.settings import BM25Settings
 from hybrid_rag.types import Hit

@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits, write_json_atomic
+from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits
+from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.types import Hit
 
 FORMAT_VERSION = 1

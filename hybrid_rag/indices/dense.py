@@ -14,7 +14,6 @@ so a hit needs no id mapping (STYLE 5). Conventions:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -27,6 +26,7 @@ import faiss
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.indices.files import file_sha256, write_json_atomic
 from hybrid_rag.types import Hit
 
 FORMAT_VERSION = 1
@@ -39,27 +39,6 @@ def rank_hits(ids: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
     """The top ``k`` of (id, score) pairs: highest score first, ties by ascending id."""
     order = np.lexsort((ids, -scores))[:k]
     return [Hit(int(ids[i]), float(scores[i])) for i in order]
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON to a temporary file beside ``path``, then ``os.replace`` it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class FaissVectorIndex:

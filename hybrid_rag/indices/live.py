@@ -23,8 +23,9 @@ from hybrid_rag.embedders import pool_windows
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
+from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.multivector import WindowedVectorIndex
-from hybrid_rag.indices.versions import MANIFEST, IndexVersions, write_json_atomic
+from hybrid_rag.indices.versions import MANIFEST, IndexVersions
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore

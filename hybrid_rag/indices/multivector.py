@@ -20,7 +20,8 @@ import numpy as np
 
 from hybrid_rag.embedders import pool_windows
 from hybrid_rag.errors import CorruptIndexError
-from hybrid_rag.indices.dense import FaissVectorIndex, rank_hits, write_json_atomic
+from hybrid_rag.indices.dense import FaissVectorIndex, rank_hits
+from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.protocols import VectorIndex
 from hybrid_rag.types import Hit
 

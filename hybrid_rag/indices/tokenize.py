@@ -96,8 +96,41 @@ StopWords = Literal["spacy", "lucene", "none"]
 # Lucene's classic English stop set (StopAnalyzer.ENGLISH_STOP_WORDS_SET, 33 words; also bm25s's
 # STOPWORDS_EN): function words only, so code words such as get, name, call, first stay searchable.
 LUCENE_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then "
-    "there these they this to was will with".split()
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    }
 )
 
 

@@ -17,37 +17,15 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import CorruptIndexError, NoIndexError
+from hybrid_rag.indices.files import fsync_dir
 
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
 _VERSION_DIR = re.compile(r"^v(\d{6,})$")
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON to ``path`` through a temp file and ``os.replace``: readers see old or new, never half."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 class IndexVersions:
@@ -102,7 +80,7 @@ class IndexVersions:
         if target.exists():
             raise FileExistsError(f"index version {version} already exists at {target}")
         os.rename(staging, target)
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         self.set_current(version)
         return target
 
@@ -115,7 +93,7 @@ class IndexVersions:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.root / POINTER)
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
 
     def manifest(self, version: int) -> dict[str, Any]:
         path = self.directory(version) / MANIFEST
