@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from hybrid_rag.errors import InputError
 from hybrid_rag.evaluation import BeirDataset
 from hybrid_rag.settings import Settings
 
@@ -219,7 +220,7 @@ def quick_dataset(docs: int = 30, queries: int = 15, seed: int = 0) -> BeirDatas
     words that no other document has, among Zipfian filler of 150-1500 words (so some documents
     are several chunks); its query is two of them in a question, and it is the one relevant answer."""
     if not 0 < queries <= docs:
-        raise ValueError(f"need 0 < queries <= docs, got {queries} queries for {docs} docs")
+        raise InputError(f"the quick bench needs 0 < queries <= docs, got {queries} queries for {docs} docs")
     from hybrid_rag.indices.tokenize import spacy_english_stop_words
 
     rng = np.random.default_rng(seed)

@@ -22,7 +22,7 @@ from hybrid_rag.bench import (
     sample_word_ids,
     zipf_cdf,
 )
-from hybrid_rag.errors import ConfigError
+from hybrid_rag.errors import ConfigError, InputError
 from hybrid_rag.evaluation import EvalReport
 from hybrid_rag.settings import Settings
 
@@ -89,7 +89,7 @@ def test_quick_dataset_plants_topic_words_in_exactly_one_document() -> None:
 
 
 def test_quick_dataset_rejects_more_queries_than_documents() -> None:
-    with pytest.raises(ValueError, match="queries"):
+    with pytest.raises(InputError, match="queries"):
         quick_dataset(docs=3, queries=4)
 
 
@@ -222,3 +222,26 @@ def test_compare_suites_runs_a_paired_test_per_configuration() -> None:
     assert "| +0.30" in row and row.endswith(" * |")
     assert "in one run only: d/only-a" in text
     assert isinstance(report.report_of(_record("d", "x", base)), EvalReport)
+
+
+def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: Path) -> None:
+    from hybrid_rag.embedders import FakeEmbedder
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.experiment import evaluate_engine, ingest_dataset
+
+    dataset = quick_dataset(docs=6, queries=3)
+    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path)})
+    engine = Engine(settings, embedder=FakeEmbedder(dimension=32))
+    try:
+        ingest_dataset(engine, dataset)
+        versions = engine.stats().live_version
+        bm25 = evaluate_engine(engine, dataset, mode="bm25", warmup=1, ingest_seconds=1.5)
+        dense = evaluate_engine(engine, dataset, mode="dense", features={"mmr": True}, warmup=0)
+        assert engine.stats().live_version == versions  # no new index version: nothing re-ingested
+    finally:
+        engine.close()
+    assert (bm25.mode, dense.mode) == ("bm25", "dense") and bm25.queries == dense.queries == 3
+    assert bm25.ingest_seconds == 1.5 and bm25.chunks == dense.chunks > 0
+    assert "wall" in bm25.latency_ms and "bm25" in bm25.latency_ms and "dense" not in bm25.latency_ms
+    assert "mmr" in dense.latency_ms and dense.features == {"mmr": True}
+    assert bm25.report.means["ndcg@10"] == 1.0

@@ -31,6 +31,7 @@ from hybrid_rag.errors import ConfigError, RemoteServiceError
 from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Generator
+from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import Hit, _enum_from_str
@@ -87,6 +88,29 @@ class Expansion:
 
 
 # -- pure functions --------------------------------------------------------------------------
+
+
+def feedback_hits(
+    first_pass: Mapping[str, Sequence[Hit]],
+    n: int,
+    *,
+    weights: Mapping[str, float] | None = None,
+    k: int = RRF_K,
+) -> list[Hit]:
+    """The ``n`` pseudo-relevant documents: the top of the first pass fused by RRF (scores are
+    the fused scores). Both PRF methods feed back these, not the top of their own list, so a
+    weak retriever (BM25 on code) does not choose the feedback for its own expansion. A
+    document found only by a zero-weight list is never fed back; all-zero weights count as equal.
+
+    >>> feedback_hits({"bm25": [Hit(1, 9.0), Hit(2, 8.0)], "dense": [Hit(2, 0.9), Hit(3, 0.8)]}, 2)
+    [Hit(id=2, score=0.03252247488101534), Hit(id=1, score=0.01639344262295082)]
+    """
+    if n <= 0:
+        return []
+    if weights is not None and not any(w > 0 for w in weights.values()):
+        weights = None
+    fused = reciprocal_rank_fusion(first_pass, k=k, weights=weights)
+    return [Hit(f.id, f.score) for f in fused if f.score > 0][:n]
 
 
 def pool_idf(pool: Sequence[Sequence[str]]) -> dict[str, float]:
@@ -333,40 +357,37 @@ class QueryExpander:
         query_vector: np.ndarray | None,
     ) -> Expansion:
         e, r = self.settings.expansion, self.settings.retrieval
+        weights = run_weights(first_pass, r.dense_weight, r.bm25_weight)
+        feedback = feedback_hits(first_pass, e.prf_docs, weights=weights, k=r.rrf_k)
+        if not feedback:
+            return Expansion(notes=("prf: the first pass found nothing to feed back",))
         runs: dict[str, list[Hit]] = {}
         terms: list[tuple[str, float]] = []
         notes: list[str] = []
         if "bm25" in first_pass:
             tokenizer = self._tokenizer_for(live)
             query_terms = tokenizer.tokenize(query)
-            terms = self._prf_terms(query_terms, first_pass, chunk_texts, tokenizer)
+            terms = self._prf_terms(query_terms, feedback, first_pass, chunk_texts, tokenizer)
             if terms:
                 text = expansion_query(query, len(query_terms), terms)
                 runs["prf_bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
             else:
-                notes.append("prf: no expansion terms in the top BM25 hits")
+                notes.append("prf: no expansion terms in the feedback documents")
         if "dense" in first_pass:
-            dense_fb = _fused_top(first_pass, e.prf_docs) if FEEDBACK_DENSE == "fused" else first_pass["dense"][: e.prf_docs]
-            feedback = np.array([h.id for h in dense_fb], dtype=np.int64)
-            if feedback.size:
-                q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
-                runs["prf_dense"] = live.dense.search(
-                    rocchio(q, live.dense.vectors(feedback)), r.dense_top_k, allowed
-                )
-            else:
-                notes.append("prf: no dense hits to feed back")
+            q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
+            vectors = live.dense.vectors(np.array([h.id for h in feedback], dtype=np.int64))
+            runs["prf_dense"] = live.dense.search(rocchio(q, vectors), r.dense_top_k, allowed)
         return Expansion(runs, queries=tuple(t for t, _ in term_repetitions(terms)), notes=tuple(notes))
 
     def _prf_terms(
         self,
         query_terms: Sequence[str],
+        feedback_hits: Sequence[Hit],
         first_pass: Mapping[str, list[Hit]],
         chunk_texts: ChunkTexts,
         tokenizer: Tokenizer,
     ) -> list[tuple[str, float]]:
-        feedback_hits = _fused_top(first_pass, self.settings.expansion.prf_docs) if FEEDBACK_LEX == "fused" else first_pass["bm25"][: self.settings.expansion.prf_docs]
-        if not feedback_hits:
-            return []
+        """RM3 terms of the feedback documents, idf over every first-pass hit (the pool)."""
         pool_ids = sorted({h.id for hits in first_pass.values() for h in hits})
         texts = chunk_texts(pool_ids)
         present = [i for i in pool_ids if i in texts]
@@ -439,15 +460,6 @@ class QueryExpander:
         """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""
         tokenizer = getattr(live.bm25, "tokenizer", None)
         return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
-
-
-FEEDBACK_LEX = "own"
-FEEDBACK_DENSE = "own"
-
-
-def _fused_top(first_pass, n):
-    from hybrid_rag.retrieval.fusion import reciprocal_rank_fusion
-    return [Hit(f.id, f.score) for f in reciprocal_rank_fusion(first_pass)[:n]]
 
 
 def _skipped(method: ExpansionMethod, reason: str) -> Expansion:

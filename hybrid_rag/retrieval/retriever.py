@@ -17,8 +17,8 @@ from hybrid_rag.errors import ConfigError, InputError
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval import filters as filter_lang
-from hybrid_rag.retrieval.expansion import QueryExpander
-from hybrid_rag.retrieval.fusion import Fused, reciprocal_rank_fusion, single_list, weighted_fusion
+from hybrid_rag.retrieval.expansion import QueryExpander, run_weights
+from hybrid_rag.retrieval.fusion import Fused, fuse_runs
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.routing import apply_min_scores, code_route_filter
@@ -43,6 +43,7 @@ class Candidates:
 
     runs: Mapping[str, list[Hit]]
     query_vector: np.ndarray | None = None
+    dense_replaced: bool = False  # HyDE searched instead of the query: "hyde" takes dense's full weight
 
     def rank_of(self, name: str) -> dict[int, tuple[int, float]]:
         return {h.id: (r, h.score) for r, h in enumerate(self.runs.get(name, []), start=1)}
@@ -187,19 +188,19 @@ class HybridRetriever:
         if expansion.replace_dense:
             runs.pop("dense", None)
         runs.update(expansion.runs)
-        return Candidates(runs, candidates.query_vector)
+        return Candidates(runs, candidates.query_vector, expansion.replace_dense and "hyde" in expansion.runs)
 
     def fuse(self, candidates: Candidates) -> list[Fused]:
-        runs = candidates.runs
-        if len(runs) == 1:
-            ((name, hits),) = runs.items()
-            return single_list(hits, name)
+        """Fuse every list by ``retrieval.fusion``; expansion lists weigh by the index they searched."""
         r = self.settings.retrieval
-        top = max(r.dense_weight, r.bm25_weight) or 1.0
-        weights = {"dense": r.dense_weight / top, "bm25": r.bm25_weight / top}  # equal weights: plain RRF
-        if r.fusion == "weighted":
-            return weighted_fusion(runs, weights)
-        return reciprocal_rank_fusion(runs, k=r.rrf_k, weights=weights)
+        top = max(r.dense_weight, r.bm25_weight)  # > 0: the settings refuse two zero weights
+        weights = run_weights(
+            candidates.runs,
+            r.dense_weight / top,
+            r.bm25_weight / top,
+            replace_dense=candidates.dense_replaced,
+        )
+        return fuse_runs(candidates.runs, r.fusion, weights, k=r.rrf_k)
 
     def materialize(self, fused: list[Fused], candidates: Candidates, tracer: Tracer) -> list[ScoredChunk]:
         """Fetch the chunks' rows; an id whose row is gone (deleted meanwhile) is dropped with a note."""
