@@ -9,10 +9,13 @@ from typing import Any
 
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import NoIndexError
+from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.live import INDEX_NAME, BuildReport, LiveIndexProvider
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.ingest import Ingestor, IngestReport
 from hybrid_rag.protocols import Embedder
+from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
@@ -57,7 +60,15 @@ class Engine:
         self.store = MetadataStore(settings.store_path)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
         self.indices = LiveIndexProvider(settings, self.embedder)
-        self.retriever = HybridRetriever(settings, self.store, self.embedder, self.indices)
+        self.generator = make_generator(settings.generator)
+        self.retriever = HybridRetriever(
+            settings,
+            self.store,
+            self.embedder,
+            self.indices,
+            expander=QueryExpander(settings, self.embedder, self.generator),
+            reranker=make_reranker(settings, self.embedder),
+        )
         self.ingestor = Ingestor(self.store, self.embedder, settings)
 
     def ingest(

@@ -19,6 +19,7 @@ from hybrid_rag.retrieval.expansion import (
     ExpansionMethod,
     QueryExpander,
     expansion_query,
+    feedback_hits,
     parse_variants,
     pool_idf,
     rocchio,
@@ -173,6 +174,29 @@ def test_select_terms_does_not_depend_on_pool_order() -> None:
     assert select_expansion_terms(feedback, pool, 3) == select_expansion_terms(feedback, pool[::-1], 3)
 
 
+# -- pure functions: feedback documents -----------------------------------------------------
+
+
+def test_feedback_hits_are_the_top_of_the_fused_first_pass() -> None:
+    first = {"bm25": [Hit(1, 9.0), Hit(2, 8.0), Hit(4, 1.0)], "dense": [Hit(2, 0.9), Hit(3, 0.8)]}
+    assert [h.id for h in feedback_hits(first, 3)] == [2, 1, 3]
+    assert feedback_hits(first, 2) == feedback_hits(dict(reversed(first.items())), 2)
+    assert [h.id for h in feedback_hits({"dense": first["dense"]}, 5)] == [2, 3]
+
+
+def test_feedback_hits_skip_lists_of_zero_weight() -> None:
+    first = {"bm25": [Hit(1, 9.0)], "dense": [Hit(3, 0.8), Hit(2, 0.7)]}
+    assert [h.id for h in feedback_hits(first, 5, weights={"bm25": 0.0, "dense": 1.0})] == [3, 2]
+    all_zero = feedback_hits(first, 5, weights={"bm25": 0.0, "dense": 0.0})
+    assert [h.id for h in all_zero] == [1, 3, 2]  # all-zero weights count as equal
+
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_feedback_hits_for_no_documents(n: int) -> None:
+    assert feedback_hits({"bm25": [Hit(1, 1.0)]}, n) == []
+    assert feedback_hits({}, 5) == []
+
+
 # -- pure functions: the expanded BM25 query -------------------------------------------------
 
 
@@ -317,7 +341,8 @@ def test_prf_dense_is_a_search_with_the_rocchio_vector(
     query = "dense vectors"
     passes = first_pass(query, live, embedder)
     result = QueryExpander(settings, embedder, None).expand(query, passes, live, None, chunk_texts)
-    top = np.array([h.id for h in passes["dense"][: settings.expansion.prf_docs]])
+    top = np.array([h.id for h in feedback_hits(passes, settings.expansion.prf_docs)])
+    assert len(top) == settings.expansion.prf_docs
     vector = rocchio(embedder.embed_queries([query])[0], live.dense.vectors(top))
     assert result.runs["prf_dense"] == live.dense.search(vector, settings.retrieval.dense_top_k)
 
@@ -363,8 +388,7 @@ def test_prf_with_empty_first_pass_notes_it(
     result = QueryExpander(settings, embedder, None).expand(
         "zzz", {"dense": [], "bm25": []}, live, None, chunk_texts
     )
-    assert result.runs == {}
-    assert result.notes == ("prf: no expansion terms in the top BM25 hits", "prf: no dense hits to feed back")
+    assert result == Expansion(notes=("prf: the first pass found nothing to feed back",))
 
 
 def test_prf_survives_chunks_deleted_since_indexing(
@@ -373,6 +397,7 @@ def test_prf_survives_chunks_deleted_since_indexing(
     passes = first_pass("faiss index", live, embedder)
     result = QueryExpander(settings, embedder, None).expand("faiss index", passes, live, None, lambda ids: {})
     assert "prf_bm25" not in result.runs and "prf_dense" in result.runs
+    assert result.notes == ("prf: no expansion terms in the feedback documents",)
 
 
 def test_an_empty_query_is_skipped(settings: Settings, live: LiveIndex, embedder: FakeEmbedder) -> None:

@@ -85,7 +85,17 @@ def test_mmr_and_parent_context_are_switchable_and_timed(ingested):
     assert "mmr" not in {t.stage for t in plain.trace.timings}
 
 
+def test_rerank_is_switchable_and_keeps_its_score(ingested):
+    result = ingested.query("soil compost", features={"rerank": True})
+    assert "rerank" in {t.stage for t in result.trace.timings}
+    name = ingested.retriever.reranker.name
+    assert name in result.chunks[0].breakdown and f"{name}_rank" in result.chunks[0].breakdown
+
+
 def test_rerank_without_a_reranker_is_noted_not_silent(ingested):
-    result = ingested.query("soil", features={"rerank": True})
+    from hybrid_rag.retrieval.retriever import HybridRetriever
+
+    bare = HybridRetriever(ingested.settings, ingested.store, ingested.embedder, ingested.indices)
+    result = bare.query("soil", features={"rerank": True})
     assert result.chunks
     assert any("rerank skipped" in n for n in result.trace.notes)

@@ -2,9 +2,10 @@
 
 Methods (``expansion.method``):
 
-* ``prf`` (default, offline): pseudo-relevance feedback. Lexical: RM3-style expansion terms
-  from the top BM25 hits, searched in BM25 with the query (run ``prf_bm25``). Dense: Rocchio,
-  the query vector moved towards the mean of the top dense hits (run ``prf_dense``).
+* ``prf`` (default, offline): pseudo-relevance feedback from the top ``prf_docs`` of the first
+  pass fused by RRF. Lexical: RM3-style expansion terms of those documents, searched in BM25
+  with the query (run ``prf_bm25``). Dense: Rocchio, the query vector moved towards the mean of
+  their vectors (run ``prf_dense``).
 * ``hyde``: an LLM writes a passage that would answer the query; the passage's embedding is
   searched in the dense index (run ``hyde``) (Gao et al., "Precise Zero-Shot Dense Retrieval
   without Relevance Labels", ACL 2023).
@@ -47,7 +48,7 @@ ROCCHIO_BETA = 0.5
 # λ = 0.5, Anserini's default ``originalQueryWeight``.
 RM3_ORIGINAL_WEIGHT = 0.5
 # BM25 sums per-term scores and counts a repeated query term again, so a term repeated n times
-# has weight n: expansion weights are rounded to 1..TERM_RESOLUTION repetitions.
+# has weight n: expansion weights are rounded to 0..TERM_RESOLUTION repetitions (0: dropped).
 TERM_RESOLUTION = 3
 # An expansion term must occur in at least this many feedback documents (when there are that
 # many): a word found in one document only says more about that document than about the topic.
@@ -357,7 +358,8 @@ class QueryExpander:
         query_vector: np.ndarray | None,
     ) -> Expansion:
         e, r = self.settings.expansion, self.settings.retrieval
-        weights = run_weights(first_pass, r.dense_weight, r.bm25_weight)
+        base = {"dense": r.dense_weight, "bm25": r.bm25_weight}
+        weights = {name: base.get(name, 1.0) for name in first_pass}
         feedback = feedback_hits(first_pass, e.prf_docs, weights=weights, k=r.rrf_k)
         if not feedback:
             return Expansion(notes=("prf: the first pass found nothing to feed back",))

@@ -21,6 +21,7 @@ from hybrid_rag.retrieval.expansion import QueryExpander, run_weights
 from hybrid_rag.retrieval.fusion import Fused, fuse_runs
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
+from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import apply_min_scores, code_route_filter
 from hybrid_rag.settings import FeatureFlags, Settings
 from hybrid_rag.store import MetadataStore
@@ -228,11 +229,7 @@ class HybridRetriever:
         if self.reranker is None:
             tracer.note("rerank skipped: no reranker configured")
             return scored
-        from hybrid_rag.retrieval.rerank import apply_rerank
-
-        head = scored[: self.settings.rerank.top_n_in]
-        scores = self.reranker.score(text, head)
-        return apply_rerank(scored, scores, self.reranker.name, self.settings.rerank.top_n_in)
+        return rerank_candidates(self.reranker, text, scored, self.settings.rerank)
 
     def diversify(
         self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex
