@@ -136,10 +136,24 @@ def _print_results(result: Any) -> None:
         print(f"# note: {note}")
 
 
+STAGE_FLAGS = ("expansion", "rerank", "mmr", "routing", "parent_context", "self_check")
+
+
+def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """top_k, mode, filters and per-call feature overrides from the shared query flags."""
+    features = {name: getattr(args, name) for name in STAGE_FLAGS if getattr(args, name, None) is not None}
+    return {
+        "top_k": args.top_k,
+        "mode": args.mode,
+        "filters": args.filter or None,
+        "features": features or None,
+    }
+
+
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
-        result = engine.query(args.text, top_k=args.top_k, mode=args.mode)
+        result = engine.query(args.text, log=True, **_query_kwargs(args))
     finally:
         engine.close()
     if args.json:
@@ -149,14 +163,73 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if result.chunks else 1
 
 
+def _context(args: argparse.Namespace, settings: Settings) -> tuple[Any, Any, Any]:
+    engine = _engine(settings)
+    try:
+        context, checked = engine.context(
+            args.text, max_tokens=args.max_tokens, log=True, **_query_kwargs(args)
+        )
+    except BaseException:
+        engine.close()
+        raise
+    return engine, context, checked
+
+
+def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
+    engine, context, checked = _context(args, settings)
+    engine.close()
+    if args.json:
+        data = context.to_dict()
+        if checked is not None:
+            data["self_check"] = checked.to_dict()
+        _print_json(data)
+    else:
+        print(context.render())
+        if checked is not None and checked.retried:
+            print(
+                f"\n# self-check: {len(checked.attempts)} attempts, confidence {checked.confidence:.2f}",
+                file=sys.stderr,
+            )
+    return 0 if context.sources else 1
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from hybrid_rag.context import build_prompt
+
+    engine, context, _checked = _context(args, settings)
+    try:
+        system, user = build_prompt(args.text, context, settings.context)
+        if engine.generator is None:
+            print(user)
+            print(
+                "\n# no generator configured (generator.base_url): above is the prompt-ready context; "
+                "send it to your LLM, or set generator.base_url to an OpenAI-compatible server",
+                file=sys.stderr,
+            )
+            return 0 if context.sources else 1
+        answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
+    finally:
+        engine.close()
+    print(answer.strip())
+    print("\nSources:")
+    for source in context.sources:
+        print(f"  {source.ref}")
+    if context.weak_evidence:
+        print("# note: the evidence was weak (low confidence); check the sources", file=sys.stderr)
+    return 0
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
         stats = engine.stats()
     finally:
         engine.close()
+    from hybrid_rag.querylog import QueryLog
+
+    queries = QueryLog.for_settings(settings).summarize()
     if args.json:
-        _print_json(stats.to_dict())
+        _print_json({**stats.to_dict(), "queries": queries})
         return 0
     print(f"data dir:   {stats.data_dir}")
     print(f"model:      {stats.model}")
@@ -170,6 +243,13 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  {mark} v{v['version']}  {v['status']} at {v['built_at']}  ({where})")
     for name, size in stats.bytes_on_disk.items():
         print(f"  {name:10} {size / 1e6:9.2f} MB")
+    if queries.get("queries"):
+        print(
+            f"queries:    {queries['queries']} logged; retried {queries['retried_share']:.0%}, "
+            f"weak {queries['weak_share']:.0%}"
+        )
+        for stage, p in queries.get("latency_ms", {}).items():
+            print(f"  {stage:14} p50 {p['p50']:8.1f} ms   p95 {p['p95']:8.1f} ms")
     return 0
 
 
@@ -252,6 +332,28 @@ def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _query_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
+    p.add_argument(
+        "--filter",
+        action="append",
+        metavar="EXPR",
+        help="metadata filter, repeatable (ANDed): 'source_type=code', 'path~src/**', 'collection in (a,b)'",
+    )
+    for name in STAGE_FLAGS:
+        flag = name.replace("_", "-")
+        p.add_argument(
+            f"--{flag}",
+            dest=name,
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help=f"turn the {name} stage on or off for this call (default: features.{name})",
+        )
+    p.add_argument("--json", action="store_true")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hybrid-rag", description="Local-first hybrid retrieval for RAG.")
     parser.add_argument(
@@ -271,11 +373,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("query", help="ranked chunks for a question")
-    p.add_argument("text")
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
-    p.add_argument("--json", action="store_true")
+    _query_flags(p)
     p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("context", help="token-budgeted context with cited quotes, for an LLM prompt")
+    _query_flags(p)
+    p.add_argument(
+        "--max-tokens", type=int, default=None, help="budget (default: context.max_context_tokens)"
+    )
+    p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("ask", help="the prompt-ready context, and the answer when a generator is configured")
+    _query_flags(p)
+    p.add_argument("--max-tokens", type=int, default=None, help="context budget")
+    p.add_argument("--answer-tokens", type=int, default=512)
+    p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("stats", help="documents, chunks, index versions, sizes, model")
     p.add_argument("--json", action="store_true")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hybrid_rag.context import Checked, Context, ContextBuilder, SelfCheck, cached_embed
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.generation import make_generator
@@ -14,9 +16,10 @@ from hybrid_rag.indices.live import INDEX_NAME, BuildReport, LiveIndexProvider
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.ingest import Ingestor, IngestReport
 from hybrid_rag.protocols import Embedder
+from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
-from hybrid_rag.retrieval.retriever import HybridRetriever
+from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import QueryResult
@@ -70,6 +73,10 @@ class Engine:
             reranker=make_reranker(settings, self.embedder),
         )
         self.ingestor = Ingestor(self.store, self.embedder, settings)
+        self.context_builder = ContextBuilder(
+            settings, cached_embed(self.embedder, self.store), self.generator
+        )
+        self.querylog = QueryLog.for_settings(settings)
 
     def ingest(
         self,
@@ -99,8 +106,33 @@ class Engine:
             INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), "rolled back to"
         )
 
-    def query(self, text: str, **kwargs: Any) -> QueryResult:
-        return self.retriever.query(text, **kwargs)
+    def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
+        """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl."""
+        result = self.retriever.query(text, **kwargs)
+        if log:
+            self.querylog.append(make_record(text, result))
+        return result
+
+    def context(
+        self, text: str, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
+    ) -> tuple[Context, Checked | None]:
+        """Retrieve (with the self-check's retries when ``features.self_check``), then build the
+        token-budgeted, cited context. ``kwargs`` go to ``query`` (top_k, filters, mode, features)."""
+        flags = resolve_flags(self.settings.features, kwargs.get("features"))
+
+        def retrieve(q: str) -> QueryResult:
+            return self.retriever.query(q, **kwargs)
+
+        checked = SelfCheck(self.settings, retrieve, self.generator).run(text) if flags.self_check else None
+        result = checked.result if checked is not None else retrieve(text)
+        start = time.perf_counter()
+        context = self.context_builder.build(text, result, max_tokens=max_tokens)
+        if log:
+            timings = {"context": (time.perf_counter() - start) * 1000}
+            self.querylog.append(
+                make_record(text, result, checked=checked, context=context, timings_ms=timings)
+            )
+        return context, checked
 
     def stats(self) -> Stats:
         versions = IndexVersions(self.settings.indices_dir)

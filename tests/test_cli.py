@@ -72,3 +72,25 @@ def test_dry_run_lists_changes(cli, corpus, capsys):
     out = capsys.readouterr().out
     assert "would ingest: 2 new" in out and "garden.md" in out
     assert cli("query", "soil") == 2  # nothing was written
+
+
+def test_context_and_ask_cite_real_lines_and_log_the_query(cli, corpus, capsys, tmp_path):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    assert cli("context", "compost drainage clay soil", "--json", "--max-tokens", "400") == 0
+    ctx = json.loads(capsys.readouterr().out)
+    assert ctx["token_count"] <= 400 and ctx["sources"]
+    garden = (corpus / "docs" / "garden.md").read_text().splitlines()
+    for quote in ctx["quotes"]:
+        assert quote["path"].endswith(("garden.md", "geometry.py"))
+        if quote["path"].endswith("garden.md"):
+            assert "\n".join(garden[quote["start_line"] - 1 : quote["end_line"]]) in quote["text"]
+    assert cli("ask", "compost drainage clay soil") == 0
+    captured = capsys.readouterr()
+    assert "[1]" in captured.out and "no generator configured" in captured.err
+    assert cli("query", "soil", "--filter", "source_type=code", "--no-rerank", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(r["source_type"] == "code" for r in data["results"])
+    assert cli("stats", "--json") == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["queries"]["queries"] == 3  # context, ask and query were logged

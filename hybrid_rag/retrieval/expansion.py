@@ -133,7 +133,7 @@ def select_expansion_terms(
     """The ``n_terms`` best expansion terms of the feedback documents, with weights summing to 1.
 
     weight(w) ∝ idf_pool(w) · Σ_d p(d) · tf(w, d) / |d|: the relevance model (RM1) of the
-    feedback documents with document weights ``p(d)`` (their first-pass scores, normalised;
+    feedback documents with document weights ``p(d)`` (their fused scores, normalised;
     uniform when absent or not positive), times the idf over the candidate pool so that words
     common to every candidate do not win. Excluded terms, one-character terms, terms without a
     letter (numbers) and, with enough feedback documents, terms found in fewer than
