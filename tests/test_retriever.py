@@ -99,3 +99,12 @@ def test_rerank_without_a_reranker_is_noted_not_silent(ingested):
     result = bare.query("soil", features={"rerank": True})
     assert result.chunks
     assert any("rerank skipped" in n for n in result.trace.notes)
+
+
+def test_routing_falls_back_when_there_is_no_code(engine, tmp_path):
+    docs = tmp_path / "prose"
+    docs.mkdir()
+    (docs / "a.md").write_text("The parse_config_file routine is described in the manual.\n")
+    engine.ingest([docs])
+    result = engine.query("parse_config_file returns dict", features={"routing": True})
+    assert result.chunks and any("routing skipped" in n for n in result.trace.notes)

@@ -101,9 +101,8 @@ class HybridRetriever:
         top_k = self.settings.retrieval.top_k if top_k is None else top_k
         tracer = Tracer()
         live = self.indices.get()
-        empty = QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         if top_k <= 0:
-            return empty
+            return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         with tracer.stage("filter"):
             allowed = self.allowed_ids(text, filters, flags, tracer)
         if allowed is not None and allowed.size == 0:
@@ -143,12 +142,18 @@ class HybridRetriever:
         expr = filter_lang.as_filter(filters) if flags.filters else None
         if filters is not None and not flags.filters:
             tracer.note("filters ignored: features.filters is off")
+        allowed = None if expr is None else filter_lang.allowed_ids(self.store, expr)
         if flags.routing:
             route = code_route_filter(text)
             if route is not None:
-                tracer.note("routed to source_type=code: the query looks like code")
-                expr = route if expr is None else filter_lang.And((expr, route))
-        return None if expr is None else filter_lang.allowed_ids(self.store, expr)
+                routed = filter_lang.allowed_ids(
+                    self.store, route if expr is None else filter_lang.And((expr, route))
+                )
+                if routed.size:
+                    tracer.note("routed to source_type=code: the query looks like code")
+                    return routed
+                tracer.note("routing skipped: the query looks like code but no code chunks match")
+        return allowed
 
     def retrieve(
         self,
