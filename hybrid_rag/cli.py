@@ -354,6 +354,17 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
+    from hybrid_rag.bench import format_quick_bench, run_quick_bench
+
+    result = run_quick_bench(settings, docs=args.docs, queries=args.queries)
+    if args.json:
+        _print_json(result)
+    else:
+        print(format_quick_bench(result))
+    return 0 if result.get("ok") else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hybrid-rag", description="Local-first hybrid retrieval for RAG.")
     parser.add_argument(
@@ -400,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-query", action="store_true", help="with --json: per-query metric values")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("bench", help="a quick benchmark (seconds): small synthetic judged set, every mode")
+    p.add_argument("--docs", type=int, default=30)
+    p.add_argument("--queries", type=int, default=15)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
+
     p = sub.add_parser("rebuild", help="rebuild both indices from the store into a new version, atomically")
     p.set_defaults(func=cmd_rebuild)
 
