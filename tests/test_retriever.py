@@ -108,3 +108,9 @@ def test_routing_falls_back_when_there_is_no_code(engine, tmp_path):
     engine.ingest([docs])
     result = engine.query("parse_config_file returns dict", features={"routing": True})
     assert result.chunks and any("routing skipped" in n for n in result.trace.notes)
+
+
+def test_expansion_adds_prf_lists_and_says_what_it_added(ingested):
+    result = ingested.query("compost soil drainage", features={"expansion": True}, top_k=3)
+    assert "expansion" in {t.stage for t in result.trace.timings}
+    assert any(k.startswith("prf_") for c in result.chunks for k in c.breakdown)  # Rocchio's dense list

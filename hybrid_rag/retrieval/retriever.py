@@ -187,9 +187,13 @@ class HybridRetriever:
         def texts(ids: object) -> dict[int, str]:
             return {i: c.text for i, c in self.store.chunks(ids).items()}  # type: ignore[arg-type]
 
-        expansion = self.expander.expand(text, candidates.runs, live, allowed, texts)
+        expansion = self.expander.expand(
+            text, candidates.runs, live, allowed, texts, query_vector=candidates.query_vector
+        )
         for note in expansion.notes:
             tracer.note(note)
+        if expansion.queries:
+            tracer.note("expanded with: " + " | ".join(q[:200] for q in expansion.queries))
         runs = dict(candidates.runs)
         if expansion.replace_dense:
             runs.pop("dense", None)
