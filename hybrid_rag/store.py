@@ -101,6 +101,15 @@ class _Signature(_Base):
     hashvalues: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # None: no words
 
 
+class _Tokens(_Base):
+    """BM25 terms of chunk texts, keyed by chunk sha256 and the tokenizer's parameters."""
+
+    __tablename__ = "bm25_tokens"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tokenizer: Mapped[str] = mapped_column(String(64), primary_key=True)
+    terms: Mapped[str] = mapped_column(Text)  # space-separated (terms never hold white space)
+
+
 class _IndexVersion(_Base):
     __tablename__ = "index_versions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -420,6 +429,30 @@ class MetadataStore:
                     hashvalues=None if values is None else np.asarray(values, dtype=np.uint64).tobytes(),
                 )
                 for sha, values in signatures.items()
+                if sha not in known
+            )
+
+    # -- BM25 token cache ------------------------------------------------------------------
+
+    def cached_tokens(self, tokenizer: str, sha256s: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        with self._session() as s:
+            for batch in _batches(sorted(set(sha256s))):
+                query = select(_Tokens).where(_Tokens.tokenizer == tokenizer, _Tokens.sha256.in_(batch))
+                out.update((row.sha256, row.terms.split()) for row in s.scalars(query))
+        return out
+
+    def put_tokens(self, tokenizer: str, tokens: Mapping[str, Sequence[str]]) -> None:
+        with self._session() as s, s.begin():
+            known = set()
+            for batch in _batches(list(tokens)):
+                query = select(_Tokens.sha256).where(
+                    _Tokens.tokenizer == tokenizer, _Tokens.sha256.in_(batch)
+                )
+                known.update(s.scalars(query))
+            s.add_all(
+                _Tokens(sha256=sha, tokenizer=tokenizer, terms=" ".join(terms))
+                for sha, terms in tokens.items()
                 if sha not in known
             )
 

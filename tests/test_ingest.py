@@ -174,3 +174,20 @@ def test_chroma_backend_serves_the_same_pipeline(settings, corpus):
     with pytest.raises(IndexMismatchError, match="dense_backend"):
         faiss_engine.query("soil")
     faiss_engine.close()
+
+
+def test_a_rebuild_reuses_cached_bm25_tokens(engine, corpus, monkeypatch):
+    from hybrid_rag.indices.tokenize import Tokenizer
+
+    engine.ingest([corpus])
+    batches: list[int] = []
+    original = Tokenizer.tokenize_many
+
+    def counting(self, texts):
+        batches.append(len(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(Tokenizer, "tokenize_many", counting)
+    report = engine.rebuild()
+    assert report.chunks > 1
+    assert batches and max(batches) == 1  # only the validation's one-line probe queries

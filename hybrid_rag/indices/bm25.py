@@ -192,14 +192,21 @@ class BM25IndexManager:
     def ids(self) -> np.ndarray:
         return self._ids.copy()
 
-    def build(self, ids: np.ndarray, texts: Sequence[str]) -> None:
-        """Index ``texts`` under chunk ``ids``, replacing whatever was indexed before."""
+    def build(
+        self, ids: np.ndarray, texts: Sequence[str], *, tokens: Sequence[Sequence[str]] | None = None
+    ) -> None:
+        """Index ``texts`` under chunk ``ids``, replacing whatever was indexed before.
+
+        ``tokens``, when given, are the texts already tokenised by ``self.tokenizer`` (a cache:
+        BM25 statistics are global, so every build is whole, but tokenising need not be redone).
+        """
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if len(ids) != len(texts):
+        if len(ids) != len(texts) or (tokens is not None and len(tokens) != len(texts)):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
         if len(np.unique(ids)) != len(ids):
             raise ValueError("duplicate chunk ids given to BM25 build")
-        docs = filter_min_df(self._tokenizer.tokenize_many(texts), self._settings.bm25_min_df)
+        terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
+        docs = filter_min_df(terms, self._settings.bm25_min_df)
         self._backend = self._backend_cls().build(docs, self._settings) if any(docs) else None
         self._ids = ids
 

@@ -8,6 +8,7 @@ before, so a rebuild costs index construction only.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import threading
 import time
@@ -223,7 +224,7 @@ class IndexBuilder:
 
         t = time.perf_counter()
         bm25 = BM25IndexManager(self.settings.bm25)
-        bm25.build(ids, [c.text for c in chunks])
+        bm25.build(ids, [c.text for c in chunks], tokens=self._tokens(bm25, chunks))
         seconds["bm25"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -260,6 +261,17 @@ class IndexBuilder:
         self.versions.prune(self.settings.paths.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
+
+    def _tokens(self, bm25: BM25IndexManager, chunks: Sequence[Chunk]) -> list[list[str]]:
+        """Every chunk's BM25 terms: from the store's cache, tokenising (and caching) only new text."""
+        key = hashlib.sha256(json.dumps(bm25.tokenizer.params(), sort_keys=True).encode()).hexdigest()[:16]
+        cached = self.store.cached_tokens(key, (c.sha256 for c in chunks))
+        todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
+        if todo:
+            fresh = dict(zip(todo, bm25.tokenizer.tokenize_many(list(todo.values())), strict=True))
+            self.store.put_tokens(key, fresh)
+            cached.update(fresh)
+        return [cached[c.sha256] for c in chunks]
 
     def is_stale(self) -> bool:
         """True when the live version does not index exactly the store's chunks (e.g. after a
