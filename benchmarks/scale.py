@@ -587,7 +587,7 @@ def extrapolate(result: dict[str, Any]) -> dict[str, Any]:
     """Explicit estimates where a size was not measured end to end; each says what it rests on."""
     sizes = [s for s in result["sizes"] if "error" not in s]
     ingest = result.get("ingest", {}).get("ingest", {})
-    rates = ingest.get("chunks_per_s", {})
+    stage_seconds = ingest.get("seconds", {})
     out: dict[str, Any] = {}
     text_built = [s for s in sizes if s.get("bm25_build_path", "").startswith("text")]
     if text_built:
@@ -621,12 +621,14 @@ def extrapolate(result: dict[str, Any]) -> dict[str, Any]:
             "embed_query + dense (MaxP) + BM25 measured at that size; "
             f"filter + fuse + fetch from {ref['chunks']}"
         )
-    if rates:
-        per_chunk = sum(
-            1.0 / v for k, v in rates.items() if k in ("chunk", "embed", "store", "index") and v > 0
-        )
+    if stage_seconds and ingest.get("chunks"):
+        per_chunk = sum(stage_seconds.values()) / ingest["chunks"]
+        embed_share = stage_seconds.get("embed", 0.0) / max(sum(stage_seconds.values()), 1e-9)
         out["full_ingest_hours"] = {str(s["chunks"]): round(s["chunks"] * per_chunk / 3600, 2) for s in sizes}
-        out["full_ingest_basis"] = "the sample's seconds per chunk (chunk + embed + store + index), times N"
+        out["full_ingest_basis"] = (
+            f"the sample's seconds per chunk over all ingest stages ({' + '.join(stage_seconds)}), times N; "
+            f"embedding is {embed_share:.0%} of it"
+        )
     return out
 
 
