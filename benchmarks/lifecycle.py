@@ -147,7 +147,8 @@ def main() -> int:
     )
     print(f"| full rebuild (no re-embedding: cache) | {rebuild_seconds:.2f} |")
     print(
-        f"query p50/p95 idle: {payload['query_ms_idle']['p50']:.1f}/{payload['query_ms_idle']['p95']:.1f} ms; "
+        f"query p50/p95 idle: {payload['query_ms_idle']['p50']:.1f}/"
+        f"{payload['query_ms_idle']['p95']:.1f} ms; "
         f"during rebuild: {payload['query_ms_during_rebuild']['p50']:.1f}/"
         f"{payload['query_ms_during_rebuild']['p95']:.1f} ms ({len(during)} queries); "
         f"version {version_before} -> {after_version} without restart"

@@ -140,6 +140,26 @@ def quality_section(suite: Mapping[str, Any]) -> list[str]:
                 + f" | {delta} | {p_value} | "
                 f"{ms(wall['p50'])} | {ms(wall['p95'])} |"
             )
+    same = [
+        f"{r['dataset']}/{r['config']}"
+        for r in suite["results"]
+        for base in [
+            next(
+                (b for b in suite["results"] if b["dataset"] == r["dataset"] and b["config"] == baseline),
+                None,
+            )
+        ]
+        if base is not None
+        and r is not base
+        and r["per_query"].get("ndcg@10") == base["per_query"].get("ndcg@10")
+    ]
+    if same:
+        lines += [
+            "",
+            f"Same nDCG@10 as `{baseline}` on every single query (the switch moved no query's score): "
+            + ", ".join(f"`{x}`" for x in same)
+            + ".",
+        ]
     notes = sorted({n for r in suite["results"] for n in r["notes"]} | set(suite.get("notes", [])))
     if notes:
         lines += ["", "Notes from the runs: " + "; ".join(f"`{n}`" for n in notes) + "."]
@@ -340,7 +360,9 @@ def peers_section(peers: Mapping[str, Any]) -> list[str]:
             ratio = (
                 f"{r['latency_ratio_p50']:.2f}× vs {r['compared_to']}" if "latency_ratio_p50" in r else "–"
             )
-            build = f"{r['build_seconds']:.2f}" if "build_seconds" in r else "–"
+            built = r.get("build_seconds")
+            at_ingest = key.startswith("ours") and not built  # our indices were built by the ingest
+            build = "at ingest" if at_ingest else "–" if built is None else f"{built:.2f}"
             lines.append(
                 f"| {key} | {r['what']} | {ndcg} | {delta} | {ms(r['latency_ms']['p50'])} | "
                 f"{ms(r['latency_ms']['p95'])} | {ratio} | {build} |"
@@ -478,7 +500,7 @@ def plot_quality(suite: Mapping[str, Any], directory: Path) -> list[Path]:
                 label=HEADERS[metric],
             )
         ax.set_xticks(x, [r["config"] for r in rows], rotation=30, ha="right")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.15)  # room for the legend above the bars
         ax.set_ylabel("score")
         ax.set_title(f"{info['name']}: {info['queries']} judged queries, {info['docs']} docs")
         ax.legend(fontsize=8, ncol=len(shown), loc="upper center")

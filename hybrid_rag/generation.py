@@ -26,11 +26,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import GeneratorSettings
+
+T = TypeVar("T")
 
 BACKOFF_SECONDS = 0.25  # first wait before a retry; doubled each further attempt
 BACKOFF_MAX_SECONDS = 2.0
@@ -102,47 +105,74 @@ class OpenAICompatibleGenerator:
 
     def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 512) -> str:
         """The model's answer to ``prompt``; RemoteServiceError when the server fails us."""
-        body = json.dumps(chat_payload(self.settings.model, prompt, system, max_tokens)).encode("utf-8")
-        attempts = 1 + self.settings.retries
-        reason = ""
-        for attempt in range(1, attempts + 1):
-            if attempt > 1:
-                time.sleep(backoff_seconds(attempt - 1, self.backoff))
-            try:
-                raw = self._post(body)
-            except _Retryable as exc:
-                reason = str(exc)
-                continue
-            try:
-                return completion_text(raw)
-            except ValueError as exc:
-                raise RemoteServiceError(f"generator at {self.url} {exc}") from None
-        tried = f" ({attempts} attempts)" if attempts > 1 else ""
-        raise RemoteServiceError(f"generator at {self.url} {reason}{tried}")
+        s = self.settings
+        return post_json(
+            self.url,
+            chat_payload(s.model, prompt, system, max_tokens),
+            parse=completion_text,
+            what="generator",
+            api_key_env=s.api_key_env,
+            timeout=s.timeout_seconds,
+            retries=s.retries,
+            backoff=self.backoff,
+        )
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.settings.api_key_env, "").strip()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
 
-    def _post(self, body: bytes) -> bytes:
-        """One attempt: the response body, _Retryable for a transient failure, else RemoteServiceError."""
-        request = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
-        timeout = self.settings.timeout_seconds
+def post_json(
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    parse: Callable[[bytes], T],
+    what: str,
+    api_key_env: str,
+    timeout: float,
+    retries: int,
+    backoff: float = BACKOFF_SECONDS,
+) -> T:
+    """POST ``payload`` as JSON and ``parse`` the answer, retrying connection errors, timeouts, 429
+    and 5xx ``retries`` times; anything else, or a body ``parse`` rejects (ValueError), fails at once.
+
+    ``Authorization: Bearer`` is sent when the variable ``api_key_env`` names is set. Every
+    failure is one RemoteServiceError line naming ``what`` and the URL.
+    """
+    body = json.dumps(payload).encode("utf-8")
+    attempts = 1 + retries
+    reason = ""
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            time.sleep(backoff_seconds(attempt - 1, backoff))
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return response.read()
-        except urllib.error.HTTPError as exc:
-            message = f"answered HTTP {exc.code}{_error_detail(exc)}"
-            if exc.code in RETRY_STATUSES:
-                raise _Retryable(message) from None
-            raise RemoteServiceError(f"generator at {self.url} {message}") from None
-        except urllib.error.URLError as exc:
-            raise _Retryable(_network_reason(exc.reason, timeout)) from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise _Retryable(_network_reason(exc, timeout)) from None
+            raw = _post_once(url, body, api_key_env, timeout, what)
+        except _Retryable as exc:
+            reason = str(exc)
+            continue
+        try:
+            return parse(raw)
+        except ValueError as exc:
+            raise RemoteServiceError(f"{what} at {url} {exc}") from None
+    tried = f" ({attempts} attempts)" if attempts > 1 else ""
+    raise RemoteServiceError(f"{what} at {url} {reason}{tried}")
+
+
+def _post_once(url: str, body: bytes, api_key_env: str, timeout: float, what: str) -> bytes:
+    """One attempt: the response body, _Retryable for a transient failure, else RemoteServiceError."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    key = os.environ.get(api_key_env, "").strip()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.read()
+    except urllib.error.HTTPError as exc:
+        message = f"answered HTTP {exc.code}{_error_detail(exc)}"
+        if exc.code in RETRY_STATUSES:
+            raise _Retryable(message) from None
+        raise RemoteServiceError(f"{what} at {url} {message}") from None
+    except urllib.error.URLError as exc:
+        raise _Retryable(_network_reason(exc.reason, timeout)) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise _Retryable(_network_reason(exc, timeout)) from None
 
 
 def make_generator(settings: GeneratorSettings) -> Generator | None:

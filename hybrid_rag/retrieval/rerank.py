@@ -23,13 +23,10 @@ Backends (``rerank.backend``):
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
-import os
 import re
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -42,16 +39,8 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.embedders import _in_hf_cache, _quiet_loading, window_spans
-from hybrid_rag.errors import ConfigError, ModelError, RemoteServiceError
-from hybrid_rag.generation import (
-    BACKOFF_SECONDS,
-    RETRY_STATUSES,
-    _error_detail,
-    _network_reason,
-    _preview,
-    _Retryable,
-    backoff_seconds,
-)
+from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
@@ -420,43 +409,16 @@ class ApiReranker:
 
     def _score_batch(self, query: str, texts: list[str]) -> np.ndarray:
         s = self.settings
-        body = json.dumps(rerank_payload(s.api_format, s.rerank_model, query, texts)).encode("utf-8")
-        attempts = 1 + s.retries
-        reason = ""
-        for attempt in range(1, attempts + 1):
-            if attempt > 1:
-                time.sleep(backoff_seconds(attempt - 1, self.backoff))
-            try:
-                raw = self._post(body)
-            except _Retryable as exc:
-                reason = str(exc)
-                continue
-            try:
-                return parse_rerank_response(raw, len(texts))
-            except ValueError as exc:
-                raise RemoteServiceError(f"reranker at {self.url} {exc}") from None
-        tried = f" ({attempts} attempts)" if attempts > 1 else ""
-        raise RemoteServiceError(f"reranker at {self.url} {reason}{tried}")
-
-    def _post(self, body: bytes) -> bytes:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.settings.api_key_env, "").strip()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        timeout = self.settings.timeout_seconds
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return response.read()
-        except urllib.error.HTTPError as exc:
-            message = f"answered HTTP {exc.code}{_error_detail(exc)}"
-            if exc.code in RETRY_STATUSES:
-                raise _Retryable(message) from None
-            raise RemoteServiceError(f"reranker at {self.url} {message}") from None
-        except urllib.error.URLError as exc:
-            raise _Retryable(_network_reason(exc.reason, timeout)) from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise _Retryable(_network_reason(exc, timeout)) from None
+        return post_json(
+            self.url,
+            rerank_payload(s.api_format, s.rerank_model, query, texts),
+            parse=lambda raw: parse_rerank_response(raw, len(texts)),
+            what="reranker",
+            api_key_env=s.api_key_env,
+            timeout=s.timeout_seconds,
+            retries=s.retries,
+            backoff=self.backoff,
+        )
 
 
 # -- factory -----------------------------------------------------------------------------------
