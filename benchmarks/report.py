@@ -160,10 +160,25 @@ def quality_section(suite: Mapping[str, Any]) -> list[str]:
             + ", ".join(f"`{x}`" for x in same)
             + ".",
         ]
-    notes = sorted({n for r in suite["results"] for n in r["notes"]} | set(suite.get("notes", [])))
+    notes = summarize_notes({n for r in suite["results"] for n in r["notes"]} | set(suite.get("notes", [])))
     if notes:
-        lines += ["", "Notes from the runs: " + "; ".join(f"`{n}`" for n in notes) + "."]
+        lines += ["", "Notes from the query traces: " + "; ".join(notes) + "."]
     return lines
+
+
+def summarize_notes(notes: set[str], limit: int = 3) -> list[str]:
+    """Trace notes for a table footer: notes that share a prefix (``"expanded with: ..."``, one a
+    query) are counted under it when there are more than ``limit`` of them."""
+    groups: dict[str, list[str]] = {}
+    for note in sorted(notes):
+        groups.setdefault(note.split(":", 1)[0] if ":" in note else note, []).append(note)
+    out = []
+    for prefix, members in groups.items():
+        if len(members) > limit:
+            out.append(f"`{prefix}: …` ({len(members)} distinct, e.g. `{members[0]}`)")
+        else:
+            out.extend(f"`{m}`" for m in members)
+    return out
 
 
 def stage_section(suite: Mapping[str, Any]) -> list[str]:
@@ -389,9 +404,9 @@ def commands_section(found: Mapping[str, Mapping[str, Any]]) -> list[str]:
         ".venv/bin/python benchmarks/report.py",
         "# two runs of the suite, paired t-test per dataset, configuration and metric",
         ".venv/bin/python benchmarks/report.py --compare old_suite.json benchmarks/results/suite.json",
-        "# the quick smoke bench (what `hybrid-rag bench` runs; seconds, fake or real embedder)",
-        ".venv/bin/python -c 'from hybrid_rag.bench import *; from hybrid_rag.settings import load_settings; "
-        "print(format_quick_bench(run_quick_bench(load_settings())))'",
+        "# the quick smoke bench (seconds): the configured embedder, or none at all",
+        ".venv/bin/hybrid-rag bench",
+        "HYBRID_RAG_EMBEDDING__MODEL=fake .venv/bin/hybrid-rag bench --json",
         "```",
         "",
         "How long the last runs took here: "

@@ -10,8 +10,9 @@ does) with ``evaluation.evaluate``. Each rerun is compared with its own unrerank
 t-test. A cross-encoder is tried too and reported as unavailable when no weights are cached.
 
 Timing: the rerank stage (``score`` + ``apply_rerank``) per query, once as run (the window
-cache warming up over the queries), once with the window cache off on the first
-``--cold-queries`` queries (the cost of a query whose candidates were never seen).
+cache warming up over the hybrid queries, then shared by the dense ones), once with the window
+cache off on the first ``--cold-queries`` queries (the cost of a query whose candidates were
+never seen).
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/rerank_eval.py [--datasets cranfield cosqa]
     .venv/bin/python benchmarks/rerank_eval.py --report   # the markdown from the last JSON
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.errors import ModelError
+from hybrid_rag.errors import IndexMismatchError, ModelError
 from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
 from hybrid_rag.experiment import doc_run, ingest_dataset, percentiles
 from hybrid_rag.indices.tokenize import Tokenizer
@@ -79,9 +80,9 @@ def lexical_reranker(stemmer: str) -> RerankerFactory:
 
 
 RERANKERS: dict[str, RerankerFactory] = {
+    "windows-16/4": window_reranker(16, 4),
     "windows-32/8": window_reranker(32, 8),
     "windows-64/16": window_reranker(64, 16),
-    "windows-128/32": window_reranker(128, 32),
     "whole-chunk": window_reranker(1_000_000, 0),  # one window: the query-chunk cosine
     "lexical": lexical_reranker("none"),
     "lexical-stemmed": lexical_reranker("english"),
@@ -122,13 +123,24 @@ def metric_row(report: EvalReport, base: EvalReport | None) -> dict[str, Any]:
     return row
 
 
-def run_dataset(name: str, top_n_in: int, cold_queries: int, work: Path) -> dict[str, Any]:
+def run_dataset(
+    name: str,
+    top_n_in: int,
+    cold_queries: int,
+    work: Path,
+    rerankers: Sequence[str],
+    cold_rerankers: Sequence[str],
+) -> dict[str, Any]:
     data = load_beir(DATASETS / name)
     settings = Settings().with_overrides({"paths.data_dir": str(work / name)})
     engine = Engine(settings)
     try:
         ingest_seconds = ingest_dataset(engine, data)
-        engine.query("warm up", top_k=5)
+        try:
+            engine.query("warm up", top_k=5)
+        except IndexMismatchError:  # a kept work dir indexed under older settings
+            engine.rebuild()
+            engine.query("warm up", top_k=5)
         out: dict[str, Any] = {
             "queries": len(data.qrels),
             "chunks": engine.store.chunk_count(),
@@ -144,9 +156,9 @@ def run_dataset(name: str, top_n_in: int, cold_queries: int, work: Path) -> dict
             reports[mode] = evaluate(runs, data.qrels, METRICS)
             out["modes"][mode] = {**metric_row(reports[mode], None), "query_ms": percentiles(seconds)}
             print(f"[{name}] {mode}: {reports[mode].means}", file=sys.stderr, flush=True)
-        for base in ("hybrid", "dense"):
-            for rname, factory in RERANKERS.items():
-                reranker = factory(engine, settings, 4096)
+        for rname in rerankers:
+            reranker = RERANKERS[rname](engine, settings, 100_000)  # one window cache for both bases
+            for base in ("hybrid", "dense"):
                 scores, seconds = score_all(reranker, data, lists[base], top_n_in)
                 entry: dict[str, Any] = {"rerank_ms": percentiles(seconds), "blends": {}}
                 for blend, weight in BLENDS:
@@ -166,7 +178,9 @@ def run_dataset(name: str, top_n_in: int, cold_queries: int, work: Path) -> dict
                     file=sys.stderr,
                     flush=True,
                 )
-        out["cold_rerank_ms"] = cold_timings(engine, settings, data, lists["hybrid"], top_n_in, cold_queries)
+        out["cold_rerank_ms"] = cold_timings(
+            engine, settings, data, lists["hybrid"], top_n_in, cold_queries, cold_rerankers
+        )
         out["cross_encoder"] = try_cross_encoder(settings, data, lists["hybrid"], top_n_in)
         return out
     finally:
@@ -180,11 +194,12 @@ def cold_timings(
     lists: dict[str, list[ScoredChunk]],
     top_n_in: int,
     n: int,
+    rerankers: Sequence[str],
 ) -> dict[str, Any]:
     """Rerank-stage time with the window cache off: every candidate embedded afresh."""
     subset = dict(list(lists.items())[:n])
     out = {}
-    for rname in ("windows-64/16", "windows-128/32", "whole-chunk", "lexical"):
+    for rname in (r for r in rerankers if r != "lexical-stemmed"):
         _, seconds = score_all(RERANKERS[rname](engine, settings, 0), data, subset, top_n_in)
         out[rname] = percentiles(seconds)
     return {"queries": len(subset), "ms": out}
@@ -224,7 +239,8 @@ def render(results: dict[str, Any]) -> str:
         "# Rerank evaluation",
         "",
         f"Machine: {meta['machine']}, {meta['cpus']} CPUs (shared with other jobs: timings are "
-        f"provisional). Model {meta['embedding_model']}; top_n_in {meta['top_n_in']}; "
+        f"provisional). Model {meta['embedding_model']}; hybrid = {meta.get('hybrid', '?')}; "
+        f"top_n_in {meta['top_n_in']}; "
         f"lists of {LIST_DEPTH}; documents ranked by their best chunk. Deltas are against the "
         "unreranked list the reranker started from; * = paired t-test p <= 0.05.",
     ]
@@ -233,7 +249,12 @@ def render(results: dict[str, Any]) -> str:
         lines += ["| run | blend | " + " | ".join(SHOWN) + " | rerank ms p50 / p95 |", "|---" * 6 + "|"]
         for mode, row in d["modes"].items():
             lines.append(f"| {mode} (no rerank) | | {fmt(row, None)} | |")
-        for key, entry in d["reranked"].items():
+        order = {name: i for i, name in enumerate(RERANKERS)}
+        keys = sorted(
+            d["reranked"], key=lambda k: (k.split("+")[0] != "hybrid", order.get(k.split("+")[1], 99))
+        )
+        for key in keys:
+            entry = d["reranked"][key]
             base = d["modes"][key.split("+")[0]]
             ms = entry["rerank_ms"]
             for blend, row in entry["blends"].items():
@@ -256,6 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cold-queries", type=int, default=30)
     parser.add_argument("--work-dir", type=Path, default=WORK)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--rerankers", nargs="+", choices=list(RERANKERS), default=list(RERANKERS))
+    parser.add_argument("--cold-rerankers", nargs="*", choices=list(RERANKERS), default=None)
+    parser.add_argument(
+        "--merge", action="store_true", help="update these rerankers' entries in --out, keep the others"
+    )
     parser.add_argument("--report", action="store_true", help="only print the markdown of --out")
     args = parser.parse_args(argv)
     if args.report:
@@ -271,6 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "torch_threads": torch.get_num_threads(),
             "python": platform.python_version(),
             "embedding_model": Settings().embedding.model,
+            "hybrid": (
+                f"{Settings().retrieval.fusion} fusion, dense {Settings().retrieval.dense_weight:g} / "
+                f"bm25 {Settings().retrieval.bm25_weight:g}, dense_scoring {Settings().index.dense_scoring}"
+            ),
             "top_n_in": args.top_n_in,
             "list_depth": LIST_DEPTH,
             "blends": [list(b) for b in BLENDS],
@@ -278,8 +308,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "datasets": {},
     }
+    if args.merge and args.out.is_file():
+        previous = json.loads(args.out.read_text())
+        results["meta"] = {**previous["meta"], "merged": results["meta"]["started"]}
+        results["datasets"] = previous["datasets"]
     for name in args.datasets:
-        results["datasets"][name] = run_dataset(name, args.top_n_in, args.cold_queries, args.work_dir)
+        cold = args.rerankers if args.cold_rerankers is None else args.cold_rerankers
+        fresh = run_dataset(name, args.top_n_in, args.cold_queries, args.work_dir, args.rerankers, cold)
+        old = results["datasets"].get(name)
+        if old is not None:
+            old["reranked"].update(fresh.pop("reranked"))
+            old["cold_rerank_ms"]["ms"].update(fresh.pop("cold_rerank_ms")["ms"])
+            old.update(fresh)
+        else:
+            results["datasets"][name] = fresh
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(render(results))

@@ -245,3 +245,13 @@ def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: 
     assert "wall" in bm25.latency_ms and "bm25" in bm25.latency_ms and "dense" not in bm25.latency_ms
     assert "mmr" in dense.latency_ms and dense.features == {"mmr": True}
     assert bm25.report.means["ndcg@10"] == 1.0
+
+
+def test_summarize_notes_counts_per_query_notes_under_their_prefix() -> None:
+    report = _load("report")
+    notes = {f"expanded with: term{i}" for i in range(5)} | {"rerank skipped: no reranker configured"}
+    out = report.summarize_notes(notes)
+    assert out == [
+        "`expanded with: …` (5 distinct, e.g. `expanded with: term0`)",
+        "`rerank skipped: no reranker configured`",
+    ]
