@@ -80,9 +80,18 @@ def test_apply_rerank_reorders_the_head_and_keeps_the_tail() -> None:
     out = apply_rerank(cands, [0.1, 0.9, 0.5], "lexical", 3)
     assert ids(out) == [11, 12, 10, 13, 14]
     assert [c.score for c in out[:3]] == [0.9, 0.5, 0.1]
-    assert out[3] is cands[3] and out[4] is cands[4]
     assert out[0].breakdown == {"fusion": cands[1].score, "lexical": 0.9, "lexical_rank": 1.0}
     assert cands[1].score == pytest.approx(0.99)  # the input is untouched
+    # the tail (fused scores .97, .96 > the head's last .1) is shifted under the head, spacing kept
+    assert out[3].score < 0.1 and out[3].score - out[4].score == pytest.approx(0.01)
+    assert out[3].breakdown == cands[3].breakdown and out[3].chunk is cands[3].chunk
+
+
+def test_a_tail_already_below_the_head_is_returned_as_is() -> None:
+    cands = fused(4)
+    out = apply_rerank(cands, [5.0, 7.0], "x", 2)
+    assert ids(out) == [11, 10, 12, 13]
+    assert out[2] is cands[2] and out[3] is cands[3]
 
 
 def test_apply_rerank_ties_break_by_chunk_id() -> None:
@@ -120,6 +129,7 @@ def test_apply_rerank_is_a_permutation_whatever_the_scores() -> None:
             assert ids(out[top:]) == ids(cands[top:])
             head = out[:top]
             assert all((a.score, -a.id) >= (b.score, -b.id) for a, b in itertools.pairwise(head))
+            assert all(a.score > b.score for a, b in itertools.pairwise(out[top - 1 :]))
 
 
 def test_rrf_blend_with_a_reranker_that_cannot_decide_keeps_the_fused_order() -> None:
@@ -169,7 +179,7 @@ def test_rerank_candidates_uses_the_settings_blend() -> None:
             return np.array([0.0, 1.0])
 
     cands = fused(3)
-    plain = rerank_candidates(Constant(), "q", cands, RerankSettings(top_n_in=2))
+    plain = rerank_candidates(Constant(), "q", cands, RerankSettings(top_n_in=2, blend="none"))
     assert ids(plain) == [11, 10, 12]
     # reranker weight 0.4 < 0.5: the fused order wins the head
     mixed = rerank_candidates(Constant(), "q", cands, RerankSettings(top_n_in=2, blend="rrf", weight=0.4))

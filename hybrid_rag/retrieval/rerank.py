@@ -12,7 +12,10 @@ Backends (``rerank.backend``):
 
 :func:`apply_rerank` merges the scores back. Conventions (STYLE 9):
 
-* only the first ``top_n_in`` candidates move; the rest follow in their order, unchanged;
+* only the first ``top_n_in`` candidates move; the rest follow in their order. Scores fall
+  monotonically along the returned list (thresholds and MMR read them): if a tail score would
+  reach the head's lowest, the whole tail is shifted down by one constant (its spacing kept; its
+  earlier scores stay in its breakdown, e.g. ``fusion``);
 * the reranker's own score is kept in ``breakdown[name]`` and its rank in ``breakdown[name_rank]``;
 * ``blend="none"``: the final score is the reranker's score; ``"rrf"``: ``w / (k + rerank rank) +
   (1 - w) / (k + previous rank)`` with k = 60 and ranks from 1, tied reranker scores sharing the
@@ -51,6 +54,7 @@ Blend = Literal["none", "rrf", "linear"]
 BM25_K1 = 1.2  # the reranker's own BM25 over the candidate set (Robertson; Lucene's IDF)
 BM25_B = 0.75
 _WORD_SPAN = re.compile(r"\S+")
+_TAIL_GAP = 1e-6  # relative gap between the reranked head's last score and the tail's first
 
 __all__ = [
     "ApiReranker",
@@ -106,7 +110,6 @@ def apply_rerank(
     one per head candidate, then the rest unchanged; see the module docstring for the blends.
 
     Typical use: ``apply_rerank(fused, reranker.score(q, fused[:40]), reranker.name, 40)``.
-    The tail keeps its previous scores, which are on another scale than the head's.
     """
     if top_n_in <= 0:
         return list(candidates)
@@ -129,7 +132,19 @@ def apply_rerank(
         )
         for i in order
     ]
-    return reranked + list(candidates[top_n_in:])
+    return reranked + tail_below(list(candidates[top_n_in:]), reranked[-1].score)
+
+
+def tail_below(tail: list[ScoredChunk], floor: float) -> list[ScoredChunk]:
+    """``tail`` unchanged if its scores are all under ``floor``, else all shifted down by one constant
+    so that its best is just under ``floor`` (order and spacing kept)."""
+    if not tail:
+        return tail
+    top = max(c.score for c in tail)
+    if top < floor:
+        return tail
+    shift = top - floor + _TAIL_GAP * max(1.0, abs(floor))
+    return [replace(c, score=c.score - shift) for c in tail]
 
 
 def rerank_candidates(
@@ -221,7 +236,7 @@ class EmbeddingWindowReranker:
     name = "embedding_windows"
 
     def __init__(
-        self, embedder: Embedder, window_words: int = 128, overlap_words: int = 32, cache_size: int = 4096
+        self, embedder: Embedder, window_words: int = 64, overlap_words: int = 16, cache_size: int = 4096
     ) -> None:
         if window_words <= 0 or not 0 <= overlap_words < window_words:
             raise ConfigError(
