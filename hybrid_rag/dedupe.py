@@ -173,14 +173,14 @@ class NearDuplicateFilter:
 
     def find_duplicates(
         self,
-        new: Sequence[tuple[str, str]],
+        new: Sequence[tuple[str, str | MinHash | None]],
         existing: Iterable[tuple[str, str | MinHash | None]] = (),
     ) -> dict[str, str]:
         """Map each dropped new chunk's sha256 to the sha256 of the kept chunk it duplicates.
 
-        ``new`` and ``existing`` are (sha256, text) pairs; an existing chunk may come with its
-        signature (a MinHash, or None for a text without words) instead of its text, so that a
-        store need not re-hash its whole corpus on every ingest. The first occurrence is kept: existing
+        ``new`` and ``existing`` are (sha256, text) pairs; a chunk may come with its signature
+        (a MinHash, or None for a text without words) instead of its text, so that a caller that
+        caches signatures never hashes a text twice. The first occurrence is kept: existing
         chunks first, then new ones in order. A new chunk whose sha256 is an existing one maps to
         itself. A sha256 repeated within ``new`` is one chunk, decided at its first occurrence.
         With ``enabled`` false nothing is dropped (``{}``).
@@ -211,7 +211,7 @@ class NearDuplicateFilter:
             if sha in seen:
                 continue
             seen.add(sha)
-            m = self.signature(text)
+            m = self.signature(text) if isinstance(text, str) else text
             match = None if m is None else self._best_match(m, lsh, kept, order)
             if match is None:
                 keep(sha, m)

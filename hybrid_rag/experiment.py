@@ -146,26 +146,17 @@ def run_experiment(
         engine = Engine(settings.with_overrides({"paths.data_dir": str(root)}), embedder=embedder)
         try:
             ingest_seconds = ingest_dataset(engine, dataset)
-            chunks = engine.store.chunk_count()
-            for qid in list(dataset.qrels)[:warmup]:
-                engine.query(dataset.queries[qid], top_k=10, mode=modes[0], features=features)
-            results = []
-            for mode in modes:
-                run, stages, notes = run_queries(engine, dataset, mode=mode, features=features)
-                results.append(
-                    ExperimentResult(
-                        dataset=dataset.name,
-                        mode=mode,
-                        features=dict(features or {}),
-                        report=evaluate(run, dataset.qrels),
-                        latency_ms={stage: percentiles(v) for stage, v in stages.items()},
-                        queries=len(run),
-                        chunks=chunks,
-                        ingest_seconds=ingest_seconds,
-                        notes=tuple(notes),
-                        run=run,
-                    )
+            results = [
+                evaluate_engine(
+                    engine,
+                    dataset,
+                    mode=mode,
+                    features=features,
+                    warmup=warmup if n == 0 else 0,
+                    ingest_seconds=ingest_seconds,
                 )
+                for n, mode in enumerate(modes)
+            ]
             return results
         finally:
             engine.close()

@@ -221,9 +221,10 @@ class Ingestor:
             {sha: None if v is None else finder.from_hashvalues(v) for sha, v in cached.items()}
         )
         missing = {sha: m for sha, m in signatures.items() if sha not in cached}
-        new = [(sp.sha256, sp.text) for fc in chunked for sp in fc.spans]
+        new_signatures = {sp.sha256: finder.signature(sp.text) for fc in chunked for sp in fc.spans}
+        new = [(sp.sha256, new_signatures[sp.sha256]) for fc in chunked for sp in fc.spans]
         dropped = finder.find_duplicates(new, [(sha, signatures[sha]) for sha, _ in existing])
-        fresh = {sha: finder.signature(text) for sha, text in new if sha not in dropped}
+        fresh = {sha: m for sha, m in new_signatures.items() if sha not in dropped}
         fresh.update(missing)
         self.store.put_signatures(
             cfg.num_perm, {sha: None if m is None else m.hashvalues for sha, m in fresh.items()}

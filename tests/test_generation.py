@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fake_http import FakeServer, closed_port, serve
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError
 from hybrid_rag.generation import (
@@ -25,76 +22,21 @@ from hybrid_rag.generation import (
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import GeneratorSettings
 
-Reply = tuple[int, bytes]
-
 
 def completion(text: str) -> bytes:
     return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}).encode()
 
 
-@dataclass
-class FakeServer:
-    """Serves canned replies in order (the last one repeats) and records every request."""
-
-    replies: list[Reply] = field(default_factory=list)
-    delay: float = 0.0
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-    url: str = ""
-
-    def next_reply(self) -> Reply:
-        index = min(len(self.requests) - 1, len(self.replies) - 1)
-        return self.replies[index]
-
-
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    state = FakeServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            raw = self.rfile.read(length)
-            state.requests.append({"path": self.path, "headers": dict(self.headers), "body": raw})
-            if state.delay:
-                state.release.wait(state.delay)
-            status, body = state.next_reply()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except OSError:  # the client gave up (timeout test)
-                pass
-
-        def log_message(self, *args: object) -> None:  # keep pytest output clean
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    with serve("/v1") as state:
         yield state
-    finally:
-        state.release.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 def make(url: str, **overrides: Any) -> OpenAICompatibleGenerator:
     params: dict[str, Any] = {"base_url": url, "model": "test-model", "timeout_seconds": 2.0, "retries": 1}
     params.update(overrides)
     return OpenAICompatibleGenerator(GeneratorSettings(**params), backoff=0.01)
-
-
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- pure helpers ----------------------------------------------------------------------------

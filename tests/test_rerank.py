@@ -7,17 +7,15 @@ import hashlib
 import itertools
 import json
 import math
-import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from fake_http import FakeServer, closed_port, serve
 
 from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.errors import ConfigError, ModelError, RemoteServiceError
@@ -447,58 +445,11 @@ def test_tiny_cross_encoder_end_to_end(tiny_cross_encoder: Path) -> None:
 
 # -- HTTP API ----------------------------------------------------------------------------------
 
-Reply = tuple[int, bytes]
-
-
-@dataclass
-class FakeServer:
-    """Answers with ``reply(request_json)`` or canned replies in order (the last repeats)."""
-
-    replies: list[Reply] = field(default_factory=list)
-    delay: float = 0.0
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-    url: str = ""
-
-    def next_reply(self) -> Reply:
-        return self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
-
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    state = FakeServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            state.requests.append({"path": self.path, "headers": dict(self.headers), "body": raw})
-            if state.delay:
-                state.release.wait(state.delay)
-            status, body = state.next_reply()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except OSError:  # the client gave up (timeout test)
-                pass
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/rerank"
-    try:
+    with serve("/rerank") as state:
         yield state
-    finally:
-        state.release.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 def api(url: str, **overrides: Any) -> ApiReranker:
@@ -514,12 +465,6 @@ def api(url: str, **overrides: Any) -> ApiReranker:
 
 def cohere(pairs: Sequence[tuple[int, float]]) -> bytes:
     return json.dumps({"id": "x", "results": [{"index": i, "relevance_score": s} for i, s in pairs]}).encode()
-
-
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_payloads_and_response_shapes() -> None:
