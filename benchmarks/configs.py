@@ -35,7 +35,23 @@ EQUAL_RRF: Mapping[str, Any] = {
     "retrieval.rrf_k": 60,
     "retrieval.dense_weight": 0.5,
     "retrieval.bm25_weight": 0.5,
+    "retrieval.code_dense_weight": 0.5,
+    "retrieval.code_bm25_weight": 0.5,
+    "retrieval.exact_scores": False,  # the textbook rules: a chunk absent from a list adds nothing
 }
+
+
+def one_weight(dense: float, *, exact: bool) -> dict[str, Any]:
+    """z-score fusion with one dense weight for every source type (BM25: 1 - dense)."""
+    bm25 = round(1 - dense, 4)
+    return {
+        "retrieval.fusion": "zscore",
+        "retrieval.exact_scores": exact,
+        "retrieval.dense_weight": dense,
+        "retrieval.bm25_weight": bm25,
+        "retrieval.code_dense_weight": dense,
+        "retrieval.code_bm25_weight": bm25,
+    }
 
 
 @dataclass(frozen=True)
@@ -78,7 +94,22 @@ CONFIGS: tuple[BenchConfig, ...] = (
         OPTIONAL_STAGES_OFF,
         {**EQUAL_RRF, "retrieval.fusion": "weighted"},
     ),
+    BenchConfig(
+        "previous-default",
+        "dense + BM25, z-score 0.75/0.25 for every source type, absent = list average",
+        "hybrid",
+        OPTIONAL_STAGES_OFF,
+        one_weight(0.75, exact=False),
+    ),
+    BenchConfig(
+        "hybrid-zscore-exact-0.75",
+        "dense + BM25, z-score over exact scores, 0.75/0.25 for every source type",
+        "hybrid",
+        OPTIONAL_STAGES_OFF,
+        one_weight(0.75, exact=True),
+    ),
     BenchConfig("default", "the shipped settings, unchanged"),
+    BenchConfig("+routing", "default + code routing", features={"routing": True}),
     BenchConfig("+expansion", "default + query expansion", features={"expansion": True}),
     BenchConfig("+rerank", "default + rerank", features={"rerank": True}),
     BenchConfig("+mmr", "default + MMR diversification", features={"mmr": True}),

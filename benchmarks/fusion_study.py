@@ -2,10 +2,13 @@
 
 Step 1 (slow, cached): per dataset, ingest with the default settings into
 ``benchmarks/work/fusion_study/<name>/`` and save, for every judged query, the dense and BM25
-top-100 (chunk id, raw score) and every retrieved chunk's path to ``runs.json`` there.
+score of every chunk (chunk id, raw score; BM25 only where a query term occurs) and every
+chunk's path and source type to ``runs.json`` there.
 Step 2 (fast, pure): fuse the top-50 of each (the engine's ``dense_top_k`` / ``bm25_top_k``)
 with every rule, map chunks to documents at their best rank, score with
-``hybrid_rag.evaluation.evaluate``. Rules are compared by their *worst-case margin*: the
+``hybrid_rag.evaluation.evaluate``. The ``exact`` rules first give every candidate its own score
+in both lists, as the engine does (``fusion.complete_runs``); the full score tables stand in for
+the indices' ``score``. Rules are compared by their *worst-case margin*: the
 smallest, over the two datasets and nDCG@10, MRR@10 and P@3, of the rule's figure minus that of
 the better single retriever (by nDCG@10) on that dataset; nDCG@10 alone is shown beside it.
 Overfitting checks: weight sweeps per family, leave-one-dataset-out tuning, split-half
@@ -38,6 +41,7 @@ from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, lo
 from hybrid_rag.experiment import ingest_dataset
 from hybrid_rag.retrieval.fusion import (
     Fused,
+    complete_runs,
     minmax_normalize,
     rank_order,
     reciprocal_rank_fusion,
@@ -56,11 +60,22 @@ WORK = ROOT / "benchmarks" / "work" / "fusion_study"
 OUT = ROOT / "benchmarks" / "results" / "fusion_study.json"
 METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@50")
 TOP_METRICS = METRICS[:3]  # the ranking criterion; recall@50 is set by the union of candidates
-COLLECT_DEPTH, DEPTH = 100, 50
+DEPTH = 50
 WEIGHTS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-DEFAULT = ("zscore", 0.75)
+# the shipped default: exact scores, weights by source type (cosqa ingests as code, cranfield as
+# text: experiment.looks_like_code); PREVIOUS is the rule it replaced
+DEFAULT_FAMILY, DEFAULT_WEIGHTS = "zscore exact", {"text": 0.65, "code": 0.85}
+DEFAULT_KEY = "o:default: zscore exact, text 0.65 / code 0.85"
+PREVIOUS = "w:zscore@0.75"
 INDEX_SECTIONS = ("chunking", "dedupe", "embedding", "bm25", "index")  # a change re-collects
-Runs = dict[str, list[Hit]]
+
+
+class Runs(dict[str, list[Hit]]):
+    """One query's top lists by name, with ``full``: every chunk's score in each list."""
+
+    full: Mapping[str, Mapping[int, float]] = {}
+
+
 Rule = Callable[[Runs], list[Fused]]
 
 
@@ -74,7 +89,7 @@ def collect(name: str, settings: Settings, refresh: bool) -> dict[str, Any]:
     params = {k: getattr(settings, k).model_dump(mode="json") for k in INDEX_SECTIONS}
     if cache.is_file() and not refresh:
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("params") == params:
+        if cached.get("params") == params and "types" in cached:
             return cached
     dataset = load_beir(DATA / name)
     engine = Engine(settings.with_overrides({"paths.data_dir": str(WORK / name)}))
@@ -87,17 +102,18 @@ def collect(name: str, settings: Settings, refresh: bool) -> dict[str, Any]:
             live = engine.indices.get()
         qids = list(dataset.qrels)
         vectors = engine.embedder.embed_queries([dataset.queries[q] for q in qids])
+        n = engine.store.chunk_count()
         runs = {
             q: {
-                "dense": [[h.id, h.score] for h in live.dense.search(v, COLLECT_DEPTH)],
-                "bm25": [[h.id, h.score] for h in live.bm25.search(dataset.queries[q], COLLECT_DEPTH)],
+                "dense": [[h.id, round(h.score, 6)] for h in live.dense.search(v, n)],
+                "bm25": [[h.id, round(h.score, 6)] for h in live.bm25.search(dataset.queries[q], n)],
             }
             for q, v in zip(qids, vectors, strict=True)
         }
-        ids = {i for r in runs.values() for hits in r.values() for i, _ in hits}
-        paths = {str(i): c.path for i, c in engine.store.chunks(ids).items()}
-        out = {"chunks": engine.store.chunk_count(), "model": engine.embedder.model_name, "runs": runs}
-        out["paths"], out["params"] = paths, params
+        chunks = engine.store.chunks({i for r in runs.values() for hits in r.values() for i, _ in hits})
+        out = {"chunks": n, "model": engine.embedder.model_name, "runs": runs, "params": params}
+        out["paths"] = {str(i): c.path for i, c in chunks.items()}
+        out["types"] = {str(i): c.source_type.value for i, c in chunks.items()}
     finally:
         engine.close()
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -106,10 +122,22 @@ def collect(name: str, settings: Settings, refresh: bool) -> dict[str, Any]:
 
 
 def query_runs(raw: Mapping[str, Any], depth: int = DEPTH) -> dict[str, Runs]:
-    return {
-        q: {name: [Hit(int(i), float(s)) for i, s in hits[:depth]] for name, hits in r.items()}
-        for q, r in raw["runs"].items()
-    }
+    out: dict[str, Runs] = {}
+    for q, r in raw["runs"].items():
+        lists = Runs({name: [Hit(int(i), float(s)) for i, s in hits[:depth]] for name, hits in r.items()})
+        lists.full = {name: {int(i): float(s) for i, s in hits} for name, hits in r.items()}
+        out[q] = lists
+    return out
+
+
+def exact(runs: Runs) -> dict[str, list[Hit]]:
+    """``runs`` with every candidate at its own score in each list (a chunk BM25 did not match: 0)."""
+
+    def scorer(name: str) -> Callable[[np.ndarray], np.ndarray]:
+        table = runs.full[name]
+        return lambda ids: np.array([table.get(int(i), 0.0) for i in ids])
+
+    return complete_runs(runs, {name: scorer(name) for name in runs})
 
 
 # -- rules that only the study needs (the shipped ones live in hybrid_rag.retrieval.fusion) ---
@@ -203,6 +231,8 @@ def weighted_families() -> dict[str, Callable[[float], Rule]]:
         "rrf k=5": lambda w: lambda r: reciprocal_rank_fusion(r, k=5, weights=pair(w)),
         "minmax": lambda w: lambda r: weighted_fusion(r, pair(w)),
         "zscore": lambda w: lambda r: zscore_fusion(r, pair(w)),
+        "zscore exact": lambda w: lambda r: zscore_fusion(exact(r), pair(w)),
+        "minmax exact": lambda w: lambda r: weighted_fusion(exact(r), pair(w)),
         "zscore absent=min": lambda w: (
             lambda r: _sum(r, pair(w), lambda s, n: zscore_normalize(s), absent="min")
         ),
@@ -218,7 +248,7 @@ def other_rules() -> dict[str, Rule]:
     rules["isr (sum of 1/rank^2)"] = inverse_square_rank
     rules["adaptive: zscore x top-z"] = adaptive(top_z)
     rules["adaptive: zscore x sharpness"] = adaptive(softmax_sharpness)
-    rules[f"adaptive: {DEFAULT[1]} prior x top-z"] = adaptive(top_z, prior=DEFAULT[1])
+    rules["adaptive: 0.75 prior x top-z"] = adaptive(top_z, prior=0.75)
     rules["adaptive: w_bm25 = overlap@10 / 2"] = lambda r: zscore_fusion(r, pair(1 - overlap(r) / 2))
     return rules
 
@@ -262,14 +292,14 @@ def split_half_cv(
             )
             for d in best_name
         }
-        for c in configs
+        for c in [*configs, DEFAULT_KEY]
     }
 
     def criterion(c: str, halves: Mapping[str, np.ndarray]) -> tuple[float, float]:
         means = np.array([diffs[c][d][:, halves[d]].mean(axis=1) for d in best_name])  # (dataset, metric)
         return float(means.min()), float(means[:, 0].min())
 
-    default = f"w:{DEFAULT[0]}@{DEFAULT[1]}"
+    default = DEFAULT_KEY
     test_worst, test_ndcg, fixed_worst, fixed_ndcg, chosen = [], [], [], [], []
     for _ in range(repeats):
         perms = {d: rng.permutation(len(qids[d])) for d in best_name}
@@ -338,12 +368,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key, rule in other_rules().items():
         add("o:" + key, rule)
     # a setting per source type: cosqa ingests as code, cranfield as text (experiment.looks_like_code)
-    for d, w in (("cranfield", 0.5), ("cosqa", 0.75)):
-        add("o:zscore per source type (text 0.5, code 0.75)", families["zscore"](w), datasets=[d])
-    for depth in (20, 100):
-        add(f"depth:{depth}", families[DEFAULT[0]](DEFAULT[1]), depth=depth)
+    types = {d: set(raw[d]["types"].values()) for d in DATASETS}
+    assert types == {"cranfield": {"text"}, "cosqa": {"code"}}, types
+    source_type = {"cranfield": "text", "cosqa": "code"}
+    for d in DATASETS:
+        add(
+            "o:zscore per source type (text 0.5, code 0.75)",
+            families["zscore"]({"text": 0.5, "code": 0.75}[source_type[d]]),
+            datasets=[d],
+        )
+        w = DEFAULT_WEIGHTS[source_type[d]]
+        add(DEFAULT_KEY, families[DEFAULT_FAMILY](w), datasets=[d])
+        for depth in (20, 100):
+            add(f"depth:{depth}", families[DEFAULT_FAMILY](w), datasets=[d], depth=depth)
 
-    default_key = f"w:{DEFAULT[0]}@{DEFAULT[1]}"
+    default_key = DEFAULT_KEY
     best_rows = {d: rows["single:" + best_name[d]][d] for d in DATASETS}
     table = sorted(
         (
@@ -370,10 +409,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "w": w,
                 f"margin on {test}": margins(rows[f"w:{fam}@{w}"], best)[test],
             }
+    candidates = [k for k in rows if not k.startswith(("single:", "depth:"))]
+    best_rule = {d: max(candidates, key=lambda k: rows[k][d]["ndcg@10"]) for d in DATASETS}
+    versus_best_rule = {}
+    for d in DATASETS:
+        res = compare(reports[best_rule[d]][d], reports[default_key][d], n_permutations=10_000)
+        versus_best_rule[d] = {
+            "best_rule": best_rule[d],
+            **{m: {"delta": c.delta, "p": c.p_value, "significant": c.significant} for m, c in res.items()},
+        }
     significance = {}
     for d in DATASETS:
         base = reports["single:" + best_name[d]][d]
-        for key in (default_key, "w:zscore@0.8", "w:rrf k=60@0.5"):
+        for key in (default_key, PREVIOUS, "w:zscore exact@0.75", "w:rrf k=60@0.5"):
             for test in ("student", "fisher"):
                 res = compare(base, reports[key][d], test=test, n_permutations=10_000)
                 significance.setdefault(d, {}).setdefault(key, {})[test] = {
@@ -404,6 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "leave_one_dataset_out": lodo,
         "split_half_cv": split_half_cv(per_query, best_name),
         "significance_vs_best_single": significance,
+        "default_vs_best_rule": versus_best_rule,
         "fusion_latency_us": timing,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -417,7 +466,8 @@ def fusion_latency(runs: Mapping[str, Mapping[str, Runs]]) -> dict[str, float]:
     out = {}
     lists = [r for d in runs.values() for r in d.values()]
     for name, rule in (
-        ("zscore", lambda r: zscore_fusion(r, pair(DEFAULT[1]))),
+        ("zscore", lambda r: zscore_fusion(r, pair(0.75))),
+        ("zscore exact (table lookups)", lambda r: zscore_fusion(exact(r), pair(0.75))),
         ("rrf", lambda r: reciprocal_rank_fusion(r, weights=pair(0.5))),
     ):
         start = time.perf_counter()
@@ -453,8 +503,12 @@ def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
         "w:rrf k=60@0.75",
         "w:minmax@0.75",
         "w:zscore@0.8",
-        result["default"]["rule"],
+        PREVIOUS,
+        "w:zscore exact@0.5",
+        "w:zscore exact@0.75",
+        "w:minmax exact@0.65",
         "o:zscore per source type (text 0.5, code 0.75)",
+        result["default"]["rule"],
     ]
     for key in main_rows:
         cells = []
@@ -522,7 +576,7 @@ def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
         f"5th percentile {cv['test_worst_top_metrics_p05']:+.4f}; held-out worst nDCG@10 margin: mean "
         f"{cv['test_worst_ndcg_mean']:+.4f}, 5th percentile {cv['test_worst_ndcg_p05']:+.4f}, below 0 in "
         f"{cv['share_test_worst_ndcg_below_0']:.0%} of splits; picked most often: {top}. "
-        f"The default ({DEFAULT[0]} {DEFAULT[1]}, untuned) on the same held-out halves: worst of 3 "
+        "The default (per source type, untuned) on the same held-out halves: worst of 3 "
         f"metrics {cv['default_worst_top_metrics_mean']:+.4f}, "
         f"worst nDCG@10 {cv['default_worst_ndcg_mean']:+.4f}, "
         f"below 0 in {cv['default_share_worst_ndcg_below_0']:.0%} (a minimum over noisy half-sample means "
@@ -554,12 +608,20 @@ def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
         lines.append(
             f"| {depth} | " + " | ".join(f"{rows[key][d]['ndcg@10'] - best[d]:+.3f}" for d in DATASETS) + " |"
         )
-    lat = result["fusion_latency_us"]
     lines += [
         "",
-        "Fusion cost per query (shared cores, provisional): "
-        f"zscore {lat['zscore']:.0f} us, rrf {lat['rrf']:.0f} us.",
+        "## The default against the best rule on each dataset (two-sided paired t-test)",
+        "",
+        "| dataset | best rule | metric | default minus best | p |",
+        "|---|---|---|---|---|",
     ]
+    for d, v in result["default_vs_best_rule"].items():
+        for metric in METRICS:
+            lines.append(
+                f"| {d} | {v['best_rule']} | {metric} | {v[metric]['delta']:+.3f} | {v[metric]['p']:.3g} |"
+            )
+    lat = result["fusion_latency_us"]
+    lines += ["", "Fusion cost per query: " + ", ".join(f"{k} {v:.0f} us" for k, v in lat.items()) + "."]
     return "\n".join(lines)
 
 

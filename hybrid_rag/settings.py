@@ -133,14 +133,28 @@ class RetrievalSettings(_Section):
     bm25_top_k: int = Field(50, gt=0)
     fusion: Literal["zscore", "rrf", "weighted"] = "zscore"  # see benchmarks/fusion_study.py
     rrf_k: int = Field(60, gt=0)
-    dense_weight: float = Field(0.75, ge=0)
-    bm25_weight: float = Field(0.25, ge=0)
+    # score-based fusion sees every candidate's exact score in every list (fusion.complete_runs)
+    exact_scores: bool = True
+    # fusion weights of a text chunk (and any type without its own pair) and of a code chunk
+    dense_weight: float = Field(0.65, ge=0)
+    bm25_weight: float = Field(0.35, ge=0)
+    code_dense_weight: float = Field(0.85, ge=0)
+    code_bm25_weight: float = Field(0.15, ge=0)
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
-        if self.dense_weight + self.bm25_weight <= 0:
-            raise ValueError("retrieval.dense_weight and retrieval.bm25_weight must not both be 0")
+        for prefix in ("", "code_"):
+            if getattr(self, f"{prefix}dense_weight") + getattr(self, f"{prefix}bm25_weight") <= 0:
+                raise ValueError(
+                    f"retrieval.{prefix}dense_weight and retrieval.{prefix}bm25_weight must not both be 0"
+                )
         return self
+
+    def fusion_weights(self, source_type: str) -> tuple[float, float]:
+        """(dense, BM25) weights for a chunk of ``source_type``."""
+        if source_type == "code":
+            return self.code_dense_weight, self.code_bm25_weight
+        return self.dense_weight, self.bm25_weight
 
 
 class GeneratorSettings(_Section):

@@ -92,7 +92,7 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
     script.write_text(DRIVER)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     killed: list[str] = []
-    work_seconds = None
+    work_seconds, work_lines = None, 0
     for generation in range(8):
         _write_corpus(corpus, rng, generation)
         target = "rebuild" if generation % 3 == 2 else str(corpus)
@@ -107,15 +107,23 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
         assert proc.stdout.readline().strip() == "started"
         start = time.monotonic()
         if work_seconds is None:  # the first run completes: it measures how long the work takes
-            last = [line.strip() for line in proc.stdout][-1]
-            assert proc.wait(timeout=300) == 0 and last == "done"
-            work_seconds = time.monotonic() - start
-        else:
-            time.sleep(rng.uniform(0.0, work_seconds))
-            proc.send_signal(signal.SIGKILL)
             lines = [line.strip() for line in proc.stdout]
+            assert proc.wait(timeout=300) == 0 and lines[-1] == "done"
+            work_seconds, work_lines = time.monotonic() - start, len(lines) - 1
+        else:
+            seen = ["started"]
+            if target == "rebuild":  # no progress lines: a random moment of the measured duration
+                time.sleep(rng.uniform(0.0, work_seconds))
+            else:  # after a random progress line of the first half (an incremental run has fewer),
+                for _ in range(rng.randint(1, max(1, work_lines // 2))):  # then a little later
+                    seen.append(proc.stdout.readline().strip())
+                    if seen[-1] in ("done", ""):
+                        break
+                time.sleep(rng.uniform(0.0, 0.05))
+            proc.send_signal(signal.SIGKILL)
+            seen += [line.strip() for line in proc.stdout]
             proc.wait(timeout=60)
-            killed.append(lines[-1] if lines else "started")
+            killed.append(next(line for line in reversed(seen) if line))
         _check_consistent_and_usable(settings)
 
     # one complete ingest afterwards brings store and index exactly in line with the folder

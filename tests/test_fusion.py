@@ -202,9 +202,9 @@ def test_fuse_runs_refuses_all_zero_weights_and_unknown_modes():
         fuse_runs(runs, "average", {"dense": 1.0, "bm25": 1.0})
 
 
-def test_settings_default_to_zscore_three_to_one_and_refuse_two_zero_weights():
+def test_settings_default_to_zscore_and_refuse_two_zero_weights():
     r = Settings().retrieval
-    assert (r.fusion, r.dense_weight, r.bm25_weight) == ("zscore", 0.75, 0.25)
+    assert (r.fusion, r.dense_weight, r.bm25_weight) == ("zscore", 0.65, 0.35)
     with pytest.raises(ConfigError, match="must not both be 0"):
         Settings().with_overrides({"retrieval.dense_weight": 0, "retrieval.bm25_weight": 0.0})
 

@@ -229,6 +229,29 @@ class BM25IndexManager:
         scores, matched = self._backend.scores(terms)
         return top_k_hits(self._ids, scores, keep & matched & (scores > 0), k)
 
+    def score(self, query: str, ids: np.ndarray) -> np.ndarray:
+        """The BM25 score of each of ``ids`` for ``query``, in the order given (float64).
+
+        A chunk without any query term scores 0, as in ``search`` (the BM25L/BM25+ floor is no
+        match); an id this index does not hold is NaN.
+        """
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        out = np.full(len(ids), np.nan)
+        if len(ids) == 0 or len(self._ids) == 0:
+            return out
+        order = np.argsort(self._ids, kind="stable")
+        pos = np.searchsorted(self._ids, ids, sorter=order).clip(max=len(self._ids) - 1)
+        rows = order[pos]
+        present = self._ids[rows] == ids
+        out[present] = 0.0
+        backend = self._backend
+        terms = [] if backend is None else [t for t in self._tokenizer.tokenize(query) if t in backend.vocab]
+        if backend is not None and terms and present.any():
+            scores, matched = backend.scores(terms)
+            hit = rows[present]
+            out[present] = np.where(matched[hit], scores[hit], 0.0)
+        return out
+
     def save(self, directory: Path) -> None:
         """Write ``directory/bm25/``: arrays + JSON (never pickle) and the manifest ``bm25.json``.
 

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits
+from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits, score_present
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.types import Hit
 
@@ -221,6 +221,10 @@ class ChromaVectorIndex:
             rows = np.searchsorted(part, np.array([int(i) for i in got["ids"]], dtype=np.int64))
             out[start + rows] = np.asarray(got["embeddings"], dtype=np.float32)
         return out
+
+    def score(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """The inner product of ``query`` with each of ``ids``, in the order given; NaN for an absent id."""
+        return score_present(self, query, ids)
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""

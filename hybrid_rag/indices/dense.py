@@ -41,6 +41,18 @@ def rank_hits(ids: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
     return [Hit(int(ids[i]), float(scores[i])) for i in order]
 
 
+def score_present(index: Any, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``query``'s inner product with the stored vector of each of ``ids`` (float64, in the order
+    given), NaN for an id ``index`` does not hold; ``index`` has ``ids()`` and ``vectors(ids)``."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    out = np.full(len(ids), np.nan)
+    present = np.isin(ids, index.ids())
+    if present.any():
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        out[present] = index.vectors(ids[present]) @ q
+    return out
+
+
 class FaissVectorIndex:
     """Vectors keyed by chunk id, searched exactly by inner product (cosine for unit vectors)."""
 
@@ -107,6 +119,10 @@ class FaissVectorIndex:
         if len(missing):
             raise KeyError(f"ids not in the vector index: {_preview(missing)}")
         return self._index.reconstruct_batch(ids)
+
+    def score(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """The inner product of ``query`` with each of ``ids``, in the order given; NaN for an absent id."""
+        return score_present(self, query, ids)
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""

@@ -130,6 +130,21 @@ class WindowedVectorIndex:
             start += n
         return np.vstack(out).astype(np.float32)
 
+    def score(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Each of ``ids``' best window inner product with ``query`` (MaxP, as ``search`` ranks), in
+        the order given; NaN for a chunk this index does not hold."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        out = np.full(len(ids), np.nan)
+        present = np.array([int(i) in self._counts for i in ids], dtype=bool)
+        if present.any():
+            chunk_ids = ids[present]
+            window_scores = self.inner.vectors(self._window_ids(chunk_ids)) @ np.asarray(  # type: ignore[attr-defined]
+                query, dtype=np.float32
+            ).reshape(-1)
+            counts = np.array([self._counts[int(c)] for c in chunk_ids])
+            out[present] = np.maximum.reduceat(window_scores, np.concatenate(([0], np.cumsum(counts)[:-1])))
+        return out
+
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunks by their best window's inner product; ties by ascending chunk id."""
         if k <= 0 or not self._counts:

@@ -88,6 +88,9 @@ class Expansion:
     replace_dense: bool = False  # HyDE "instead of the query"
     queries: tuple[str, ...] = ()  # generated passages / variants / expansion terms, for the trace
     notes: tuple[str, ...] = ()  # e.g. "expansion skipped (hyde): generator at ... unreachable: ..."
+    # what searched each run: a query vector (dense runs) or a query text (BM25 runs), so that
+    # fusion can score a candidate another run found (``fusion.complete_runs``)
+    probes: Mapping[str, np.ndarray | str] = field(default_factory=dict)
 
 
 # -- pure functions --------------------------------------------------------------------------
@@ -366,6 +369,7 @@ class QueryExpander:
         if not feedback:
             return Expansion(notes=("prf: the first pass found nothing to feed back",))
         runs: dict[str, list[Hit]] = {}
+        probes: dict[str, np.ndarray | str] = {}
         terms: list[tuple[str, float]] = []
         notes: list[str] = []
         if "bm25" in first_pass:
@@ -375,13 +379,16 @@ class QueryExpander:
             if terms:
                 text = expansion_query(query, len(query_terms), terms)
                 runs["prf_bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+                probes["prf_bm25"] = text
             else:
                 notes.append("prf: no expansion terms in the feedback documents")
         if "dense" in first_pass:
             q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
             vectors = live.dense.vectors(np.array([h.id for h in feedback], dtype=np.int64))
-            runs["prf_dense"] = live.dense.search(rocchio(q, vectors), r.dense_top_k, allowed)
-        return Expansion(runs, queries=tuple(t for t, _ in term_repetitions(terms)), notes=tuple(notes))
+            probes["prf_dense"] = rocchio(q, vectors)
+            runs["prf_dense"] = live.dense.search(probes["prf_dense"], r.dense_top_k, allowed)
+        queries = tuple(t for t, _ in term_repetitions(terms))
+        return Expansion(runs, queries=queries, notes=tuple(notes), probes=probes)
 
     def _prf_terms(
         self,
@@ -433,7 +440,9 @@ class QueryExpander:
             if e.hyde_replace_query and not hits
             else ()
         )
-        return Expansion({"hyde": hits}, replace_dense=replace, queries=(passage,), notes=notes)
+        return Expansion(
+            {"hyde": hits}, replace_dense=replace, queries=(passage,), notes=notes, probes={"hyde": vector}
+        )
 
     def _multi_query(
         self,
@@ -451,14 +460,17 @@ class QueryExpander:
         if not variants:
             return _skipped(self.method, "the generator returned no usable rewrites")
         runs: dict[str, list[Hit]] = {}
+        probes: dict[str, np.ndarray | str] = {}
         if "dense" in first_pass:
             vectors = self.embedder.embed_queries(variants)
             for i, vector in enumerate(vectors, start=1):
+                probes[f"mq{i}_dense"] = vector
                 runs[f"mq{i}_dense"] = live.dense.search(vector, r.dense_top_k, allowed)
         if "bm25" in first_pass:
             for i, variant in enumerate(variants, start=1):
+                probes[f"mq{i}_bm25"] = variant
                 runs[f"mq{i}_bm25"] = live.bm25.search(variant, r.bm25_top_k, allowed)
-        return Expansion(runs, queries=tuple(variants))
+        return Expansion(runs, queries=tuple(variants), probes=probes)
 
     def _tokenizer_for(self, live: LiveIndex) -> Tokenizer:
         """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""

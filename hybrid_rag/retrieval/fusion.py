@@ -5,15 +5,25 @@ Büttcher (SIGIR 2009) and pyserini's ``fusion/_base.py``; a list's weight multi
 reciprocal-rank term. Every result list is sorted by score descending, ties broken by ascending
 chunk id, so fusion does not depend on the order of its input lists.
 
-``zscore`` (the default, with dense 0.75 / BM25 0.25) is weighted CombSUM of each list's scores
-standardised to zero mean and unit variance over that list (ZMUV; Montague and Aslam, CIKM 2001);
-a chunk absent from a list adds 0 for it, i.e. counts as that list's average hit. Unlike RRF it
-keeps how far a hit stands out in its own list, so a confident first hit of the stronger retriever
-is not overturned by a near-tie in the weaker one. Evidence in ``benchmarks/fusion_study.py``:
-equal-weight RRF loses 0.109 nDCG@10 to dense alone on CoSQA; this rule gains 0.003 there and
-0.017 over BM25 on Cranfield (neither difference significant). Of all rules tried it has the best
-worst case over nDCG@10, MRR@10 and P@3 on both; dense weights 0.75-0.85 lose nDCG@10 on
-neither, and no weight of RRF, min-max or DBSF manages that.
+``zscore`` (the default) is weighted CombSUM of each list's scores standardised to zero mean and
+unit variance over that list (ZMUV; Montague and Aslam, CIKM 2001). Unlike RRF it keeps how far a
+hit stands out in its own list, so a confident first hit of the stronger retriever is not
+overturned by a near-tie in the weaker one.
+
+**Exact scores for every candidate** (``complete_runs``, ``retrieval.exact_scores``): before a
+score-based fusion (zscore, weighted), each list is extended to every candidate any list found,
+at the score its own retriever gives it (the dense inner product, the BM25 score; 0 for a chunk
+without a query term), so every list is standardised over the same candidates. Without it a chunk
+missing from a list must be imputed; 0 after ZMUV counts it as that list's *average* hit, though
+it scored below the list's last one, and pushes the lower half of the stronger list under mid
+hits of the weaker: on Cranfield Recall@50 fell below dense alone (.673 vs .706).
+RRF stays as published: absent adds nothing.
+
+**Weights by source type** (``retrieval.dense_weight``/``bm25_weight`` and the ``code_`` pair): a
+candidate's parts are weighed by its own chunk's source type. Prose questions meet code in few
+literal words (identifiers, API names), so on code the lexical list is the weaker witness.
+Evidence in ``benchmarks/fusion_study.py`` (RESULTS.md section 2): text 0.65/0.35 and code
+0.85/0.15, with exact scores, are within noise of the best rule on both shared datasets.
 """
 
 from __future__ import annotations
@@ -28,6 +38,10 @@ from hybrid_rag.errors import ConfigError
 from hybrid_rag.types import Hit, _enum_from_str
 
 RRF_K = 60
+
+
+Weights = Mapping[str, float] | Callable[[int], Mapping[str, float]]  # per list, or per chunk id
+Scorer = Callable[[np.ndarray], np.ndarray]  # chunk ids -> their exact scores in one list (NaN: unknown)
 
 
 class FusionMode(str, Enum):
@@ -54,11 +68,19 @@ def rank_order(scores: Mapping[int, float]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
+def weight_of(weights: Weights | None, name: str, chunk_id: int) -> float:
+    """List ``name``'s weight for ``chunk_id`` (None: every list weighs 1; a list not named: 0)."""
+    if weights is None:
+        return 1.0
+    table = weights(chunk_id) if callable(weights) else weights
+    return float(table.get(name, 0.0))
+
+
 def reciprocal_rank_fusion(
     runs: Mapping[str, Sequence[Hit]],
     *,
     k: int = RRF_K,
-    weights: Mapping[str, float] | None = None,
+    weights: Weights | None = None,
 ) -> list[Fused]:
     """score(d) = sum over lists of weight / (k + rank(d)), rank counted from 1."""
     if k <= 0:
@@ -66,9 +88,8 @@ def reciprocal_rank_fusion(
     totals: dict[int, float] = {}
     parts: dict[int, dict[str, float]] = {}
     for name in sorted(runs):
-        weight = 1.0 if weights is None else float(weights.get(name, 0.0))
         for rank, hit in enumerate(runs[name], start=1):
-            term = weight / (k + rank)
+            term = weight_of(weights, name, hit.id) / (k + rank)
             totals[hit.id] = totals.get(hit.id, 0.0) + term
             parts.setdefault(hit.id, {})[name] = term
     return [Fused(i, s, parts[i]) for i, s in rank_order(totals)]
@@ -108,7 +129,7 @@ def zscore_normalize(scores: np.ndarray) -> np.ndarray:
 
 def _sum_normalized(
     runs: Mapping[str, Sequence[Hit]],
-    weights: Mapping[str, float],
+    weights: Weights,
     normalize: Callable[[np.ndarray], np.ndarray],
 ) -> list[Fused]:
     """score(d) = sum over lists of weight * normalize(list scores)[d]; absent from a list adds 0."""
@@ -118,21 +139,20 @@ def _sum_normalized(
         hits = runs[name]
         if not hits:
             continue
-        weight = float(weights.get(name, 0.0))
         normed = normalize(np.array([h.score for h in hits], dtype=np.float64))
         for hit, value in zip(hits, normed, strict=True):
-            term = weight * float(value)
+            term = weight_of(weights, name, hit.id) * float(value)
             totals[hit.id] = totals.get(hit.id, 0.0) + term
             parts.setdefault(hit.id, {})[name] = term
     return [Fused(i, s, parts[i]) for i, s in rank_order(totals)]
 
 
-def weighted_fusion(runs: Mapping[str, Sequence[Hit]], weights: Mapping[str, float]) -> list[Fused]:
+def weighted_fusion(runs: Mapping[str, Sequence[Hit]], weights: Weights) -> list[Fused]:
     """score(d) = sum over lists of weight * minmax(score in that list); absent from a list adds 0."""
     return _sum_normalized(runs, weights, minmax_normalize)
 
 
-def zscore_fusion(runs: Mapping[str, Sequence[Hit]], weights: Mapping[str, float]) -> list[Fused]:
+def zscore_fusion(runs: Mapping[str, Sequence[Hit]], weights: Weights) -> list[Fused]:
     """score(d) = sum over lists of weight * zscore(score in that list); absent from a list adds 0.
 
     Fused scores are unbounded and may be negative (a hit below its list's mean); only their
@@ -146,6 +166,31 @@ def zscore_fusion(runs: Mapping[str, Sequence[Hit]], weights: Mapping[str, float
     return _sum_normalized(runs, weights, zscore_normalize)
 
 
+def complete_runs(runs: Mapping[str, Sequence[Hit]], scorers: Mapping[str, Scorer]) -> dict[str, list[Hit]]:
+    """Each non-empty list that has a scorer, extended to every chunk any list found, at the score
+    its own retriever gives that chunk (see the module docstring); the rest unchanged.
+
+    A chunk the scorer cannot score (NaN: not in that index) stays absent from the list.
+
+    >>> runs = {"dense": [Hit(1, 0.9)], "bm25": [Hit(2, 7.0)]}
+    >>> complete_runs(runs, {"dense": lambda ids: ids * 0.1})["dense"]
+    [Hit(id=1, score=0.9), Hit(id=2, score=0.2)]
+    """
+    union = sorted({h.id for hits in runs.values() for h in hits})
+    out: dict[str, list[Hit]] = {}
+    for name, hits in runs.items():
+        have = {h.id for h in hits}
+        missing = np.array([i for i in union if i not in have], dtype=np.int64)
+        scorer = scorers.get(name)
+        if scorer is None or not hits or missing.size == 0:
+            out[name] = list(hits)
+            continue
+        values = np.asarray(scorer(missing), dtype=np.float64)
+        extra = [Hit(int(i), float(v)) for i, v in zip(missing, values, strict=True) if np.isfinite(v)]
+        out[name] = sorted([*hits, *extra], key=lambda h: (-h.score, h.id))
+    return out
+
+
 def single_list(hits: Sequence[Hit], name: str) -> list[Fused]:
     """One list passed through with its own scores (mode dense or bm25)."""
     return [Fused(h.id, h.score, {name: h.score}) for h in sorted(hits, key=lambda h: (-h.score, h.id))]
@@ -154,21 +199,26 @@ def single_list(hits: Sequence[Hit], name: str) -> list[Fused]:
 def fuse_runs(
     runs: Mapping[str, Sequence[Hit]],
     mode: FusionMode | str,
-    weights: Mapping[str, float],
+    weights: Weights,
     *,
     k: int = RRF_K,
+    scorers: Mapping[str, Scorer] | None = None,
 ) -> list[Fused]:
     """Fuse by ``mode`` (zscore, rrf or weighted); one list alone passes through with its own scores.
 
-    ``weights`` gives each run's weight (a run missing from it counts 0); at least one must be
-    positive when there is more than one run (a ConfigError: every fused score would be 0).
+    ``weights`` gives each run's weight (a run missing from it counts 0), or a function from a
+    chunk id to such a table (weights by source type); a table's weights must not all be 0 when
+    there is more than one run (a ConfigError: every fused score would be 0). ``scorers``: the
+    lists to complete with exact scores before a score-based fusion (``complete_runs``).
     """
     fusion = mode if isinstance(mode, FusionMode) else FusionMode.from_str(mode)
     if len(runs) == 1:
         ((name, hits),) = runs.items()
         return single_list(hits, name)
-    if runs and not any(float(weights.get(name, 0.0)) > 0 for name in runs):
+    if runs and not callable(weights) and not any(float(weights.get(name, 0.0)) > 0 for name in runs):
         raise ConfigError(f"every fusion weight is zero for runs {', '.join(sorted(runs))}")
+    if scorers and fusion is not FusionMode.RRF:
+        runs = complete_runs(runs, scorers)
     if fusion is FusionMode.ZSCORE:
         return zscore_fusion(runs, weights)
     if fusion is FusionMode.WEIGHTED:

@@ -1,6 +1,7 @@
 """HybridRetriever: the query pipeline, one timed line per stage (STYLE 2).
 
-filter → retrieve (dense + BM25) → expand → fuse → fetch → rerank → thresholds → MMR → parents.
+filter → retrieve (dense + BM25) → expand → fetch → exact scores → fuse → rerank → thresholds →
+MMR → parents.
 Every optional stage has a flag under ``features:`` and a per-call override; each is timed into
 the trace, and a stage that is skipped or degrades says so in the trace's notes.
 """
@@ -8,7 +9,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -18,14 +19,14 @@ from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval import filters as filter_lang
 from hybrid_rag.retrieval.expansion import QueryExpander, run_weights
-from hybrid_rag.retrieval.fusion import Fused, fuse_runs
+from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import apply_min_scores, code_route_filter
 from hybrid_rag.settings import FeatureFlags, Settings
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.types import Hit, QueryResult, ScoredChunk, Tracer, _enum_from_str
+from hybrid_rag.types import Chunk, Hit, QueryResult, ScoredChunk, SourceType, Tracer, _enum_from_str
 
 
 class RetrievalMode(str, Enum):
@@ -45,6 +46,11 @@ class Candidates:
     runs: Mapping[str, list[Hit]]
     query_vector: np.ndarray | None = None
     dense_replaced: bool = False  # HyDE searched instead of the query: "hyde" takes dense's full weight
+    probes: Mapping[str, np.ndarray | str] = field(default_factory=dict)  # what searched each run
+
+    @property
+    def ids(self) -> list[int]:
+        return sorted({h.id for hits in self.runs.values() for h in hits})
 
     def rank_of(self, name: str) -> dict[int, tuple[int, float]]:
         return {h.id: (r, h.score) for r, h in enumerate(self.runs.get(name, []), start=1)}
@@ -112,10 +118,16 @@ class HybridRetriever:
         if flags.expansion:
             with tracer.stage("expansion"):
                 candidates = self.expand(text, candidates, live, allowed, tracer)
-        with tracer.stage("fuse"):
-            fused = self.fuse(candidates)
         with tracer.stage("fetch"):
-            scored = self.materialize(fused, candidates, tracer)
+            rows = self.store.chunks(candidates.ids)
+        runs = candidates.runs
+        r = self.settings.retrieval
+        if r.exact_scores and r.fusion != FusionMode.RRF.value and len(runs) > 1:
+            with tracer.stage("exact_scores"):
+                runs = complete_runs(runs, self.scorers(candidates, live))
+        with tracer.stage("fuse"):
+            fused = self.fuse(candidates, runs, rows)
+        scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.rerank:
             with tracer.stage("rerank"):
                 scored = self.rerank(text, scored, tracer)
@@ -166,20 +178,23 @@ class HybridRetriever:
     ) -> Candidates:
         r = self.settings.retrieval
         runs: dict[str, list[Hit]] = {}
+        probes: dict[str, np.ndarray | str] = {}
         vector = None
         if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense:
             with tracer.stage("embed_query"):
                 vector = self.embedder.embed_queries([text])[0]
             with tracer.stage("dense"):
                 runs["dense"] = live.dense.search(vector, r.dense_top_k, allowed)
+            probes["dense"] = vector
         if mode in (RetrievalMode.BM25, RetrievalMode.HYBRID) and flags.bm25:
             with tracer.stage("bm25"):
                 runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+            probes["bm25"] = text
         if not runs:
             raise ConfigError(
                 f"mode {mode.value!r} with features.dense and features.bm25 off retrieves nothing"
             )
-        return Candidates(runs, vector)
+        return Candidates(runs, vector, probes=probes)
 
     def expand(
         self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None, tracer: Tracer
@@ -198,35 +213,62 @@ class HybridRetriever:
         if expansion.replace_dense:
             runs.pop("dense", None)
         runs.update(expansion.runs)
-        return Candidates(runs, candidates.query_vector, expansion.replace_dense and "hyde" in expansion.runs)
+        probes = {**candidates.probes, **expansion.probes}
+        replaced = expansion.replace_dense and "hyde" in expansion.runs
+        kept = {name: probe for name, probe in probes.items() if name in runs}
+        return Candidates(runs, candidates.query_vector, replaced, kept)
 
-    def fuse(self, candidates: Candidates) -> list[Fused]:
-        """Fuse every list by ``retrieval.fusion``; expansion lists weigh by the index they searched."""
+    def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
+        """For each run, a function scoring chunk ids as that run's own search would."""
+        out: dict[str, Scorer] = {}
+        for name, probe in candidates.probes.items():
+            index = live.bm25 if isinstance(probe, str) else live.dense
+            out[name] = lambda ids, index=index, probe=probe: index.score(probe, ids)
+        return out
+
+    def fuse(
+        self, candidates: Candidates, runs: Mapping[str, list[Hit]], rows: Mapping[int, Chunk]
+    ) -> list[Fused]:
+        """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights
+        (each pair as shares of its sum); expansion lists weigh by the index they searched."""
         r = self.settings.retrieval
-        top = max(r.dense_weight, r.bm25_weight)  # > 0: the settings refuse two zero weights
-        weights = run_weights(
-            candidates.runs,
-            r.dense_weight / top,
-            r.bm25_weight / top,
-            replace_dense=candidates.dense_replaced,
-        )
-        return fuse_runs(candidates.runs, r.fusion, weights, k=r.rrf_k)
+        tables: dict[str, dict[str, float]] = {}
+        for source_type in ("text", "code"):
+            dense, bm25 = r.fusion_weights(source_type)
+            total = dense + bm25  # > 0: the settings refuse two zero weights
+            tables[source_type] = run_weights(
+                runs, dense / total, bm25 / total, replace_dense=candidates.dense_replaced
+            )
 
-    def materialize(self, fused: list[Fused], candidates: Candidates, tracer: Tracer) -> list[ScoredChunk]:
-        """Fetch the chunks' rows; an id whose row is gone (deleted meanwhile) is dropped with a note."""
-        rows = self.store.chunks(f.id for f in fused)
+        def weights(chunk_id: int) -> Mapping[str, float]:
+            chunk = rows.get(chunk_id)
+            return tables["code" if chunk is not None and chunk.source_type is SourceType.CODE else "text"]
+
+        return fuse_runs(runs, r.fusion, weights, k=r.rrf_k)
+
+    def materialize(
+        self,
+        fused: list[Fused],
+        runs: Mapping[str, list[Hit]],
+        candidates: Candidates,
+        rows: Mapping[int, Chunk],
+        tracer: Tracer,
+    ) -> list[ScoredChunk]:
+        """Scored chunks with each list's score (exact scores included) and rank in its own
+        list; an id whose row is gone (deleted meanwhile) is dropped with a note."""
         ranks = {name: candidates.rank_of(name) for name in candidates.runs}
+        scores = {name: {h.id: h.score for h in hits} for name, hits in runs.items()}
         out: list[ScoredChunk] = []
         for f in fused:
             chunk = rows.get(f.id)
             if chunk is None:
                 continue
             breakdown: dict[str, float] = {"fusion": f.score}
-            for name, by_id in ranks.items():
+            for name, by_id in scores.items():
                 if f.id in by_id:
-                    rank, score = by_id[f.id]
-                    breakdown[name] = score
-                    breakdown[f"{name}_rank"] = float(rank)
+                    breakdown[name] = by_id[f.id]
+                if f.id in ranks.get(name, {}):
+                    breakdown[f"{name}_rank"] = float(ranks[name][f.id][0])
             out.append(ScoredChunk(chunk, f.score, breakdown))
         if len(out) < len(fused):
             tracer.note(
