@@ -175,6 +175,7 @@ class BM25IndexManager:
             settings.tokenizer, settings.stopwords, settings.stemmer, settings.split_identifiers
         )
         self._ids = np.empty(0, dtype=np.int64)
+        self._sorter: np.ndarray | None = None  # argsort of _ids, made by the first score()
         self._backend: _BM25sBackend | _RankBM25Backend | None = None  # None: no term indexed
 
     @property
@@ -208,7 +209,7 @@ class BM25IndexManager:
         terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
         docs = filter_min_df(terms, self._settings.bm25_min_df)
         self._backend = self._backend_cls().build(docs, self._settings) if any(docs) else None
-        self._ids = ids
+        self._ids, self._sorter = ids, None
 
     def _backend_cls(self) -> type[_BM25sBackend] | type[_RankBM25Backend]:
         return _BM25sBackend if self._settings.backend == "bm25s" else _RankBM25Backend
@@ -239,7 +240,9 @@ class BM25IndexManager:
         out = np.full(len(ids), np.nan)
         if len(ids) == 0 or len(self._ids) == 0:
             return out
-        order = np.argsort(self._ids, kind="stable")
+        if self._sorter is None:
+            self._sorter = np.argsort(self._ids, kind="stable")
+        order = self._sorter
         pos = np.searchsorted(self._ids, ids, sorter=order).clip(max=len(self._ids) - 1)
         rows = order[pos]
         present = self._ids[rows] == ids
