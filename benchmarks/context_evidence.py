@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
 
+    load_at_start = os.getloadavg()
     data = load_beir(args.dataset)
     settings = load_settings(None, data_dir=args.work_dir, environ={})
     engine = Engine(settings)
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         per_k: dict[int, dict[str, list[float]]] = {k: {} for k in args.top_k}
         retrieval_ms: list[float] = []
         weak = 0
+        confidences: list[float] = []
         for n, qid in enumerate(qids, start=1):
             query = data.queries[qid]
             relevant = set(data.qrels[qid])
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if k == k_max:
                     weak += ctx.weak_evidence
+                    confidences.append(ctx.confidence)
             if n % 25 == 0:
                 print(f"{n}/{len(qids)} queries", file=sys.stderr, flush=True)
         results = {}
@@ -174,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
             "ingest_seconds": round(ingest_seconds, 1),
             "retrieval_ms": _pct(retrieval_ms),
             "weak_share_at_max_k": round(weak / len(qids), 4) if qids else 0.0,
+            "confidence_at_max_k": {
+                **_pct(confidences),
+                "p5": round(float(np.percentile(confidences, 5)), 3) if confidences else 0.0,
+                "min": round(min(confidences), 3) if confidences else 0.0,
+            },
             "context_settings": settings.context.model_dump(exclude={"system_prompt", "prompt_template"}),
             "results": results,
             "machine": {
@@ -181,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                 "python": sys.version.split()[0],
                 "cpus": os.cpu_count(),
                 "torch_threads": torch.get_num_threads(),
+                "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
+                "load_average_at_start": load_at_start,
                 "load_average_at_end": os.getloadavg(),
             },
             "protocol": f"one pass, warm-up {WARMUP} queries, shared machine; build time excludes retrieval",
@@ -198,9 +208,10 @@ def render(payload: dict[str, Any]) -> str:
     """A markdown table from the JSON payload."""
     lines = [
         f"{payload['queries']} judged Cranfield queries, budget {payload['budget_tokens']} tokens, "
-        f"{payload['mode']} retrieval with {payload['model']}; load average at end "
+        f"{payload['mode']} retrieval with {payload['model']}; load average at start "
+        f"{', '.join(f'{x:.1f}' for x in payload['machine'].get('load_average_at_start', ()))}, at end "
         f"{', '.join(f'{x:.1f}' for x in payload['machine']['load_average_at_end'])} "
-        f"on {payload['machine']['cpus']} CPUs.",
+        f"on {payload['machine']['cpus']} CPUs, {payload['machine']['torch_threads']} torch threads.",
         "",
         "| K | method | evidence recall | precision | docs cited | retrieved recall (ceiling) "
         "| build ms p50 / p95 |",
