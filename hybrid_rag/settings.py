@@ -202,6 +202,8 @@ class RerankSettings(_Section):
 class MMRSettings(_Section):
     mmr_lambda: float = Field(0.7, ge=0, le=1)
     top_n: int = Field(12, gt=0)
+    # MMR chooses among the first `pool` candidates only (after a rerank: only the reranked head)
+    pool: int = Field(40, gt=0)
 
 
 class ContextSettings(_Section):

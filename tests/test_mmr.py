@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -181,3 +183,92 @@ def test_apply_mmr_with_cosine_relevance_and_degenerate_cases():
         apply_mmr(cands, v[:2], None, 0.5, 3)
     with pytest.raises(ValueError, match="relevance must be"):
         apply_mmr(cands, v, None, 0.5, 3, relevance="bm25")  # type: ignore[arg-type]
+
+
+# -- the pool and one relevance scale ----------------------------------------------------------
+
+
+def _mixed_scale_list() -> tuple[list[ScoredChunk], np.ndarray]:
+    """A reranked head of 4 (blended scores in [0, 1]) over a fused tail of 10 on another scale.
+
+    Head 1 is a near-copy of head 0; everything else is orthogonal to everything.
+    """
+    head = [1.0, 2 / 3, 1 / 3, 0.0]
+    tail = [-0.5 - 3 * i for i in range(10)]  # placed below the head, as rerank.tail_below does
+    vecs = np.eye(16)[:14].copy()
+    vecs[1] = vecs[0] + 0.05 * np.eye(16)[15]
+    return _scored(head + tail), vecs
+
+
+def test_a_mixed_scale_list_keeps_the_reranked_order_at_lambda_near_one():
+    cands, vecs = _mixed_scale_list()
+    out = apply_mmr(cands, vecs, None, 0.9, 4, pool=4)
+    # pool of 4: rel [1, .67, .33, 0]; after 0, the near-copy scores .9 * .67 - .1 = .5 and beats .3
+    assert [c.id for c in out] == [c.id for c in cands]
+    # normalised over all 14, the head is squeezed into [.96, 1]: the near-copy (.79) falls behind
+    # head 2 (.88), head 3 (.87) and even the first, never reranked, tail candidate (.85)
+    mixed = apply_mmr(cands, vecs, None, 0.9, 4)
+    assert [c.id for c in mixed][:4] == [100, 102, 103, 104]
+
+
+def test_the_pool_bounds_the_picks_and_the_rest_keep_their_order():
+    cands, vecs = _mixed_scale_list()
+    out = apply_mmr(cands, vecs[:6], None, 0.0, 12, pool=6)  # rows past the pool are not needed
+    assert {c.id for c in out[:6]} == {c.id for c in cands[:6]}
+    assert [c.breakdown.get("mmr_rank") for c in out] == [float(r) for r in range(1, 7)] + [None] * 8
+    assert out[6:] == cands[6:]
+    assert apply_mmr(cands, vecs, None, 0.5, 3, pool=100)[0].id == 100  # a pool past the end: all
+    with pytest.raises(ValueError, match="pool must be positive"):
+        apply_mmr(cands, vecs, None, 0.5, 3, pool=0)
+    with pytest.raises(ValueError, match="pooled candidates but vectors"):
+        apply_mmr(cands, vecs[:3], None, 0.5, 3, pool=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(vectors, st.integers(1, 15), st.integers(1, 15))
+def test_lambda_one_with_a_pool_is_relevance_order(data, pool, top_n):
+    vecs, rel = data
+    order = np.argsort(-rel, kind="stable")
+    cands = [_scored(rel.tolist())[i] for i in order]  # sorted, as the pipeline hands them over
+    out = apply_mmr(cands, vecs[order], None, 1.0, top_n, pool=pool)
+    assert [c.id for c in out] == [c.id for c in cands]
+
+
+class _Dense:
+    def __init__(self, vecs: np.ndarray) -> None:
+        self.vecs = vecs
+
+    def vectors(self, ids: np.ndarray) -> np.ndarray:
+        return self.vecs[np.asarray(ids) - 100]
+
+
+def _reranked(cands: list[ScoredChunk], head: int) -> list[ScoredChunk]:
+    """The first ``head`` candidates marked as rerank.py marks the ones it scored."""
+    return [
+        replace(c, breakdown={**c.breakdown, "stub": c.score, "stub_rank": float(i + 1)}) if i < head else c
+        for i, c in enumerate(cands)
+    ]
+
+
+def test_the_pipeline_pools_only_the_reranked_head():
+    from types import SimpleNamespace
+
+    from hybrid_rag.retrieval.retriever import Candidates, HybridRetriever
+    from hybrid_rag.settings import Settings
+
+    settings = Settings().with_overrides(
+        {"embedding.model": "fake", "mmr.pool": 40, "mmr.mmr_lambda": 0.9, "mmr.top_n": 4}
+    )
+    cands, vecs = _mixed_scale_list()
+    cands = _reranked(cands, 4)
+    live = SimpleNamespace(dense=_Dense(vecs))
+    retriever = HybridRetriever(settings, None, None, None, reranker=SimpleNamespace(name="stub"))  # type: ignore[arg-type]
+    after_rerank = retriever.diversify(cands, Candidates({}), live, reranked=True)  # type: ignore[arg-type]
+    assert [c.id for c in after_rerank] == [c.id for c in cands]
+    # a floor dropped head 2: the pool is the 3 reranked ones left, not 4 with a fused one
+    floored = [c for c in cands if c.id != 102]
+    out = retriever.diversify(floored, Candidates({}), live, reranked=True)  # type: ignore[arg-type]
+    assert [c.id for c in out] == [c.id for c in floored]
+    assert [c.breakdown.get("mmr_rank") for c in out[:4]] == [1.0, 2.0, 3.0, None]
+    fused_only = retriever.diversify(cands, Candidates({}), live, reranked=False)  # type: ignore[arg-type]
+    assert [c.id for c in fused_only][:4] == [100, 102, 103, 104]  # no rerank: the pool of 40 is all 14

@@ -6,7 +6,20 @@ Each step picks the candidate that maximises
 
 Conventions (STYLE 9):
 
-* ``rel`` is the candidates' relevance min-max normalised to [0, 1] (all equal: all 1.0, as in
+* **The pool.** MMR chooses among the first ``pool`` candidates only (the pipeline's
+  ``mmr.pool``; None: all of them); the rest follow in their order. Like LangChain's ``fetch_k``
+  or Elasticsearch's rank window, this keeps the ``top_n`` picks among candidates that earlier
+  stages already judged relevant, and keeps ``lambda``'s meaning from depending on how many
+  candidates the retrievers happened to return.
+* **One relevance scale.** The pool's scores must share one scale, because they are compared
+  with each other. After a rerank they do not: the reranked head (``rerank.top_n_in``) carries
+  the reranker's (blended) score, the tail its fused score from another scale, placed below the
+  head only to keep the list sorted. Normalising across both squeezes the head's differences
+  into a fraction of [0, 1] (cranfield: about half), so the similarity penalty wins and MMR
+  reorders the reranked head almost freely; with ``blend: none`` the tail's fused scores even
+  out-scored the head. So the pipeline caps the pool at the reranked window whenever rerank ran
+  (``HybridRetriever.diversify``).
+* ``rel`` is the pool's relevance min-max normalised to [0, 1] (all equal: all 1.0, as in
   ``fusion.minmax_normalize``), so ``lambda`` means the same whatever the score scale: an RRF
   score spans ~0.01, a cross-encoder logit ~20. Without a relevance, the cosine to the query is used.
 * The similarity is the cosine: rows are L2-normalised here; a zero row has cosine 0 to everything.
@@ -107,29 +120,36 @@ def apply_mmr(
     lambda_: float,
     top_n: int,
     *,
+    pool: int | None = None,
     relevance: Literal["score", "cosine"] = "score",
 ) -> list[ScoredChunk]:
     """Reorder candidates by MMR: the ``top_n`` picks first, then the rest in their original order.
 
-    ``vectors[i]`` is the embedding of ``candidates[i]``. Relevance is each candidate's ``score``
+    Only the first ``pool`` candidates (None: all) compete, and their scores must share one scale
+    (see the module docstring); ``vectors[i]`` is the embedding of ``candidates[i]``, one row per
+    pooled candidate (rows past the pool are ignored). Relevance is each candidate's ``score``
     (the pipeline's best estimate so far: fused or reranked), or with ``relevance="cosine"`` the
     cosine to ``query_vec``. Picks are new ScoredChunks with ``breakdown["mmr_rank"]`` (from 1);
     their ``score`` is unchanged. The rest are returned as they were.
     """
     if not candidates:
         return []
+    if pool is not None and pool <= 0:
+        raise ValueError(f"pool must be positive or None, got {pool}")
+    size = len(candidates) if pool is None else min(pool, len(candidates))
     vectors = np.asarray(vectors)
-    if len(candidates) != (vectors.shape[0] if vectors.ndim == 2 else -1):
-        raise ValueError(f"{len(candidates)} candidates but vectors of shape {vectors.shape}")
+    if vectors.ndim != 2 or vectors.shape[0] < size:
+        raise ValueError(f"{size} pooled candidates but vectors of shape {vectors.shape}")
+    head = candidates[:size]
     if relevance == "score":
-        scores: np.ndarray | None = np.array([c.score for c in candidates], dtype=np.float64)
+        scores: np.ndarray | None = np.array([c.score for c in head], dtype=np.float64)
     elif relevance == "cosine":
         scores = None
     else:
         raise ValueError(f"relevance must be 'score' or 'cosine', got {relevance!r}")
-    order = mmr_select(query_vec, vectors, scores, lambda_, top_n)
+    order = mmr_select(query_vec, vectors[:size], scores, lambda_, top_n)
     picked = [
-        replace(candidates[i], breakdown={**candidates[i].breakdown, "mmr_rank": float(rank)})
+        replace(head[i], breakdown={**head[i].breakdown, "mmr_rank": float(rank)})
         for rank, i in enumerate(order, start=1)
     ]
     chosen = set(order)

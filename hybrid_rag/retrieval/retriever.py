@@ -136,7 +136,7 @@ class HybridRetriever:
         )
         if flags.mmr:
             with tracer.stage("mmr"):
-                scored = self.diversify(scored, candidates, live)
+                scored = self.diversify(scored, candidates, live, reranked=flags.rerank)
         final = tuple(scored[:top_k])
         parents = {}
         if flags.parent_context:
@@ -283,10 +283,17 @@ class HybridRetriever:
         return rerank_candidates(self.reranker, text, scored, self.settings.rerank)
 
     def diversify(
-        self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex
+        self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex, *, reranked: bool
     ) -> list[ScoredChunk]:
+        """MMR over the first ``mmr.pool`` candidates, and after a rerank only over the reranked
+        head: the scores past it are on the fused scale, not the reranker's (see ``mmr.py``)."""
         if not scored:
             return scored
-        vectors = live.dense.vectors(np.array([c.id for c in scored], dtype=np.int64))
         m = self.settings.mmr
-        return apply_mmr(scored, vectors, candidates.query_vector, m.mmr_lambda, m.top_n)
+        pool = m.pool
+        if reranked and self.reranker is not None:
+            # the head carries the reranker's score (rerank.py) and stays a prefix after the floors
+            head = sum(1 for c in scored if self.reranker.name in c.breakdown)
+            pool = min(pool, max(head, 1))
+        vectors = live.dense.vectors(np.array([c.id for c in scored[:pool]], dtype=np.int64))
+        return apply_mmr(scored, vectors, candidates.query_vector, m.mmr_lambda, m.top_n, pool=pool)
