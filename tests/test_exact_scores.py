@@ -37,7 +37,7 @@ def test_dense_score_is_the_search_score_and_nan_for_unknown_ids(backend: type) 
     index.add(ids, _unit(rng, len(ids)))
     query = _unit(rng, 1)[0]
     hits = index.search(query, len(ids))
-    asked = np.array([h.id for h in hits][::-1] + [999], dtype=np.int64)
+    asked = np.array([*[h.id for h in hits][::-1], 999], dtype=np.int64)
     got = index.score(query, asked)
     np.testing.assert_allclose(got[:-1], [h.score for h in hits][::-1], rtol=1e-5, atol=1e-6)
     assert np.isnan(got[-1])
@@ -61,7 +61,8 @@ def test_windowed_score_is_the_best_window_as_search_ranks() -> None:
 @pytest.mark.parametrize("backend", ["bm25s", "rank_bm25"])
 def test_bm25_score_is_the_search_score_zero_without_a_term_and_nan_for_unknown_ids(backend: str) -> None:
     texts = ["rotor wing flow", "heat shield flow", "boundary layer", "rotor rotor blade", "gamma ray"]
-    index = BM25IndexManager(BM25Settings(backend=backend, variant="robertson", stopwords="none", tokenizer="regex"))
+    settings = BM25Settings(backend=backend, variant="robertson", stopwords="none", tokenizer="regex")
+    index = BM25IndexManager(settings)
     index.build(np.arange(100, 105, dtype=np.int64), texts)
     hits = {h.id: h.score for h in index.search("rotor flow", 10)}
     assert set(hits) == {100, 101, 103}
@@ -79,14 +80,14 @@ def test_complete_runs_equals_standardising_full_tables_over_the_union() -> None
         dense = dict(enumerate(rng.uniform(0.1, 0.9, n).tolist()))
         bm25 = {i: (float(rng.exponential(3.0)) if rng.random() < 0.6 else 0.0) for i in range(n)}
 
-        def top(table: dict[int, float]) -> list[Hit]:
+        def top(table: dict[int, float], k: int = k) -> list[Hit]:
             ranked = sorted(((i, s) for i, s in table.items() if s > 0), key=lambda x: (-x[1], x[0]))
             return [Hit(i, s) for i, s in ranked[:k]]
 
         runs = {"dense": top(dense), "bm25": top(bm25)}
         scorers = {
-            "dense": lambda ids: np.array([dense[int(i)] for i in ids]),
-            "bm25": lambda ids: np.array([bm25[int(i)] for i in ids]),
+            "dense": lambda ids, t=dense: np.array([t[int(i)] for i in ids]),
+            "bm25": lambda ids, t=bm25: np.array([t[int(i)] for i in ids]),
         }
         w = float(rng.uniform(0.2, 0.9))
         fused = fuse_runs(runs, "zscore", {"dense": w, "bm25": 1 - w}, scorers=scorers)
@@ -173,7 +174,8 @@ def test_retriever_gives_every_candidate_its_exact_scores_in_the_breakdown(tmp_p
 
 
 def test_retriever_weighs_code_and_text_chunks_by_their_own_pair(tmp_path: Path) -> None:
-    engine = _mixed_engine(tmp_path, **{"retrieval.code_dense_weight": 1.0, "retrieval.code_bm25_weight": 0.0})
+    code_pair = {"retrieval.code_dense_weight": 1.0, "retrieval.code_bm25_weight": 0.0}
+    engine = _mixed_engine(tmp_path, **code_pair)
     try:
         result = engine.query("parse config file", top_k=10)
         assert {c.source_type.value for c in result.chunks} == {"code", "text"}
