@@ -194,22 +194,35 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the prompt-ready context; with a generator, send it and print the answer and sources.
+
+    The context is printed first, so a generator that fails at the answer step (one error line
+    on stderr, exit 2) still leaves the user the context to send elsewhere."""
     from hybrid_rag.context import build_prompt
+    from hybrid_rag.errors import RemoteServiceError
 
     engine, context, _checked = _context(args, settings)
     try:
         system, user = build_prompt(args.text, context, settings.context)
+        print(user, flush=True)
         if engine.generator is None:
-            print(user)
             print(
                 "\n# no generator configured (generator.base_url): above is the prompt-ready context; "
                 "send it to your LLM, or set generator.base_url to an OpenAI-compatible server",
                 file=sys.stderr,
             )
             return 0 if context.sources else 1
-        answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
+        try:
+            answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
+        except RemoteServiceError as exc:
+            print(
+                f"error: no answer: {exc}; the context above is complete, send it to your LLM",
+                file=sys.stderr,
+            )
+            return EXIT_USER_ERROR
     finally:
         engine.close()
+    print("\n# Answer\n")
     print(answer.strip())
     print("\nSources:")
     for source in context.sources:

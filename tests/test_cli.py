@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from fake_http import serve
 
 from hybrid_rag.cli import main
 
@@ -94,3 +95,42 @@ def test_context_and_ask_cite_real_lines_and_log_the_query(cli, corpus, capsys, 
     assert cli("stats", "--json") == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["queries"]["queries"] == 3  # context, ask and query were logged
+
+
+def _completion(text: str) -> bytes:
+    return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}).encode()
+
+
+def _with_generator(monkeypatch, url: str) -> None:
+    monkeypatch.setenv("HYBRID_RAG_GENERATOR__BASE_URL", url)
+    monkeypatch.setenv("HYBRID_RAG_GENERATOR__RETRIES", "0")
+    monkeypatch.setenv("HYBRID_RAG_GENERATOR__TIMEOUT_SECONDS", "5")
+
+
+def test_ask_prints_the_context_then_the_generators_answer_and_sources(cli, corpus, capsys, monkeypatch):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    with serve("/v1") as server:
+        server.replies = [(200, _completion("Mix compost into clay soil for drainage [1]."))]
+        _with_generator(monkeypatch, server.url)
+        assert cli("ask", "compost drainage clay soil") == 0
+        sent = json.loads(server.requests[-1]["body"])["messages"][-1]["content"]
+    out = capsys.readouterr().out
+    context, answer = out.split("# Answer", 1)
+    assert context.strip() == sent.strip()  # what was printed is what was sent
+    assert "[1]" in context and "garden.md:" in context
+    assert "Mix compost into clay soil for drainage [1]." in answer
+    assert "Sources:" in answer and "garden.md:" in answer.split("Sources:", 1)[1]
+
+
+def test_ask_with_a_failing_generator_keeps_the_context_and_says_why(cli, corpus, capsys, monkeypatch):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    with serve("/v1") as server:
+        server.replies = [(500, b'{"error": "model crashed"}')]
+        _with_generator(monkeypatch, server.url)
+        assert cli("ask", "compost drainage clay soil") == 2
+    captured = capsys.readouterr()
+    assert "[1]" in captured.out and "garden.md:" in captured.out and "# Answer" not in captured.out
+    line = _one_error_line(captured.err)
+    assert "no answer" in line and "500" in line and "context above" in line
