@@ -48,6 +48,18 @@ DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"
 OUT = ROOT / "benchmarks" / "results" / "context_evidence.json"
 WORK = Path("/tmp/hybrid-rag-context-evidence")
 WARMUP = 3
+# Questions the aerodynamics collection cannot answer (one, France, shares words with it): the
+# self-check should leave them weak after its retries.
+OFF_TOPIC = (
+    "how long should sourdough bread proof overnight",
+    "who won the 1998 world cup final",
+    "how do python list comprehensions work",
+    "what is the capital of france",
+    "best time of year to plant tomatoes",
+    "how does a credit card interest rate compound",
+    "symptoms of vitamin d deficiency",
+    "how to train a puppy to sit",
+)
 
 
 def baseline_context(result: QueryResult, budget: int) -> tuple[str, list[str]]:
@@ -90,6 +102,21 @@ def _wilcoxon(a: Sequence[float], b: Sequence[float]) -> float | None:
     if not np.any(diff):
         return None
     return float(wilcoxon(a, b, zero_method="zsplit").pvalue)
+
+
+def self_check_probe(engine: Engine, question: str) -> dict[str, Any]:
+    """The self-check on one question: every attempt's query and confidence, and the verdict."""
+    _, checked = engine.context(question, features={"self_check": True})
+    assert checked is not None
+    return {
+        "question": question,
+        "attempts": [
+            {"query": a.query, "strategy": a.strategy, "confidence": round(a.confidence, 3)}
+            for a in checked.attempts
+        ],
+        "confidence": round(checked.confidence, 3),
+        "weak": checked.weak,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                     confidences.append(ctx.confidence)
             if n % 25 == 0:
                 print(f"{n}/{len(qids)} queries", file=sys.stderr, flush=True)
+        off_topic = [self_check_probe(engine, q) for q in OFF_TOPIC]
         results = {}
         for k, row in per_k.items():
             means = {name: round(statistics.fmean(v), 4) for name, v in row.items() if name != "build_ms"}
@@ -182,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
                 "p5": round(float(np.percentile(confidences, 5)), 3) if confidences else 0.0,
                 "min": round(min(confidences), 3) if confidences else 0.0,
             },
+            "off_topic_self_check": {
+                "weak_share": round(sum(p["weak"] for p in off_topic) / len(off_topic), 4),
+                "probes": off_topic,
+            },
             "context_settings": settings.context.model_dump(exclude={"system_prompt", "prompt_template"}),
             "results": results,
             "machine": {
@@ -193,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 "load_average_at_start": load_at_start,
                 "load_average_at_end": os.getloadavg(),
             },
-            "protocol": f"one pass, warm-up {WARMUP} queries, shared machine; build time excludes retrieval",
+            "protocol": f"one pass, warm-up {WARMUP} queries, build time excludes retrieval",
         }
     finally:
         engine.close()
@@ -229,6 +261,12 @@ def render(payload: dict[str, Any]) -> str:
             f"| {k} | top-k concatenated | {r['baseline_recall']:.3f} | {r['baseline_precision']:.3f} "
             f"| {r['baseline_cited']:.1f} | {r['ceiling_recall']:.3f} | – |"
         )
+    probes = payload.get("off_topic_self_check")
+    if probes:
+        lines += ["", "| off-topic question | confidence per attempt | weak |", "|---|---|---|"]
+        for p in probes["probes"]:
+            tries = " → ".join(f"{a['confidence']:.2f}" for a in p["attempts"])
+            lines.append(f"| {p['question']} | {tries} | {'yes' if p['weak'] else 'no'} |")
     return "\n".join(lines)
 
 

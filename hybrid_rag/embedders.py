@@ -379,6 +379,14 @@ class SentenceTransformerEmbedder:
         source = self._resolve()
         from sentence_transformers import SentenceTransformer
 
+        if self.settings.threads is not None:
+            # Process-wide. On an idle 2-core machine torch's default (2) embeds 60 sentences in
+            # 281 ms against 392 ms with 1; with other jobs on the cores, 1 thread was 3x faster
+            # (benchmarks/RESULTS.md section 8).
+            import torch
+
+            torch.set_num_threads(self.settings.threads)
+
         try:
             with _quiet_loading():
                 model = SentenceTransformer(source, device=self.settings.device, local_files_only=True)

@@ -123,7 +123,10 @@ class Engine:
         def retrieve(q: str) -> QueryResult:
             return self.retriever.query(q, **kwargs)
 
-        checked = SelfCheck(self.settings, retrieve, self.generator).run(text) if flags.self_check else None
+        checked = None
+        if flags.self_check:
+            check = SelfCheck(self.settings, retrieve, self.generator, relevance=self.retriever.dense_scores)
+            checked = check.run(text)
         result = checked.result if checked is not None else retrieve(text)
         start = time.perf_counter()
         context = self.context_builder.build(text, result, max_tokens=max_tokens)

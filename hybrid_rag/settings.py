@@ -104,6 +104,7 @@ class EmbeddingSettings(_Section):
     model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
     batch_size: int = Field(32, gt=0)
     device: str = "cpu"
+    threads: int | None = Field(None, gt=0)  # torch CPU threads for this process (None: torch's default)
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
     window_overlap_tokens: int = Field(32, ge=0)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...)

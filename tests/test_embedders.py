@@ -319,3 +319,19 @@ def test_every_window_keeps_the_prefix_and_fits_the_model() -> None:
     assert all(emb.tokenizer_count(w) <= limit + 1 for w in windows)  # +1: a re-tokenised edge
     assert windows[0][len("passage: ") :].startswith(LONG[:40])
     assert LONG.rstrip().endswith(windows[-2][-40:])
+
+
+@pytest.mark.slow
+def test_threads_setting_sets_torchs_thread_count_when_the_model_loads() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        emb = SentenceTransformerEmbedder(EmbeddingSettings(threads=1))
+        assert emb.embed_queries(["jet engines"]).shape == (1, 384)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="threads"):
+        EmbeddingSettings(threads=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hybrid_rag.context.selfcheck import (
@@ -175,3 +176,54 @@ def test_a_failing_generator_degrades_to_the_offline_rewrite_with_a_note():
     assert [a.strategy for a in checked.attempts] == ["original", "expand", "keywords"]
     assert "generator failed (TimeoutError" in checked.attempts[1].note
     assert any("generator failed" in n for n in checked.result.trace.notes)
+
+
+def test_a_retry_is_judged_by_its_cosine_to_the_original_question_not_to_the_rewrite():
+    question = "how long to proof sourdough bread"
+    threshold = Settings().context.confidence_threshold
+    asked: list[tuple[str, list[int]]] = []
+
+    def retrieve(q: str) -> QueryResult:
+        """The first try is weak; a rewrite finds hits close to itself (cosine 0.8) that hold
+        none of the question's terms."""
+        if q == question:
+            return _weak(q)
+        return _result(
+            q, _sc(5, "wing lift at subsonic speed", 0.9, dense=0.8), _sc(6, "wing", 0.1, dense=0.7)
+        )
+
+    def relevance(q: str, ids: list[int]) -> list[float]:
+        asked.append((q, list(ids)))
+        return [0.05, float("nan")][: len(ids)]  # unrelated to the question; 6 has no vector
+
+    lifted = SelfCheck(Settings(), retrieve).run(question)
+    assert lifted.attempts[1].confidence > threshold and not lifted.weak  # the flaw without relevance
+    judged = SelfCheck(Settings(), retrieve, relevance=relevance).run(question)
+    assert judged.weak and len(judged.attempts) == 3
+    assert all(a.confidence < threshold for a in judged.attempts)
+    assert len(asked) == 2 and all(q == question and ids == [5, 6] for q, ids in asked)
+    assert judged.attempts[0].confidence == lifted.attempts[0].confidence  # the first try: unchanged
+
+
+def test_relevance_is_not_used_for_hits_without_a_dense_score():
+    calls: list[str] = []
+    bm25_only = SelfCheck(
+        Settings(),
+        lambda q: _result(q, _sc(1, "nothing", 3.0), _sc(2, "else", 1.0)),
+        relevance=lambda q, ids: calls.append(q) or [0.9] * len(ids),
+    )
+    assert bm25_only.run("turbine blade").weak and calls == []
+
+
+def test_engine_judges_retries_by_the_live_dense_index(engine, corpus):
+    engine.ingest([corpus])
+    result = engine.query("compost drainage clay soil", mode="dense")
+    ids = [c.id for c in result.chunks]
+    np.testing.assert_allclose(
+        engine.retriever.dense_scores("compost drainage clay soil", ids),
+        [c.breakdown["dense"] for c in result.chunks],
+        rtol=1e-5,
+    )
+    assert np.isnan(engine.retriever.dense_scores("soil", [10**9])[0])
+    _, checked = engine.context("world cup 1998 final", features={"self_check": True})  # lifted to .27 before
+    assert checked is not None and checked.retried and checked.weak

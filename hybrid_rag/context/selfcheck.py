@@ -13,6 +13,11 @@
 The weights of absent signals are left out of the mean; with no result, or no signal, it is 0.
 ``SelfCheck.run`` retries below ``context.confidence_threshold``, at most ``max_retries`` times,
 and keeps the best attempt (the first on ties). See ``reformulate`` for the offline rewrites.
+
+Every attempt is judged against the *original* question: coverage counts its terms, and, given a
+``relevance`` function, a retry's dense signal is its hits' cosine to the original question
+rather than to the rewrite (a rewrite borrows terms from the hits, so its own cosine to them
+says little: without this, off-topic questions were lifted above the threshold by a retry).
 """
 
 from __future__ import annotations
@@ -51,14 +56,20 @@ def _clip(x: float) -> float:
     return min(max(x, 0.0), 1.0)
 
 
-def confidence(result: QueryResult, query: str) -> float:
-    """How likely ``result`` holds the answer to ``query``, in [0, 1]; see the module docstring."""
+def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = None) -> float:
+    """How likely ``result`` holds the answer to ``query``, in [0, 1]; see the module docstring.
+
+    ``dense``: the top hits' cosines to ``query``, in place of their ``breakdown["dense"]`` (which
+    is the cosine to whatever query retrieved them); NaN for a hit without a vector."""
     chunks = result.chunks
     if not chunks:
         return 0.0
     top = chunks[:TOP_EVIDENCE]
     signals: dict[str, float] = {}
-    dense = [c.breakdown["dense"] for c in top if "dense" in c.breakdown]
+    if dense is None:
+        dense = [c.breakdown["dense"] for c in top if "dense" in c.breakdown]
+    else:
+        dense = [d for d in dense[: len(top)] if d == d]  # NaN != NaN
     if dense:
         signals["dense"] = _clip((max(dense) - DENSE_FLOOR) / (DENSE_CEIL - DENSE_FLOOR))
     terms = set(content_terms(query))
@@ -71,7 +82,7 @@ def confidence(result: QueryResult, query: str) -> float:
         signals["margin"] = _clip((best - sum(rest) / len(rest)) / best)
     if not signals:
         return 0.0
-    return sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS[k] for k in signals)
+    return float(sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS[k] for k in signals))
 
 
 def keywords(query: str) -> str:
@@ -193,11 +204,22 @@ class SelfCheck:
         settings: Settings,
         retrieve: Callable[[str], QueryResult],
         generator: Generator | None = None,
+        relevance: Callable[[str, Sequence[int]], Sequence[float]] | None = None,
     ) -> None:
+        """``relevance(query, chunk_ids)``: dense cosines of the chunks to ``query`` (NaN where
+        there is no vector), to judge a retry against the original question."""
         self.threshold = settings.context.confidence_threshold
         self.max_retries = settings.context.max_retries
         self.retrieve = retrieve
         self.generator = generator
+        self.relevance = relevance
+
+    def judge(self, result: QueryResult, query: str) -> float:
+        """A retry's confidence as an answer to the original ``query`` (module docstring)."""
+        top = result.chunks[:TOP_EVIDENCE]
+        if self.relevance is None or not any("dense" in c.breakdown for c in top):
+            return confidence(result, query)
+        return confidence(result, query, dense=list(self.relevance(query, [c.id for c in top])))
 
     def run(self, query: str) -> Checked:
         results = [self.retrieve(query)]
@@ -226,14 +248,14 @@ class SelfCheck:
                 Attempt(
                     " | ".join(queries),
                     strategy,
-                    confidence(result, query),
+                    self.judge(result, query),
                     (spent, *result.trace.timings),
                     note,
                 )
             )
         best = max(range(len(attempts)), key=lambda i: (attempts[i].confidence, -i))
         chosen = attempts[best]
-        weak = chosen.confidence < self.threshold
+        weak = bool(chosen.confidence < self.threshold)
         if len(attempts) > 1:
             notes.append(
                 f"self-check: confidence {attempts[0].confidence:.2f} below {self.threshold:.2f}; "

@@ -8,7 +8,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -144,6 +144,12 @@ class HybridRetriever:
                 r = self.settings.retrieval
                 parents = attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
         return QueryResult(text, run_mode.value, final, tracer.freeze(), live.version, parents)
+
+    def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
+        """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
+        them (NaN for an id it lacks)."""
+        vector = self.embedder.embed_queries([text])[0]
+        return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
 
     # -- stages ------------------------------------------------------------------------------
 
