@@ -4,7 +4,8 @@ Each :class:`BenchConfig` is the shipped settings plus its own ``features`` (per
 ``FeatureFlags``) and ``overrides`` (dotted settings keys, see ``configs/default.yaml``). The
 baselines pin every optional stage off, so they stay what their name says while the defaults
 move; ``default`` is whatever ``configs/default.yaml`` (or ``--config``) ships; ``+x`` is the
-default with one stage switched on. Add an entry to :data:`CONFIGS` to add a row to every table.
+default with one stage switched on, ``-x`` with one switched off. Add an entry to
+:data:`CONFIGS` to add a row to every table.
 
 Overrides that change what is indexed (chunking, embedding, BM25, the dense scoring) need their
 own ingest: :func:`index_key` groups configurations by the settings an index is built from, and
@@ -110,12 +111,16 @@ CONFIGS: tuple[BenchConfig, ...] = (
     ),
     BenchConfig("default", "the shipped settings, unchanged"),
     BenchConfig("+routing", "default + code routing", features={"routing": True}),
-    BenchConfig("+expansion", "default + query expansion", features={"expansion": True}),
+    BenchConfig(
+        "-expansion",
+        "default without query expansion (fusion alone)",
+        features={"expansion": False},
+    ),
     BenchConfig("+rerank", "default + rerank", features={"rerank": True}),
     BenchConfig("+mmr", "default + MMR diversification", features={"mmr": True}),
     BenchConfig(
         "full",
-        "default + expansion + rerank + MMR",
+        "every stage on: expansion + rerank + MMR",
         features={"expansion": True, "rerank": True, "mmr": True},
     ),
 )

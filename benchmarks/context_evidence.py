@@ -13,6 +13,11 @@ relevant cited / cited; the ceiling is the recall of the K retrieved documents. 
 see the same retrieval result (one query at the largest K, cut to each smaller K). Build time
 is the wall time of ``build`` per query (p50/p95), after a warm-up of 3 queries.
 
+The self-check is measured as a detector of questions the corpus cannot answer: Cranfield's
+queries against another collection's (cosqa's, by default), each through ``SelfCheck`` with
+default settings; ROC AUC of its confidence and the share of each set it leaves weak. A few
+hand-written off-topic questions show each attempt's confidence.
+
     .venv/bin/python benchmarks/context_evidence.py [--limit N] [--top-k 10 30] [--budget 3000]
 
 Writes JSON (default ``benchmarks/results/context_evidence.json``) and prints markdown.
@@ -34,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.context import ContextBuilder, cached_embed
+from hybrid_rag.context import Checked, ContextBuilder, SelfCheck, cached_embed
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.evaluation import load_beir
@@ -119,12 +124,51 @@ def self_check_probe(engine: Engine, question: str) -> dict[str, Any]:
     }
 
 
+def weak_detector(engine: Engine, on_topic: Sequence[str], off_topic: Sequence[str]) -> dict[str, Any]:
+    """The self-check as a detector of questions the corpus cannot answer.
+
+    ``on_topic``: the collection's own judged queries; ``off_topic``: another collection's queries.
+    For each, the first attempt's confidence and the kept one's, with retries judged against the
+    original question (``relevance``, the default) and, for comparison, against the rewrite.
+    ROC AUC: how well the confidence ranks on-topic above off-topic (0.5 = chance)."""
+    from sklearn.metrics import roc_auc_score
+
+    def retrieve(q: str) -> QueryResult:
+        return engine.query(q)
+
+    def run(questions: Sequence[str], relevance: Any) -> list[Checked]:
+        return [SelfCheck(engine.settings, retrieve, None, relevance).run(q) for q in questions]
+
+    labels = [1] * len(on_topic) + [0] * len(off_topic)
+    out: dict[str, Any] = {"on_topic": len(on_topic), "off_topic": len(off_topic)}
+    for name, relevance in (("original", engine.retriever.dense_scores), ("rewrite", None)):
+        checked = run(on_topic, relevance) + run(off_topic, relevance)
+        first = [c.attempts[0].confidence for c in checked]
+        kept = [c.confidence for c in checked]
+        weak = [c.weak for c in checked]
+        out[f"retries_judged_by_{name}"] = {
+            "auc_first_attempt": round(float(roc_auc_score(labels, first)), 4),
+            "auc_kept_attempt": round(float(roc_auc_score(labels, kept)), 4),
+            "weak_share_on_topic": round(float(np.mean(weak[: len(on_topic)])), 4),
+            "weak_share_off_topic": round(float(np.mean(weak[len(on_topic) :])), 4),
+            "retried_share_on_topic": round(float(np.mean([c.retried for c in checked[: len(on_topic)]])), 4),
+            "confidence_on_topic": _pct(kept[: len(on_topic)]),
+            "confidence_off_topic": _pct(kept[len(on_topic) :]),
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--limit", type=int, default=0, help="only the first N judged queries (0: all)")
     parser.add_argument("--top-k", type=int, nargs="+", default=[10, 30])
     parser.add_argument("--budget", type=int, default=3000)
+    parser.add_argument(
+        "--off-topic-dataset",
+        default=str(DATASET.parent / "cosqa"),
+        help="another collection whose queries the self-check should find weak ('' to skip)",
+    )
     parser.add_argument("--work-dir", type=Path, default=WORK, help="kept between runs (store + indices)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -183,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             if n % 25 == 0:
                 print(f"{n}/{len(qids)} queries", file=sys.stderr, flush=True)
         off_topic = [self_check_probe(engine, q) for q in OFF_TOPIC]
+        detector = None
+        if args.off_topic_dataset:
+            other = load_beir(Path(args.off_topic_dataset))
+            foreign = [other.queries[q] for q in sorted(other.qrels, key=lambda q: (len(q), q))]
+            detector = weak_detector(engine, [data.queries[q] for q in qids], foreign)
+            detector["off_topic_dataset"] = str(args.off_topic_dataset)
         results = {}
         for k, row in per_k.items():
             means = {name: round(statistics.fmean(v), 4) for name, v in row.items() if name != "build_ms"}
@@ -214,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                 "weak_share": round(sum(p["weak"] for p in off_topic) / len(off_topic), 4),
                 "probes": off_topic,
             },
+            "weak_detector": detector,
             "context_settings": settings.context.model_dump(exclude={"system_prompt", "prompt_template"}),
             "results": results,
             "machine": {
@@ -267,6 +318,24 @@ def render(payload: dict[str, Any]) -> str:
         for p in probes["probes"]:
             tries = " → ".join(f"{a['confidence']:.2f}" for a in p["attempts"])
             lines.append(f"| {p['question']} | {tries} | {'yes' if p['weak'] else 'no'} |")
+    detector = payload.get("weak_detector")
+    if detector:
+        lines += [
+            "",
+            f"Weak-evidence detector: {detector['on_topic']} own queries against {detector['off_topic']} "
+            f"from {Path(detector['off_topic_dataset']).name}.",
+            "",
+            "| retries judged by cosine to | AUC first try | AUC kept | weak: own | weak: foreign "
+            "| retried: own |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name in ("original", "rewrite"):
+            d = detector[f"retries_judged_by_{name}"]
+            lines.append(
+                f"| {name} | {d['auc_first_attempt']:.4f} | {d['auc_kept_attempt']:.4f} "
+                f"| {d['weak_share_on_topic']:.1%} | {d['weak_share_off_topic']:.1%} "
+                f"| {d['retried_share_on_topic']:.1%} |"
+            )
     return "\n".join(lines)
 
 

@@ -182,7 +182,19 @@ def summarize_notes(notes: set[str], limit: int = 3) -> list[str]:
 
 
 def stage_section(suite: Mapping[str, Any]) -> list[str]:
-    stages = ["embed_query", "dense", "bm25", "expansion", "fuse", "fetch", "rerank", "mmr", "total", "wall"]
+    stages = [
+        "embed_query",
+        "dense",
+        "bm25",
+        "expansion",
+        "fetch",
+        "exact_scores",
+        "fuse",
+        "rerank",
+        "mmr",
+        "total",
+        "wall",
+    ]
     lines = [
         "",
         "Where a query's time goes, per configuration (p50 ms per stage; `total` = the trace, `wall` = "

@@ -232,7 +232,7 @@ class ContextSettings(_Section):
 class FeatureFlags(_Section):
     """One switch per stage; every one can also be overridden per call."""
 
-    expansion: bool = False
+    expansion: bool = True  # offline PRF unless expansion.method names a generator's method
     dense: bool = True
     bm25: bool = True
     rerank: bool = False
