@@ -238,8 +238,9 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# Rerank evaluation",
         "",
-        f"Machine: {meta['machine']}, {meta['cpus']} CPUs (shared with other jobs: timings are "
-        f"provisional). Model {meta['embedding_model']}; hybrid = {meta.get('hybrid', '?')}; "
+        f"Machine: {meta['machine']}, {meta['cpus']} CPUs, load average at the start "
+        f"{meta.get('load_average_start', 'not recorded')}. Model {meta['embedding_model']}; "
+        f"hybrid = {meta.get('hybrid', '?')}; "
         f"top_n_in {meta['top_n_in']}; "
         f"lists of {LIST_DEPTH}; documents ranked by their best chunk. Deltas are against the "
         "unreranked list the reranker started from; * = paired t-test p <= 0.05.",
@@ -305,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "list_depth": LIST_DEPTH,
             "blends": [list(b) for b in BLENDS],
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "load_average_start": [round(x, 2) for x in os.getloadavg()],
         },
         "datasets": {},
     }
