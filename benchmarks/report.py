@@ -197,15 +197,15 @@ def stage_section(suite: Mapping[str, Any]) -> list[str]:
     ]
     lines = [
         "",
-        "Where a query's time goes, per configuration (p50 ms per stage; `total` = the trace, `wall` = "
-        "around "
-        "`Engine.query`):",
+        "Where a query's time goes, per configuration (ms per stage, p50 / p95; `total` = the trace, "
+        "`wall` = around `Engine.query`):",
         "",
         "| dataset | configuration | " + " | ".join(stages) + " |",
         "|---|---|" + "---:|" * len(stages),
     ]
     for r in suite["results"]:
-        cells = [ms(r["latency_ms"][s]["p50"]) if s in r["latency_ms"] else "" for s in stages]
+        lat = r["latency_ms"]
+        cells = [f"{ms(lat[s]['p50'])} / {ms(lat[s]['p95'])}" if s in lat else "" for s in stages]
         lines.append(f"| {r['dataset']} | {r['config']} | " + " | ".join(cells) + " |")
     return lines
 
