@@ -118,6 +118,17 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+PARENT_LINES = 40  # of a result's parent context in plain output (--json has all of it)
+
+
+def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
+    lines = text.splitlines()
+    for line in lines[:limit]:
+        print(f"{indent}{line[:140]}")
+    if len(lines) > limit:
+        print(f"{indent}... ({len(lines) - limit} more lines)")
+
+
 def _print_results(result: Any) -> None:
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
     for rank, sc in enumerate(result.chunks, start=1):
@@ -125,18 +136,28 @@ def _print_results(result: Any) -> None:
             f"\n[{rank}] {display_path(sc.path)}:{sc.start_line}-{sc.end_line}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
-        lines = sc.text.splitlines()
-        for line in lines[:6]:
-            print(f"    {line[:140]}")
-        if len(lines) > 6:
-            print(f"    ... ({len(lines) - 6} more lines)")
+        _print_lines(sc.text, 6)
+        parent = result.parents.get(sc.id)
+        if parent is not None:
+            where = f"{display_path(parent.path)}:{parent.start_line}-{parent.end_line}"
+            print(f"    parent context ({parent.kind}) {where}:")
+            _print_lines(parent.text, PARENT_LINES, indent="      ")
     timings = ", ".join(f"{t.stage} {t.seconds * 1000:.1f} ms" for t in result.trace.timings)
     print(f"\n# trace: {timings}")
     for note in result.trace.notes:
         print(f"# note: {note}")
 
 
-STAGE_FLAGS = ("expansion", "rerank", "mmr", "routing", "parent_context", "self_check")
+STAGE_FLAGS = (
+    "expansion",
+    "multi_query",
+    "rerank",
+    "thresholds",
+    "mmr",
+    "routing",
+    "parent_context",
+    "self_check",
+)
 
 
 def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -151,23 +172,31 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
+    """Ranked chunks; with ``--self-check`` (never by default here) the self-check's kept attempt."""
     engine = _engine(settings)
     try:
-        result = engine.query(args.text, log=True, **_query_kwargs(args))
+        kwargs = _query_kwargs(args)
+        checked = engine.self_check(args.text, log=True, **kwargs) if args.self_check else None
+        result = checked.result if checked is not None else engine.query(args.text, log=True, **kwargs)
     finally:
         engine.close()
     if args.json:
-        _print_json(result.to_dict())
+        _print_json({**result.to_dict(), **({"self_check": checked.to_dict()} if checked else {})})
     else:
         _print_results(result)
+        if checked is not None:
+            print(
+                f"# self-check: confidence {checked.confidence:.3f}{' (weak)' if checked.weak else ''}, "
+                f"attempts: " + " -> ".join(f"{a.strategy} {a.confidence:.3f}" for a in checked.attempts)
+            )
     return 0 if result.chunks else 1
 
 
-def _context(args: argparse.Namespace, settings: Settings) -> tuple[Any, Any, Any]:
+def _context(args: argparse.Namespace, settings: Settings, *, log: bool = True) -> tuple[Any, Any, Any]:
     engine = _engine(settings)
     try:
         context, checked = engine.context(
-            args.text, max_tokens=args.max_tokens, log=True, **_query_kwargs(args)
+            args.text, max_tokens=args.max_tokens, log=log, **_query_kwargs(args)
         )
     except BaseException:
         engine.close()
@@ -182,6 +211,7 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
         data = context.to_dict()
         if checked is not None:
             data["self_check"] = checked.to_dict()
+        data["trace"] = context.result.trace.to_dict()
         _print_json(data)
     else:
         print(context.render())
@@ -194,42 +224,73 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    """Print the prompt-ready context; with a generator, send it and print the answer and sources.
+    """Print the prompt-ready context; with a generator, send it and print the answer and the
+    sources it cites.
 
     The context is printed first, so a generator that fails at the answer step (one error line
-    on stderr, exit 2) still leaves the user the context to send elsewhere."""
+    on stderr, exit 2) still leaves the user the context to send elsewhere. The query is logged
+    once, after the answer, with its ``generate`` time (and the failure among its notes)."""
+    import time
+
     from hybrid_rag.context import build_prompt
     from hybrid_rag.errors import RemoteServiceError
+    from hybrid_rag.querylog import make_record
 
-    engine, context, _checked = _context(args, settings)
+    engine, context, checked = _context(args, settings, log=False)
+    answer, error, timings = "", None, {}
     try:
         system, user = build_prompt(args.text, context, settings.context)
         print(user, flush=True)
-        if engine.generator is None:
-            print(
-                "\n# no generator configured (generator.base_url): above is the prompt-ready context; "
-                "send it to your LLM, or set generator.base_url to an OpenAI-compatible server",
-                file=sys.stderr,
-            )
-            return 0 if context.sources else 1
-        try:
-            answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
-        except RemoteServiceError as exc:
-            print(
-                f"error: no answer: {exc}; the context above is complete, send it to your LLM",
-                file=sys.stderr,
-            )
-            return EXIT_USER_ERROR
+        if engine.generator is not None:
+            start = time.perf_counter()
+            try:
+                answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
+            except RemoteServiceError as exc:
+                error = exc
+            timings["generate"] = (time.perf_counter() - start) * 1000
+        record = make_record(args.text, context.result, checked=checked, context=context, timings_ms=timings)
+        if error is not None:
+            record["notes"].append(f"answer generator failed: {error}")
+        engine.querylog.append(record)
     finally:
         engine.close()
+    if engine.generator is None:
+        print(
+            "\n# no generator configured (generator.base_url): above is the prompt-ready context; "
+            "send it to your LLM, or set generator.base_url to an OpenAI-compatible server",
+            file=sys.stderr,
+        )
+        return 0 if context.sources else 1
+    if error is not None:
+        print(
+            f"error: no answer: {error}; the context above is complete, send it to your LLM", file=sys.stderr
+        )
+        return EXIT_USER_ERROR
     print("\n# Answer\n")
     print(answer.strip())
-    print("\nSources:")
-    for source in context.sources:
-        print(f"  {source.ref}")
+    _print_cited_sources(answer, context)
     if context.weak_evidence:
         print("# note: the evidence was weak (low confidence); check the sources", file=sys.stderr)
     return 0
+
+
+def _print_cited_sources(answer: str, context: Any) -> None:
+    """``[n] path:start-end`` for each id the answer cites; say so when it cites none, or an id
+    the context does not have."""
+    from hybrid_rag.context import cited_ids
+
+    ids = cited_ids(answer)
+    sources = {s.citation: s for s in context.sources}
+    print("\nSources:")
+    for n in ids:
+        if n in sources:
+            print(f"  [{n}] {sources[n].ref}")
+    if not ids:
+        print("  none: the answer cites no [n] of the context")
+    unknown = [n for n in ids if n not in sources]
+    if unknown:
+        marks = "".join(f"[{n}]" for n in unknown)
+        print(f"# note: the answer cites {marks}, not in the context's sources", file=sys.stderr)
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
@@ -257,10 +318,14 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     for name, size in stats.bytes_on_disk.items():
         print(f"  {name:10} {size / 1e6:9.2f} MB")
     if queries.get("queries"):
-        print(
-            f"queries:    {queries['queries']} logged; retried {queries['retried_share']:.0%}, "
-            f"weak {queries['weak_share']:.0%}"
-        )
+        checked = queries["self_checked"]
+        print(f"queries:    {queries['queries']} logged, {checked} of them self-checked")
+        if checked:
+            print(
+                f"  self-check: retried {queries['retried']} of {checked} self-checked queries "
+                f"({queries['retried_share']:.0%}), left weak {queries['weak']} of {checked} "
+                f"({queries['weak_share']:.0%})"
+            )
         for stage, p in queries.get("latency_ms", {}).items():
             print(f"  {stage:14} p50 {p['p50']:8.1f} ms   p95 {p['p95']:8.1f} ms")
     return 0
@@ -362,7 +427,9 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
             dest=name,
             action=argparse.BooleanOptionalAction,
             default=None,
-            help=f"turn the {name} stage on or off for this call (default: features.{name})",
+            help=f"turn the {name} stage on or off for this call (default: features.{name}"
+            + ("; `query` runs it only when given" if name == "self_check" else "")
+            + ")",
         )
     p.add_argument("--json", action="store_true")
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.context import Checked, Context, ContextBuilder, SelfCheck, cached_embed
+from hybrid_rag.context import Checked, Context, ContextBuilder, SelfCheck, cached_embed, fragment_cuts
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.generation import make_generator
@@ -107,34 +106,48 @@ class Engine:
         )
 
     def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
-        """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl."""
+        """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl.
+
+        The self-check runs here only when the call asks for it (``features={"self_check": True}``,
+        ``query --self-check``), not from ``features.self_check``: a retry costs whole retrievals,
+        and a raw query has no context to protect. The result is then the kept attempt's."""
+        if (kwargs.get("features") or {}).get("self_check"):
+            return self.self_check(text, log=log, **kwargs).result
         result = self.retriever.query(text, **kwargs)
         if log:
             self.querylog.append(make_record(text, result))
         return result
 
+    def self_check(self, text: str, *, log: bool = False, **kwargs: Any) -> Checked:
+        """Retrieve with the self-check's retries (``context.confidence_threshold``, ``max_retries``),
+        every attempt judged against ``text`` by the live dense index; ``kwargs`` as for ``query``."""
+        check = SelfCheck(
+            self.settings,
+            lambda q: self.retriever.query(q, **kwargs),
+            self.generator,
+            relevance=self.retriever.dense_scores,
+        )
+        checked = check.run(text)
+        if log:
+            self.querylog.append(make_record(text, checked.result, checked=checked))
+        return checked
+
     def context(
         self, text: str, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
     ) -> tuple[Context, Checked | None]:
         """Retrieve (with the self-check's retries when ``features.self_check``), then build the
-        token-budgeted, cited context. ``kwargs`` go to ``query`` (top_k, filters, mode, features)."""
+        token-budgeted, cited context, whose confidence is the self-check's verdict when it ran.
+        ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
+        result with the context's stages in its trace; ``log=True`` logs that."""
         flags = resolve_flags(self.settings.features, kwargs.get("features"))
-
-        def retrieve(q: str) -> QueryResult:
-            return self.retriever.query(q, **kwargs)
-
-        checked = None
-        if flags.self_check:
-            check = SelfCheck(self.settings, retrieve, self.generator, relevance=self.retriever.dense_scores)
-            checked = check.run(text)
-        result = checked.result if checked is not None else retrieve(text)
-        start = time.perf_counter()
-        context = self.context_builder.build(text, result, max_tokens=max_tokens)
+        checked = self.self_check(text, **kwargs) if flags.self_check else None
+        result = checked.result if checked is not None else self.retriever.query(text, **kwargs)
+        fragments = fragment_cuts(self.store, result.chunks)
+        context = self.context_builder.build(
+            text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
+        )
         if log:
-            timings = {"context": (time.perf_counter() - start) * 1000}
-            self.querylog.append(
-                make_record(text, result, checked=checked, context=context, timings_ms=timings)
-            )
+            self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
 
     def stats(self) -> Stats:

@@ -1,9 +1,10 @@
 """The query log: one JSON line per query in ``<logs_dir>/queries.jsonl``, and its summary.
 
-A record holds the stage latencies (ms), the score distribution of the results, the
-self-check's confidence and attempts, and the citations the context chose. Appends are safe
-across threads and processes: the file is opened with ``O_APPEND`` and each record is one
-``os.write`` of one line (Linux appends such a write whole, at the end of the file).
+A record holds the stage latencies (ms), the score distribution of the results, the trace's
+notes, the self-check's confidence, weak verdict and attempts (each with its own stage
+latencies), and the citations the context chose. Appends are safe across threads and
+processes: the file is opened with ``O_APPEND`` and each record is one ``os.write`` of one
+line (Linux appends such a write whole, at the end of the file).
 ``summarize`` reads the log back; a line that is not a JSON object is skipped and counted.
 """
 
@@ -50,8 +51,10 @@ def make_record(
     context: Context | None = None,
     timings_ms: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The log record of one query. ``timings_ms`` adds stages measured outside the retrieval
-    trace (e.g. ``{"context": 41.2, "generate": 900.0}``); ``total`` is the sum of all stages."""
+    """The log record of one query: ``result`` as retrieved (for a context, ``context.result``,
+    whose trace holds the context's stages too). ``timings_ms`` adds stages measured outside the
+    trace (e.g. ``{"generate": 900.0}``); ``total`` is the sum of all stages. Only a ``checked``
+    query has ``attempts``: ``summarize`` counts those as the self-checked ones."""
     stages: dict[str, float] = {}
     for t in result.trace.timings:
         stages[t.stage] = stages.get(t.stage, 0.0) + t.seconds * 1000.0
@@ -115,8 +118,9 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def summarize(path: Path) -> dict[str, Any]:
-    """p50/p95 latency (ms) per stage, the share of queries that were retried or stayed weak,
-    the median confidence, and how many lines were corrupt. A missing log is zero queries."""
+    """p50/p95 latency (ms) per stage; of the self-checked queries, how many (and what share)
+    were retried or stayed weak; the median confidence; how many lines were corrupt. A missing
+    log is zero queries."""
     path = Path(path)
     records: list[dict[str, Any]] = []
     corrupt = 0
@@ -139,18 +143,19 @@ def summarize(path: Path) -> dict[str, Any]:
         for stage, ms in r.get("stages_ms", {}).items():
             if isinstance(ms, (int, float)) and math.isfinite(ms):
                 stages.setdefault(stage, []).append(float(ms))
-    checked = [r for r in records if "confidence" in r]
-    n = len(records)
-    confidences = [float(r["confidence"]) for r in checked if isinstance(r["confidence"], (int, float))]
+    checked = [r for r in records if "attempts" in r]
+    retried = sum(1 for r in checked if r.get("retried"))
+    weak = sum(1 for r in checked if r.get("weak"))
+    confidences = [r["confidence"] for r in records if isinstance(r.get("confidence"), (int, float))]
     return {
         "path": str(path),
-        "queries": n,
+        "queries": len(records),
         "corrupt_lines": corrupt,
         "latency_ms": {stage: _percentiles(v) for stage, v in sorted(stages.items())},
-        "retried_share": round(sum(1 for r in checked if r.get("retried")) / len(checked), 6)
-        if checked
-        else 0.0,
-        "weak_share": round(sum(1 for r in checked if r.get("weak")) / len(checked), 6) if checked else 0.0,
-        "confidence_p50": round(float(np.median(confidences)), 6) if confidences else None,
         "self_checked": len(checked),
+        "retried": retried,
+        "weak": weak,
+        "retried_share": round(retried / len(checked), 6) if checked else 0.0,
+        "weak_share": round(weak / len(checked), 6) if checked else 0.0,
+        "confidence_p50": round(float(np.median(confidences)), 6) if confidences else None,
     }

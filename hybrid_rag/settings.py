@@ -10,12 +10,13 @@ An unknown key or a wrong type fails at load and names the key.
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hybrid_rag.errors import ConfigError
 
@@ -25,6 +26,21 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def http_url(value: str | None, example: str) -> str | None:
+    """``value`` if it is an http(s) URL with a host (None or "" mean unset: None); else a
+    ValueError naming ``example``. Checked at load, so a typo stops there, not at a query."""
+    if not value:
+        return None
+    try:
+        parsed = urllib.parse.urlsplit(value)
+        parsed.port  # noqa: B018 - parses the port: "host:x" fails here, not at the first request
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a valid URL ({exc}); expected e.g. {example}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"{value!r} is not an http(s) URL with a host; expected e.g. {example}")
+    return value
 
 
 class PathSettings(_Section):
@@ -127,7 +143,9 @@ class RetrievalSettings(_Section):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     min_score_code: float | None = None  # per-source-type minimum final score (None: no threshold)
     min_score_text: float | None = None
-    parent_mode: Literal["neighbours", "definition"] = "neighbours"  # with features.parent_context
+    # with features.parent_context: neighbours, or enclosing (a code chunk's definition, a text
+    # chunk's section; "definition" is the old name of enclosing)
+    parent_mode: Literal["neighbours", "enclosing", "definition"] = "neighbours"
     parent_radius: int = Field(1, ge=0)
     top_k: int = Field(10, gt=0)
     dense_top_k: int = Field(50, gt=0)
@@ -165,9 +183,14 @@ class GeneratorSettings(_Section):
     timeout_seconds: float = Field(30.0, gt=0)
     retries: int = Field(1, ge=0)
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return http_url(value, "http://127.0.0.1:8080/v1")
+
 
 class ExpansionSettings(_Section):
-    method: Literal["prf", "hyde", "multi_query"] = "prf"
+    method: Literal["prf", "hyde"] = "prf"  # hyde falls back to prf when the generator fails
     hyde_prompt: str = (
         "Write two or three short paragraphs that would answer the question below, as a passage "
         "from a technical document or source file would. Do not mention the question.\n\n"
@@ -175,7 +198,7 @@ class ExpansionSettings(_Section):
     )
     hyde_max_tokens: int = Field(256, gt=0)
     hyde_replace_query: bool = False  # search with the passage instead of alongside the query
-    multi_query_n: int = Field(3, ge=1)
+    multi_query_n: int = Field(3, ge=1)  # with features.multi_query
     prf_docs: int = Field(5, ge=1)
     prf_terms: int = Field(8, ge=1)
 
@@ -199,6 +222,11 @@ class RerankSettings(_Section):
     blend: Literal["none", "rrf", "linear"] = "linear"
     weight: float = Field(0.3, ge=0, le=1)  # the reranker's share in a blend
 
+    @field_validator("api_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return http_url(value, "http://127.0.0.1:8080/rerank")
+
 
 class MMRSettings(_Section):
     mmr_lambda: float = Field(0.7, ge=0, le=1)
@@ -215,6 +243,7 @@ class ContextSettings(_Section):
     max_clusters: int = Field(6, gt=0)  # topics: round(sqrt(n / 2)) for n results, 1 when n <= 3
     summary_sentences: int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
     summary_max_tokens: int = Field(60, gt=0)
+    summary_map_chunks: int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
     quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
     max_embedded_units: int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
     system_prompt: str = (
@@ -232,14 +261,16 @@ class ContextSettings(_Section):
 class FeatureFlags(_Section):
     """One switch per stage; every one can also be overridden per call."""
 
-    expansion: bool = True  # offline PRF unless expansion.method names a generator's method
+    expansion: bool = True  # expansion.method: offline PRF, or HyDE through the generator
+    multi_query: bool = False  # the generator's rewrites of the query, each searched and fused
     dense: bool = True
     bm25: bool = True
     rerank: bool = False
     mmr: bool = False
     filters: bool = True
     routing: bool = False  # a query that looks like code searches source_type=code only
-    parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition
+    thresholds: bool = True  # retrieval.min_score_code / min_score_text, when set
+    parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition or section
     self_check: bool = True
 
 
@@ -303,6 +334,7 @@ def load_settings(
             continue
         path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__")]
         _set_dotted(data, path, _parse_env_value(name, raw), name)
+        source = f"{source} + {ENV_PREFIX}* environment" if "environment" not in source else source
     home = data_dir or env.get(ENV_PREFIX + "HOME")
     if home:
         data.setdefault("paths", {})["data_dir"] = str(home)

@@ -1,6 +1,7 @@
 """The command line: exit codes, one-line errors on stderr, JSON output."""
 
 import json
+from pathlib import Path
 
 import pytest
 from fake_http import serve
@@ -81,11 +82,11 @@ def test_context_and_ask_cite_real_lines_and_log_the_query(cli, corpus, capsys, 
     assert cli("context", "compost drainage clay soil", "--json", "--max-tokens", "400") == 0
     ctx = json.loads(capsys.readouterr().out)
     assert ctx["token_count"] <= 400 and ctx["sources"]
-    garden = (corpus / "docs" / "garden.md").read_text().splitlines()
     for quote in ctx["quotes"]:
-        assert quote["path"].endswith(("garden.md", "geometry.py"))
-        if quote["path"].endswith("garden.md"):
-            assert "\n".join(garden[quote["start_line"] - 1 : quote["end_line"]]) in quote["text"]
+        assert quote["path"].endswith(("garden.md", "geometry.py")) and not quote["fragment"]
+        lines = Path(quote["path"]).read_text().split("\n")
+        assert quote["text"] == "\n".join(lines[quote["start_line"] - 1 : quote["end_line"]])
+    assert {Path(q["path"]).suffix for q in ctx["quotes"]} == {".md", ".py"}
     assert cli("ask", "compost drainage clay soil") == 0
     captured = capsys.readouterr()
     assert "[1]" in captured.out and "no generator configured" in captured.err
@@ -134,3 +135,58 @@ def test_ask_with_a_failing_generator_keeps_the_context_and_says_why(cli, corpus
     assert "[1]" in captured.out and "garden.md:" in captured.out and "# Answer" not in captured.out
     line = _one_error_line(captured.err)
     assert "no answer" in line and "500" in line and "context above" in line
+
+
+def _records(tmp_path) -> list[dict]:
+    path = tmp_path / "home" / "logs" / "queries.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_ask_lists_the_sources_the_answer_cites_and_logs_its_generate_time(
+    cli, corpus, capsys, monkeypatch, tmp_path
+):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    with serve("/v1") as server:
+        _with_generator(monkeypatch, server.url)
+        server.replies = [(200, _completion("Compost helps [1]; see also [7]."))]
+        assert cli("ask", "compost drainage clay soil", "--no-self-check") == 0
+        cited = capsys.readouterr()
+        server.replies = [(200, _completion("Compost helps drainage."))]
+        assert cli("ask", "compost drainage clay soil", "--no-self-check") == 0
+        uncited = capsys.readouterr()
+    context, answer = cited.out.split("# Answer", 1)
+    first = next(line for line in context.splitlines() if line.startswith("[1] "))  # "[1] path:a-b"
+    assert answer.split("Sources:", 1)[1].strip() == first  # only the cited id, as the context cites it
+    assert "[7]" in cited.err and "not in the context" in cited.err
+    assert "none: the answer cites no [n]" in uncited.out.split("Sources:", 1)[1]
+    records = _records(tmp_path)
+    assert len(records) == 2 and all(r["stages_ms"]["generate"] > 0 for r in records)
+    assert all({"context", "dense", "total"} <= set(r["stages_ms"]) for r in records)
+
+
+def test_query_self_check_flag_runs_it_and_stats_names_the_denominator(cli, corpus, capsys, tmp_path):
+    assert cli("ingest", str(corpus)) == 0
+    assert cli("query", "world cup 1998 final", "--json") == 0  # the self-check is not run by default
+    assert cli("query", "world cup 1998 final", "--self-check", "--json") == 0
+    assert cli("context", "compost drainage clay soil", "--json", "--no-self-check") in (0, 1)
+    capsys.readouterr()
+    plain, checked, unchecked_context = _records(tmp_path)
+    assert "attempts" not in plain and "attempts" not in unchecked_context
+    assert checked["retried"] is True and checked["weak"] is True
+    assert any(n.startswith("self-check") for n in checked["notes"])
+    assert cli("stats") == 0
+    out = capsys.readouterr().out
+    assert "3 logged, 1 of them self-checked" in out
+    assert "retried 1 of 1 self-checked queries (100%)" in out and "left weak 1 of 1 (100%)" in out
+
+
+def test_context_json_has_the_trace_with_the_context_stage(cli, corpus, capsys):
+    assert cli("ingest", str(corpus)) == 0
+    capsys.readouterr()
+    assert cli("context", "compost drainage clay soil", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    stages = [t["stage"] for t in data["trace"]["timings"]]
+    assert "context" in stages and "dense" in stages
+    verdict = data["self_check"]
+    assert (data["confidence"], data["weak_evidence"]) == (verdict["confidence"], verdict["weak"])

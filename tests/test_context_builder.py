@@ -282,14 +282,15 @@ class _Gen:
         return f"Generated summary number {self.calls}.\n"
 
 
-def test_generator_summaries_map_per_topic_and_a_failing_generator_falls_back():
-    result = _topic_result()
+def test_generator_summaries_map_each_chunk_then_reduce_each_topic_and_a_failure_falls_back():
+    result = _topic_result()  # two topics of three chunks
     good = _Gen()
     ctx = ContextBuilder(Settings(), EMBED, good).build(result.query, result)
-    assert good.calls == 2
-    assert [t.summary for t in ctx.clusters] == ["Generated summary number 1.", "Generated summary number 2."]
+    assert good.calls == 2 * (3 + 1)  # a map call a chunk, a reduce call a topic
+    assert [t.summary for t in ctx.clusters] == ["Generated summary number 4.", "Generated summary number 8."]
     bad = _Gen(fail=True)
     fallback = ContextBuilder(Settings(), EMBED, bad).build(result.query, result)
+    assert bad.calls == 1  # not asked again in the same build after failing
     extractive = ContextBuilder(Settings(), EMBED).build(result.query, result)
     assert [t.summary for t in fallback.clusters] == [t.summary for t in extractive.clusters]
     assert any("generator failed" in n and "ConnectionError" in n for n in fallback.notes)

@@ -158,6 +158,19 @@ def test_vectors_are_reconstructed_by_id(index: FaissVectorIndex, data) -> None:
     assert index.ids().dtype == np.int64
 
 
+def test_contains_follows_adds_and_removals(index: FaissVectorIndex, data) -> None:
+    """``contains`` answers from a sorted copy of the ids; every add and remove must renew it."""
+    ids, x, _ = data
+    probe = np.array([ids[5], 7, ids[900], ids[5]], dtype=np.int64)
+    np.testing.assert_array_equal(index.contains(probe), [True, False, True, True])
+    index.remove(ids[[5]])
+    np.testing.assert_array_equal(index.contains(probe), [False, False, True, False])
+    index.add(np.array([7], dtype=np.int64), x[:1])
+    np.testing.assert_array_equal(index.contains(probe), [False, True, True, False])
+    assert np.isnan(index.score(x[0], ids[[5]])[0]) and index.vectors(np.array([7]))[0] == pytest.approx(x[0])
+    assert FaissVectorIndex(DIM, MODEL).contains(probe).tolist() == [False] * 4
+
+
 def test_save_load_round_trip(tmp_path: Path, index: FaissVectorIndex, data) -> None:
     _, _, queries = data
     index.save(tmp_path / "new" / "dir")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.indices.bm25 import BM25IndexManager
+from hybrid_rag.indices.bm25 import BM25IndexManager, postings_sorted
 from hybrid_rag.indices.chroma import ChromaVectorIndex
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
@@ -71,6 +71,50 @@ def test_bm25_score_is_the_search_score_zero_without_a_term_and_nan_for_unknown_
     assert got[1] == 0.0 and got[5] == 0.0  # no query term: no match, as in search
     assert np.isnan(got[3])
     np.testing.assert_array_equal(index.score("unknownword", np.array([100, 101])), [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    ("backend", "variant"),
+    [("bm25s", v) for v in ("lucene", "robertson", "atire", "bm25l", "bm25+")]
+    + [("rank_bm25", v) for v in ("robertson", "bm25l", "bm25+")],
+)
+def test_bm25_score_of_some_ids_equals_the_full_search_score_for_every_variant(
+    backend: str, variant: str
+) -> None:
+    """``score`` reads only the asked ids' postings; it must give what ``search`` computed over
+    the whole corpus (bit for bit with bm25s), repeated query terms and BM25L/BM25+ floors included."""
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(3, 30)))) for _ in range(300)]
+    settings = BM25Settings(backend=backend, variant=variant, stopwords="none", tokenizer="regex")
+    index = BM25IndexManager(settings)
+    ids = rng.permutation(np.arange(1000, 1300, dtype=np.int64))  # ids not in index order
+    index.build(ids, texts)
+    for query in ("w1 w2 w2 w2 w30", "w7", "w3 w5 w8 w13 w21 w34 w3 w5"):
+        hits = index.search(query, 300)
+        asked = np.array([h.id for h in hits], dtype=np.int64)[::-1]
+        got = index.score(query, asked)
+        expected = np.array([h.score for h in hits])[::-1]
+        if backend == "bm25s":
+            np.testing.assert_array_equal(got, expected)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+        unmatched = np.setdiff1d(ids, asked)
+        np.testing.assert_array_equal(index.score(query, unmatched), np.zeros(len(unmatched)))
+
+
+def test_postings_order_check_and_the_fallback_when_a_list_is_unsorted() -> None:
+    indptr = np.array([0, 3, 3, 5])
+    assert postings_sorted(np.array([1, 4, 9, 0, 2]), indptr)  # column 2 may start below column 0's end
+    assert not postings_sorted(np.array([1, 9, 4, 0, 2]), indptr)
+    assert postings_sorted(np.array([], dtype=np.int32), np.array([0, 0]))
+    index = BM25IndexManager(BM25Settings(stopwords="none", tokenizer="regex"))
+    index.build(np.arange(1, 6, dtype=np.int64), ["a b", "b c", "a a c", "d", "b b a"])
+    backend = index._backend
+    expected = index.score("a b", np.array([5, 1, 4]))
+    assert backend._postings_sorted is True  # what bm25s writes
+    backend._postings_sorted = False  # as if bm25s wrote posting lists out of order
+    np.testing.assert_array_equal(index.score("a b", np.array([5, 1, 4])), expected)
 
 
 def test_complete_runs_equals_standardising_full_tables_over_the_union() -> None:

@@ -14,6 +14,7 @@ from hybrid_rag.generation import OpenAICompatibleGenerator
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.live import LiveIndex
+from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.retrieval.expansion import (
     Expansion,
     ExpansionMethod,
@@ -102,8 +103,8 @@ def live(settings: Settings, embedder: RecordingEmbedder) -> LiveIndex:
     return LiveIndex(1, dense, bm25)
 
 
-def chunk_texts(ids: Sequence[int]) -> Mapping[int, str]:
-    return {i: CORPUS[i] for i in ids if i in CORPUS}
+def chunk_terms(ids: Sequence[int], tokenizer: Tokenizer) -> Mapping[int, list[str]]:
+    return {i: tokenizer.tokenize(CORPUS[i]) for i in ids if i in CORPUS}
 
 
 def first_pass(query: str, live: LiveIndex, embedder: FakeEmbedder, k: int = 10) -> dict[str, list[Hit]]:
@@ -125,6 +126,7 @@ def closed_port() -> int:
 def test_pool_idf_is_higher_for_rarer_terms_and_always_positive() -> None:
     idf = pool_idf([["a", "b"], ["a", "c"], ["a"]])
     assert idf["b"] == idf["c"] > idf["a"] > 0
+    assert pool_idf([["a", "b"], ["a", "c"], ["a"]], {"a", "c", "z"}) == {"a": idf["a"], "c": idf["c"]}
 
 
 def test_select_terms_excludes_query_terms_numbers_and_single_characters() -> None:
@@ -325,7 +327,7 @@ def test_prf_adds_a_lexical_and_a_dense_run(
 ) -> None:
     query = "faiss index"
     passes = first_pass(query, live, embedder)
-    result = QueryExpander(settings, embedder, None).expand(query, passes, live, None, chunk_texts)
+    result = QueryExpander(settings, embedder, None).expand(query, passes, live, None, chunk_terms)
     assert set(result.runs) == {"prf_bm25", "prf_dense"}
     assert not result.replace_dense and not result.notes
     assert result.queries and not {"faiss", "index"} & set(result.queries)
@@ -340,7 +342,7 @@ def test_prf_dense_is_a_search_with_the_rocchio_vector(
 ) -> None:
     query = "dense vectors"
     passes = first_pass(query, live, embedder)
-    result = QueryExpander(settings, embedder, None).expand(query, passes, live, None, chunk_texts)
+    result = QueryExpander(settings, embedder, None).expand(query, passes, live, None, chunk_terms)
     top = np.array([h.id for h in feedback_hits(passes, settings.expansion.prf_docs)])
     assert len(top) == settings.expansion.prf_docs
     vector = rocchio(embedder.embed_queries([query])[0], live.dense.vectors(top))
@@ -353,7 +355,7 @@ def test_prf_uses_the_given_query_vector(settings: Settings, live: LiveIndex) ->
     calls = counting.query_calls
     vector = counting.embed_queries(["faiss index"])[0]
     QueryExpander(settings, counting, None).expand(
-        "faiss index", passes, live, None, chunk_texts, query_vector=vector
+        "faiss index", passes, live, None, chunk_terms, query_vector=vector
     )
     assert counting.query_calls == calls + 1  # only the call above
 
@@ -365,7 +367,7 @@ def test_prf_respects_allowed_ids(settings: Settings, live: LiveIndex, embedder:
         "dense": live.dense.search(embedder.embed_queries([query])[0], 10, allowed),
         "bm25": live.bm25.search(query, 10, allowed),
     }
-    result = QueryExpander(settings, embedder, None).expand(query, passes, live, allowed, chunk_texts)
+    result = QueryExpander(settings, embedder, None).expand(query, passes, live, allowed, chunk_terms)
     assert result.runs["prf_dense"]
     for hits in result.runs.values():
         assert {h.id for h in hits} <= set(allowed.tolist())
@@ -376,8 +378,8 @@ def test_prf_adds_only_the_kinds_of_list_the_first_pass_used(
 ) -> None:
     expander = QueryExpander(settings, embedder, None)
     passes = first_pass("faiss index", live, embedder)
-    only_bm25 = expander.expand("faiss index", {"bm25": passes["bm25"]}, live, None, chunk_texts)
-    only_dense = expander.expand("faiss index", {"dense": passes["dense"]}, live, None, chunk_texts)
+    only_bm25 = expander.expand("faiss index", {"bm25": passes["bm25"]}, live, None, chunk_terms)
+    only_dense = expander.expand("faiss index", {"dense": passes["dense"]}, live, None, chunk_terms)
     assert set(only_bm25.runs) == {"prf_bm25"}
     assert set(only_dense.runs) == {"prf_dense"}
 
@@ -386,7 +388,7 @@ def test_prf_with_empty_first_pass_notes_it(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     result = QueryExpander(settings, embedder, None).expand(
-        "zzz", {"dense": [], "bm25": []}, live, None, chunk_texts
+        "zzz", {"dense": [], "bm25": []}, live, None, chunk_terms
     )
     assert result == Expansion(notes=("prf: the first pass found nothing to feed back",))
 
@@ -395,14 +397,15 @@ def test_prf_survives_chunks_deleted_since_indexing(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     passes = first_pass("faiss index", live, embedder)
-    result = QueryExpander(settings, embedder, None).expand("faiss index", passes, live, None, lambda ids: {})
+    expander = QueryExpander(settings, embedder, None)
+    result = expander.expand("faiss index", passes, live, None, lambda ids, tokenizer: {})
     assert "prf_bm25" not in result.runs and "prf_dense" in result.runs
     assert result.notes == ("prf: no expansion terms in the feedback documents",)
 
 
 def test_an_empty_query_is_skipped(settings: Settings, live: LiveIndex, embedder: FakeEmbedder) -> None:
-    result = QueryExpander(settings, embedder, None).expand("  ", {}, live, None, chunk_texts)
-    assert result == Expansion(notes=("expansion skipped (prf): empty query",))
+    result = QueryExpander(settings, embedder, None).expand("  ", {}, live, None, chunk_terms)
+    assert result == Expansion(notes=("expansion skipped: empty query",))
 
 
 # -- the stage: HyDE and multi-query ---------------------------------------------------------
@@ -414,6 +417,9 @@ def hyde_settings(settings: Settings, **overrides: object) -> Settings:
     )
 
 
+PRF_INSTEAD = "expansion: offline prf used instead of hyde"
+
+
 def test_hyde_searches_the_dense_index_with_the_generated_passage(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
@@ -422,12 +428,12 @@ def test_hyde_searches_the_dense_index_with_the_generated_passage(
     s = hyde_settings(settings, hyde_max_tokens=100)
     passes = first_pass("how fast is vector search", live, embedder)
     result = QueryExpander(s, embedder, generator).expand(
-        "how fast is vector search", passes, live, None, chunk_texts
+        "how fast is vector search", passes, live, None, chunk_terms
     )
     assert generator.prompts == [(s.expansion.hyde_prompt.format(query="how fast is vector search"), 100)]
     assert result.queries == (passage,)
     assert result.runs == {"hyde": live.dense.search(embedder.embed_passages([passage])[0], 10)}
-    assert result.replace_dense is False
+    assert result.replace_dense is False and result.notes == ()
 
 
 def test_hyde_caps_the_passage_and_can_replace_the_dense_list(
@@ -436,41 +442,48 @@ def test_hyde_caps_the_passage_and_can_replace_the_dense_list(
     generator = CannedGenerator("dense vectors and inner product search " * 50)
     s = hyde_settings(settings, hyde_max_tokens=12, hyde_replace_query=True)
     passes = first_pass("vector search", live, embedder)
-    result = QueryExpander(s, embedder, generator).expand("vector search", passes, live, None, chunk_texts)
+    result = QueryExpander(s, embedder, generator).expand("vector search", passes, live, None, chunk_terms)
     assert count_tokens(result.queries[0]) <= 12
     assert result.replace_dense is True and result.runs["hyde"]
 
 
-def test_hyde_needs_the_dense_list(settings: Settings, live: LiveIndex, embedder: FakeEmbedder) -> None:
+def test_hyde_needs_the_dense_list_and_prf_takes_its_place(
+    settings: Settings, live: LiveIndex, embedder: FakeEmbedder
+) -> None:
     generator = CannedGenerator("anything")
-    passes = {"bm25": live.bm25.search("faiss", 10)}
+    passes = {"bm25": live.bm25.search("faiss index", 10)}
     result = QueryExpander(hyde_settings(settings), embedder, generator).expand(
-        "faiss", passes, live, None, chunk_texts
+        "faiss index", passes, live, None, chunk_terms
     )
-    assert result.runs == {} and generator.prompts == []
-    assert "dense index" in result.notes[0]
+    assert generator.prompts == [] and set(result.runs) == {"prf_bm25"}
+    assert "dense index" in result.notes[0] and result.notes[1] == PRF_INSTEAD
 
 
-def test_multi_query_searches_each_rewrite_both_ways(
+def test_multi_query_searches_each_rewrite_both_ways_beside_the_method(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     generator = CannedGenerator("1. inner product search\n2. BM25 term frequency\n3. fusion of rankings\n")
-    s = settings.with_overrides({"expansion.method": "multi_query", "expansion.multi_query_n": 2})
-    passes = first_pass("search", live, embedder)
-    result = QueryExpander(s, embedder, generator).expand("search", passes, live, None, chunk_texts)
+    s = settings.with_overrides({"expansion.multi_query_n": 2})
+    passes = first_pass("faiss index", live, embedder)
+    expander = QueryExpander(s, embedder, generator)
+    result = expander.expand("faiss index", passes, live, None, chunk_terms, method=False, multi_query=True)
     assert result.queries == ("inner product search", "BM25 term frequency")
     assert set(result.runs) == {"mq1_dense", "mq1_bm25", "mq2_dense", "mq2_bm25"}
     assert result.runs["mq2_bm25"] == live.bm25.search("BM25 term frequency", 10)
     assert "2 different ways" in generator.prompts[0][0]
+    both = expander.expand("faiss index", passes, live, None, chunk_terms, multi_query=True)
+    assert set(both.runs) == {"prf_bm25", "prf_dense", *result.runs}  # its own flag: PRF stays on
+    assert set(both.probes) == set(both.runs)
+    off = expander.expand("faiss index", passes, live, None, chunk_terms, method=False)
+    assert off == Expansion()
 
 
 def test_multi_query_with_no_usable_rewrite_is_skipped(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
-    s = settings.with_overrides({"expansion.method": "multi_query"})
     passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(s, embedder, CannedGenerator("Here you go:\n1. Faiss\n")).expand(
-        "faiss", passes, live, None, chunk_texts
+    result = QueryExpander(settings, embedder, CannedGenerator("Here you go:\n1. Faiss\n")).expand(
+        "faiss", passes, live, None, chunk_terms, method=False, multi_query=True
     )
     assert result.runs == {}
     assert result.notes == ("expansion skipped (multi_query): the generator returned no usable rewrites",)
@@ -479,50 +492,65 @@ def test_multi_query_with_no_usable_rewrite_is_skipped(
 # -- the stage: failures never raise ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["hyde", "multi_query"])
-def test_without_a_generator_llm_methods_are_skipped(
-    method: str, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
-) -> None:
-    s = settings.with_overrides({"expansion.method": method})
-    passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(s, embedder, None).expand("faiss", passes, live, None, chunk_texts)
-    assert result == Expansion(
-        notes=(f"expansion skipped ({method}): no generator configured (set generator.base_url)",)
+def _expand_with(
+    name: str, generator: object, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
+) -> Expansion:
+    """HyDE as the method, or multi-query alone, through ``generator`` (None: not configured)."""
+    s = hyde_settings(settings) if name == "hyde" else settings
+    passes = first_pass("faiss index", live, embedder)
+    return QueryExpander(s, embedder, generator).expand(  # type: ignore[arg-type]
+        "faiss index", passes, live, None, chunk_terms, method=name == "hyde", multi_query=name != "hyde"
     )
 
 
-@pytest.mark.parametrize("method", ["hyde", "multi_query"])
+def _assert_skipped(result: Expansion, name: str, reason: str) -> None:
+    """Skipped with ``reason``; HyDE with PRF in its place, multi-query with nothing."""
+    assert result.notes[0] == f"expansion skipped ({name}): {reason}"
+    if name == "hyde":
+        assert result.notes[1] == PRF_INSTEAD and set(result.runs) == {"prf_bm25", "prf_dense"}
+    else:
+        assert result.runs == {} and len(result.notes) == 1
+    assert not result.replace_dense
+
+
+@pytest.mark.parametrize("name", ["hyde", "multi_query"])
+def test_without_a_generator_llm_stages_are_skipped(
+    name: str, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
+) -> None:
+    result = _expand_with(name, None, settings, live, embedder)
+    _assert_skipped(result, name, "no generator configured (set generator.base_url)")
+
+
+@pytest.mark.parametrize("name", ["hyde", "multi_query"])
 def test_an_unreachable_generator_is_a_note_not_an_error(
-    method: str, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
+    name: str, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     generator = OpenAICompatibleGenerator(GeneratorSettings(base_url=url, retries=0, timeout_seconds=1))
-    s = settings.with_overrides({"expansion.method": method})
-    passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(s, embedder, generator).expand("faiss", passes, live, None, chunk_texts)
-    assert result.runs == {} and not result.replace_dense
-    assert result.notes == (
-        f"expansion skipped ({method}): generator at {url}/chat/completions unreachable: connection refused",
-    )
+    result = _expand_with(name, generator, settings, live, embedder)
+    _assert_skipped(result, name, f"generator at {url}/chat/completions unreachable: connection refused")
 
 
-def test_a_generator_error_from_any_backend_is_a_note(
-    settings: Settings, live: LiveIndex, embedder: FakeEmbedder
+@pytest.mark.parametrize("name", ["hyde", "multi_query"])
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (RemoteServiceError("generator at http://x said HTTP 500"), "generator at http://x said HTTP 500"),
+        (RuntimeError("model crashed"), "the generator failed: RuntimeError: model crashed"),
+        (TimeoutError("slow"), "the generator failed: TimeoutError: slow"),
+    ],
+)
+def test_whatever_a_generator_raises_is_a_note(
+    name: str, error: Exception, reason: str, settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
-    generator = CannedGenerator(error=RemoteServiceError("generator at http://x answered HTTP 500"))
-    passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(hyde_settings(settings), embedder, generator).expand(
-        "faiss", passes, live, None, chunk_texts
-    )
-    assert result.notes == ("expansion skipped (hyde): generator at http://x answered HTTP 500",)
+    """A Generator is pluggable: any exception it raises skips its stage, never the query."""
+    result = _expand_with(name, CannedGenerator(error=error), settings, live, embedder)
+    _assert_skipped(result, name, reason)
 
 
 def test_an_empty_passage_is_skipped(settings: Settings, live: LiveIndex, embedder: FakeEmbedder) -> None:
-    passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(hyde_settings(settings), embedder, CannedGenerator("   \n")).expand(
-        "faiss", passes, live, None, chunk_texts
-    )
-    assert result.runs == {} and "empty passage" in result.notes[0]
+    result = _expand_with("hyde", CannedGenerator("   \n"), settings, live, embedder)
+    _assert_skipped(result, "hyde", "the generator returned an empty passage")
 
 
 def test_a_hyde_prompt_with_unknown_fields_is_a_config_error(
@@ -535,5 +563,5 @@ def test_a_hyde_prompt_with_unknown_fields_is_a_config_error(
 
 def test_method_enum_lists_valid_values() -> None:
     assert ExpansionMethod.from_str("HyDE") is ExpansionMethod.HYDE
-    with pytest.raises(ConfigError, match="prf, hyde, multi_query"):
+    with pytest.raises(ConfigError, match="prf, hyde"):
         ExpansionMethod.from_str("rm3")

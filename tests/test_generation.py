@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +21,7 @@ from hybrid_rag.generation import (
     make_generator,
 )
 from hybrid_rag.protocols import Generator
-from hybrid_rag.settings import GeneratorSettings
+from hybrid_rag.settings import GeneratorSettings, load_settings
 
 
 def completion(text: str) -> bytes:
@@ -93,10 +94,17 @@ def test_make_generator_is_none_without_base_url() -> None:
     assert isinstance(generator, Generator)
 
 
-@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://host/v1", "http://"])
-def test_a_base_url_that_is_not_http_is_a_config_error(url: str) -> None:
-    with pytest.raises(ConfigError, match="generator.base_url"):
-        OpenAICompatibleGenerator(GeneratorSettings(base_url=url))
+@pytest.mark.parametrize("key", ["generator.base_url", "rerank.api_url"])
+@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://host/v1", "http://", "http://[::1/v1", "http://h:x/v1"])
+def test_a_url_that_is_not_http_stops_at_load_naming_the_key(key: str, url: str) -> None:
+    section, name = key.split(".")
+    with pytest.raises(ConfigError, match=rf"{section}\.{name}: .*{re.escape(url)}"):
+        load_settings(environ={f"HYBRID_RAG_{section.upper()}__{name.upper()}": url})
+
+
+def test_an_empty_url_means_unset() -> None:
+    settings = load_settings(environ={"HYBRID_RAG_GENERATOR__BASE_URL": ""})
+    assert settings.generator.base_url is None and make_generator(settings.generator) is None
 
 
 # -- against the local server ----------------------------------------------------------------

@@ -69,6 +69,27 @@ Intro paragraph.
 Body text."""
 MD_SPANS = [(1, 3), (5, 7)]
 
+GUIDE = """Preface line.
+
+# Install
+
+Run the installer.
+Then reboot.
+
+```sh
+# not a heading: fenced code
+make install
+```
+
+Check the version.
+
+Setup
+-----
+
+Edit the config.
+Save it."""
+GUIDE_SPANS = [(1, 1), (3, 6), (5, 10), (9, 13), (15, 18), (18, 19)]
+
 _rng = random.Random(3)
 LONG = "".join(_rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(300))
 LONG_TEXT = f"header\n{LONG}\nfooter"
@@ -112,6 +133,7 @@ def store(tmp_path: Path) -> MetadataStore:
             FileChunks(_file("/r/app.py", PY, SourceType.CODE, "python"), _spans(PY, PY_SPANS)),
             FileChunks(_file("/r/app.js", JS, SourceType.CODE, "javascript"), _spans(JS, JS_SPANS)),
             FileChunks(_file("/r/doc.md", MD, SourceType.TEXT, "markdown"), _spans(MD, MD_SPANS)),
+            FileChunks(_file("/r/guide.md", GUIDE, SourceType.TEXT, "markdown"), _spans(GUIDE, GUIDE_SPANS)),
             FileChunks(_file("/r/min.js", LONG_TEXT, SourceType.CODE, "javascript"), pieces),
         ],
         collection="default",
@@ -288,8 +310,29 @@ def test_each_document_is_read_once_and_missing_chunks_are_skipped(store, monkey
     assert attach_parent_context([], store, "neighbours") == {}
 
 
+def test_a_text_chunk_gets_its_enclosing_section_from_the_heading_down(store):
+    """Markdown ATX and setext headings, not a ``#`` line inside fenced code; text before the
+    first heading and a chunk that starts at its own heading get their neighbours."""
+    guide = _chunks(store, "/r/guide.md")
+    got = attach_parent_context(_results(guide), store, "enclosing", radius=0)
+    assert guide[0].id not in got  # before any heading, radius 0: nothing beyond itself
+    assert guide[1].id not in got  # starts at "# Install" itself, radius 0: nothing beyond itself
+    assert got[guide[2].id] == ParentContext(
+        guide[2].id, "/r/guide.md", 3, 10, _lines(GUIDE, 3, 10), "section"
+    )
+    assert (got[guide[3].id].start_line, got[guide[3].id].kind) == (3, "section")  # the fence's "#" is code
+    assert guide[4].id not in got  # starts at the setext heading "Setup"
+    assert got[guide[5].id] == ParentContext(
+        guide[5].id, "/r/guide.md", 15, 19, _lines(GUIDE, 15, 19), "section"
+    )
+    legacy = attach_parent_context(_results(guide), store, "definition", radius=0)
+    assert legacy == got  # the old name of the mode
+    short = attach_parent_context(_results(guide), store, "enclosing", radius=0, max_lines=10)
+    assert guide[3].id not in short and short[guide[2].id].kind == "section"  # 3..13 is 11 lines
+
+
 def test_bad_arguments():
-    with pytest.raises(ConfigError, match="valid values: neighbours, definition"):
+    with pytest.raises(ConfigError, match="valid values: neighbours, enclosing"):
         attach_parent_context([], None, "parent")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_lines"):
         attach_parent_context([], None, "definition", max_lines=0)  # type: ignore[arg-type]

@@ -18,11 +18,13 @@ from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageT
 
 
 def _record(total_ms: float, *, retried: bool = False, weak: bool = False) -> dict:
+    """A self-checked query's record (it has attempts)."""
     return {
         "stages_ms": {"dense": total_ms / 2, "total": total_ms},
         "confidence": 0.5,
         "retried": retried,
         "weak": weak,
+        "attempts": [{"query": "q"}] * (2 if retried else 1),
     }
 
 
@@ -69,6 +71,21 @@ def test_summary_percentiles_shares_and_corrupt_lines(tmp_path):
     assert s["latency_ms"]["total"] == {"p50": 50.5, "p95": pytest.approx(95.05)}
     assert s["latency_ms"]["dense"]["p50"] == 25.25
     assert s["retried_share"] == 0.25 and s["weak_share"] == 0.1
+    assert (s["self_checked"], s["retried"], s["weak"]) == (100, 25, 10)
+
+
+def test_shares_count_only_self_checked_queries(tmp_path):
+    """Plain queries and contexts built without the self-check are logged, but they are not the
+    denominator of the retried and weak shares."""
+    log = QueryLog(tmp_path / "q.jsonl")
+    log.append(_record(1.0, retried=True, weak=True))
+    for _ in range(3):
+        log.append(_record(1.0))
+    log.append({"stages_ms": {"total": 1.0}})  # a plain query
+    log.append({"stages_ms": {"total": 1.0}, "confidence": 0.1, "weak": True, "retried": False})  # unchecked
+    s = summarize(log.path)
+    assert (s["queries"], s["self_checked"], s["retried"], s["weak"]) == (6, 4, 1, 1)
+    assert s["retried_share"] == 0.25 and s["weak_share"] == 0.25
 
 
 def test_missing_log_is_zero_queries(tmp_path):

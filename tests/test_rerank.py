@@ -568,7 +568,7 @@ def test_connection_refused_after_retries() -> None:
     assert str(info.value) == f"reranker at {url} unreachable: connection refused (2 attempts)"
 
 
-@pytest.mark.parametrize("url", [None, "", "ftp://h/rerank", "localhost:8080/rerank"])
-def test_a_bad_api_url_is_a_config_error(url: str | None) -> None:
-    with pytest.raises(ConfigError, match=r"rerank\.api_url"):
+@pytest.mark.parametrize("url", [None, ""])
+def test_a_missing_api_url_is_a_config_error(url: str | None) -> None:
+    with pytest.raises(ConfigError, match=r"rerank\.api_url is not set"):
         ApiReranker(RerankSettings(api_url=url))

@@ -114,3 +114,28 @@ def test_expansion_adds_prf_lists_and_says_what_it_added(ingested):
     result = ingested.query("compost soil drainage", features={"expansion": True}, top_k=3)
     assert "expansion" in {t.stage for t in result.trace.timings}
     assert any(k.startswith("prf_") for c in result.chunks for k in c.breakdown)  # Rocchio's dense list
+
+
+def test_prf_reads_the_indexed_terms_from_the_store_instead_of_tokenising_the_pool(
+    engine, tmp_path, monkeypatch
+):
+    """The index build caches every chunk's terms; a query's feedback pool must reuse them."""
+    from hybrid_rag.indices.tokenize import Tokenizer
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i, extra in enumerate(["mulch", "worms", "clay", "sand", "leaves", "manure"]):
+        (folder / f"note{i}.md").write_text(f"Compost soil drainage improves with {extra} and humus.\n")
+    engine.ingest([folder])
+    tokenised: list[str] = []
+    original = Tokenizer.tokenize_many
+
+    def spy(self, texts):
+        tokenised.extend(texts)
+        return original(self, texts)
+
+    monkeypatch.setattr(Tokenizer, "tokenize_many", spy)
+    result = engine.query("compost drainage", features={"expansion": True})
+    assert "expanded with: humus | improves | soil" in result.trace.notes
+    chunk_texts = {c.text for c in engine.store.chunks(engine.store.all_chunk_ids()).values()}
+    assert tokenised and not chunk_texts & set(tokenised)  # the query and single terms only

@@ -4,7 +4,8 @@ Nothing is loaded at import: the embed function and the generator are passed in.
 """
 
 from hybrid_rag.context.builder import ContextBuilder, cached_embed
-from hybrid_rag.context.prompt import build_prompt
+from hybrid_rag.context.fragments import fragment_cuts
+from hybrid_rag.context.prompt import build_prompt, cited_ids
 from hybrid_rag.context.render import Context, Quote, Source, Topic
 from hybrid_rag.context.selfcheck import Attempt, Checked, SelfCheck, confidence
 
@@ -19,5 +20,7 @@ __all__ = [
     "Topic",
     "build_prompt",
     "cached_embed",
+    "cited_ids",
     "confidence",
+    "fragment_cuts",
 ]

@@ -2,15 +2,19 @@
 
 ``Filler.fill`` plans on token estimates (per-line counts plus fixed overheads), in this order:
 
-1. each topic's best chunk, best topic first, offered an equal share of the budget;
+1. one quote a topic, best topic first: its best-ranked chunk whose most relevant lines fit an
+   equal share of the budget, keeping room for the cheapest first quote of each later topic;
+   a topic none of whose chunks fits then gets its single most relevant line that fits what is
+   left (at most ``quote_max_tokens``), so that one topic's long line cannot take the room of
+   the others' first quotes; then the first quotes grow back to the share where room allows;
 2. the topics' summaries;
 3. the topics' next chunks, round-robin (one a topic before any topic's next);
 4. longer windows (up to ``quote_max_tokens``) for the quoted chunks, best first;
-5. any chunk still unquoted, whatever its best line costs.
+5. any chunk still unquoted, at up to ``quote_max_tokens``.
 
 The caller then counts the rendered text exactly and ``Plan.undo``-es the last step while it is
 over the budget; ``top_up`` offers what is left once more against the exact count, since the
-estimates err on the safe side.
+estimates err on the safe side, narrowing a quote that overflows until it fits.
 """
 
 from __future__ import annotations
@@ -89,6 +93,7 @@ class Filler:
             self.members[t][r] for r in range(rounds) for t in self.topics if r < len(self.members[t])
         ]
         self.plan = Plan()
+        self.need = {t: self.cheapest(t) for t in self.topics}  # a first quote's fewest tokens
         self.used = fixed_cost + NOTE_RESERVE
         room = budget - self.used - sum(summary_cost.values())
         self.share = max(
@@ -96,36 +101,51 @@ class Filler:
         )
 
     def fill(self) -> Plan:
-        first = self.order[: len(self.topics)]
-        for i in first:
-            self.offer(i, self.share, long_line_ok=i == self.order[0])
+        for t in self.topics:
+            any(self.offer(i, self.share, reserve=self.reserve(t)) for i in self.members[t])
+        for t in self.topics:
+            if not self.topic_open(t) and not self.offer_line(t, self.reserve(t)):
+                self.offer_line(t, 0)
+        for i in list(self.plan.windows):
+            self.extend(i, self.share)
         for t in self.topics:
             self.offer_summary(t, self.budget - self.used)
-        for i in self.order[len(self.topics) :]:
-            self.offer(i, self.share)
+        for i in self.order:
+            if i not in self.plan.windows:
+                self.offer(i, self.share)
         for i in self.order:
             if i in self.plan.windows:
-                self.extend(i)
+                self.extend(i, self.quote_max)
         for i in self.order:
             if i not in self.plan.windows:
                 self.offer(i, self.quote_max)
         return self.plan
 
     def top_up(self, exact: Callable[[Plan], int]) -> None:
-        """Offer the unquoted chunks and missing summaries again against the exact count,
-        keeping each addition only if the whole text still fits."""
-        for kind, key in [("quote", i) for i in self.order] + [("summary", t) for t in self.topics]:
-            room = self.budget - exact(self.plan)
-            if room <= 0:
-                return
-            if kind == "quote" and key not in self.plan.windows:
-                added = self.offer(key, room, room=room)
-            elif kind == "summary":
-                added = self.offer_summary(key, room)
-            else:
-                continue
-            if added and exact(self.plan) > self.budget:
+        """Offer what is left again against the exact count, in the fill's order (a quote for each
+        topic without one, the other chunks, then the summaries), keeping each addition only if
+        the whole text still fits."""
+        for t in self.topics:
+            if not self.topic_open(t):
+                any(self.squeeze(i, exact) for i in self.members[t])
+        for i in self.order:
+            if i not in self.plan.windows:
+                self.squeeze(i, exact)
+        for t in self.topics:
+            if self.offer_summary(t, self.budget - exact(self.plan)) and exact(self.plan) > self.budget:
                 self.plan.undo()
+
+    def squeeze(self, i: int, exact: Callable[[Plan], int]) -> bool:
+        """Quote chunk ``i`` in the room the exact count leaves, lowering the window's cap by the
+        overflow until the text fits or no line does."""
+        cap = self.budget - exact(self.plan)
+        while cap > 0 and self.offer(i, cap, room=cap):
+            over = exact(self.plan) - self.budget
+            if over <= 0:
+                return True
+            self.plan.undo()
+            cap -= over
+        return False
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -135,29 +155,66 @@ class Filler:
     def topic_open(self, t: int) -> bool:
         return any(j in self.plan.windows for j in self.members[t])
 
-    def window(self, i: int, cap: int) -> tuple[int, int] | None:
-        """The best window of chunk ``i`` within ``cap`` tokens, off the lines other quotes hold."""
+    def cheapest(self, t: int) -> int | None:
+        """The fewest tokens a first quote of topic ``t`` can take: its cheapest line that scores,
+        with the quote's references and the topic's heading; None when no line is quotable."""
+        costs = [
+            self.overhead[i] + self.heading_cost + cost
+            for i in self.members[t]
+            for cost, score in zip(self.costs[i], self.scores[i], strict=True)
+            if score > 0 and cost <= self.quote_max
+        ]
+        return min(costs, default=None)
+
+    def reserve(self, t: int) -> int:
+        """The room kept for the first quotes of the topics after ``t`` that have none yet."""
+        later = [self.need[u] for u in self.topics if u > t and not self.topic_open(u)]
+        return sum(need for need in later if need is not None)
+
+    def blocked(self, i: int) -> list[bool]:
+        """Per line of chunk ``i``: whether another quote of the same file holds it."""
         c = self.chunks[i]
         taken: set[int] = set()
         for j, (lo, hi) in self.plan.windows.items():
             other = self.chunks[j]
             if j != i and other.path == c.path:
                 taken.update(range(other.start_line + lo, other.start_line + hi + 1))
-        blocked = [c.start_line + off in taken for off in range(len(self.costs[i]))]
-        return ev.best_window(self.scores[i], self.costs[i], cap, blocked)
+        return [c.start_line + off in taken for off in range(len(self.costs[i]))]
 
-    def offer(self, i: int, share: int, *, long_line_ok: bool = False, room: int | None = None) -> bool:
-        """Quote chunk ``i`` within ``share`` tokens of lines if it fits what is left."""
-        t = self.labels[i]
-        extra = self.overhead[i] + (0 if self.topic_open(t) else self.heading_cost)
-        left = (self.budget - self.used if room is None else room) - extra
+    def window(self, i: int, cap: int) -> tuple[int, int] | None:
+        """The best window of chunk ``i`` within ``cap`` tokens, off the lines other quotes hold."""
+        return ev.best_window(self.scores[i], self.costs[i], cap, self.blocked(i))
+
+    def extra(self, i: int) -> int:
+        """What quoting chunk ``i`` costs besides its lines: its references, and its topic's heading."""
+        return self.overhead[i] + (0 if self.topic_open(self.labels[i]) else self.heading_cost)
+
+    def take(self, i: int, w: tuple[int, int]) -> None:
+        self.used += self.extra(i) + self.cost(i, w)
+        self.plan.set_window(i, w)
+
+    def offer(self, i: int, share: int, *, room: int | None = None, reserve: int = 0) -> bool:
+        """Quote chunk ``i`` within ``share`` tokens of lines if it fits what is left (``room``,
+        by default the budget less what is used), less ``reserve``."""
+        left = (self.budget - self.used if room is None else room) - reserve - self.extra(i)
         w = self.window(i, min(share, left))
-        if w is None and long_line_ok:
-            w = self.window(i, min(self.quote_max, left))
         if w is None:
             return False
-        self.plan.set_window(i, w)
-        self.used += extra + self.cost(i, w)
+        self.take(i, w)
+        return True
+
+    def offer_line(self, t: int, reserve: int) -> bool:
+        """The single most relevant line of topic ``t``'s chunks that fits what is left less
+        ``reserve`` (at most ``quote_max_tokens``); ties go to the better-ranked chunk."""
+        best: tuple[float, int, int] | None = None
+        for i in self.members[t]:
+            cap = min(self.quote_max, self.budget - self.used - reserve - self.extra(i))
+            line = ev.best_line(self.scores[i], self.costs[i], cap, self.blocked(i))
+            if line is not None and (best is None or self.scores[i][line] > best[0]):
+                best = (float(self.scores[i][line]), i, line)
+        if best is None:
+            return False
+        self.take(best[1], (best[2], best[2]))
         return True
 
     def offer_summary(self, t: int, room: int) -> bool:
@@ -168,10 +225,11 @@ class Filler:
         self.used += cost
         return True
 
-    def extend(self, i: int) -> None:
-        """A better-scoring window for a quoted chunk, if the budget left allows it."""
+    def extend(self, i: int, limit: int) -> None:
+        """A better-scoring window of at most ``limit`` tokens for a quoted chunk, if the budget
+        left allows it."""
         old = self.plan.windows[i]
-        cap = min(self.quote_max, self.budget - self.used + self.cost(i, old))
+        cap = min(limit, self.budget - self.used + self.cost(i, old))
         w = self.window(i, cap)
         s = self.scores[i]
         if w is not None and w != old and s[w[0] : w[1] + 1].sum() > s[old[0] : old[1] + 1].sum():

@@ -5,48 +5,56 @@
 1. **analyse**: embed the chunks, the query and up to ``max_embedded_units`` sentences / code
    lines in one call; score every line of every chunk against the query (``evidence``); group
    the chunks into topics with seeded MiniBatchKMeans.
-2. **summarise** each topic: extractive (the units closest to the topic's centroid; for code,
-   signatures first), or map-reduce through the Generator when one is given (map: one summary a
-   topic; reduce: topics stay in order of their best hit). A failing generator falls back to
-   extractive summaries with a note.
-3. **fill** the budget by priority (``budget.Filler``): each topic's best chunk first (best
-   topic first), then the summaries, then the topics' next chunks round-robin, then longer
-   windows for quoted chunks. Each quote is the best-scoring contiguous run of lines that fits
-   its share, cut on line boundaries, never overlapping another quote of the same file.
+2. **summarise** each topic (``summaries``): extractive (the sentences and signatures closest to
+   the topic's centroid), or map-reduced through the Generator when one is given; the note of a
+   generator failure goes to the Context's notes and to its trace.
+3. **fill** the budget by priority (``budget.Filler``): one quote a topic (best topic first),
+   then the summaries, then the topics' next chunks round-robin, then longer windows for quoted
+   chunks. Each quote is the best-scoring contiguous run of lines that fits its share, cut on
+   line boundaries, never overlapping another quote of the same file.
 4. **verify**: the whole rendered text is counted with ``hybrid_rag.tokens``; while it is over
    the budget the last step is taken back, then what is left is offered again against the
-   exact count. If not even the header fits, a one-line note, and failing that an empty text,
-   stands in. ``render()`` never exceeds the budget.
+   exact count. If not even the header fits, its most important note alone, and failing that
+   an empty text, stands in. ``render()`` never exceeds the budget.
+
+The confidence shown is the self-check's verdict on the kept attempt when ``checked`` is given
+(it judges a retry against the original question; the kept result's own dense scores measure
+closeness to the rewrite), else ``selfcheck.confidence`` of the result.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from hybrid_rag.context import evidence as ev
+from hybrid_rag.context import summaries as sm
 from hybrid_rag.context.budget import Filler, Plan
-from hybrid_rag.context.render import Context, Quote, Source, Topic, render_context, topic_heading
-from hybrid_rag.context.selfcheck import confidence
+from hybrid_rag.context.fragments import Cuts
+from hybrid_rag.context.render import (
+    Context,
+    Quote,
+    Source,
+    Topic,
+    mark_cuts,
+    prose_line,
+    render_context,
+    topic_heading,
+)
+from hybrid_rag.context.selfcheck import Checked, confidence
 from hybrid_rag.errors import InputError
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.tokens import count_tokens
-from hybrid_rag.types import QueryResult, ScoredChunk, SourceType
+from hybrid_rag.types import QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
-MAP_PROMPT_CHARS = 6000  # how much of a topic's text the generator sees when summarising it
-SUMMARY_SYSTEM = (
-    "You summarise retrieved passages for a search engine. Reply with one or two plain sentences."
-)
-SUMMARY_PROMPT = (
-    "Question: {query}\n\nPassages:\n{passages}\n\n"
-    "In one or two sentences, say what these passages contain that bears on the question."
-)
+NO_CUTS: Cuts = (False, False)
 
 
 def cached_embed(embedder: Embedder, store: MetadataStore) -> EmbedFn:
@@ -74,6 +82,7 @@ class _Analysis:
     scores: list[np.ndarray]
     labels: np.ndarray
     summaries: dict[int, str]
+    cuts: list[Cuts]  # per chunk: a piece of an over-long line cut before / after (``fragments``)
 
 
 class ContextBuilder:
@@ -85,29 +94,54 @@ class ContextBuilder:
         self.embed = embed
         self.generator = generator
         self.encoding = settings.chunking.encoding
+        self.summarizer = sm.Summarizer(self.cfg, generator, self.count)
 
     def count(self, text: str) -> int:
         return count_tokens(text, self.encoding)
 
-    def build(self, query: str, result: QueryResult, max_tokens: int | None = None) -> Context:
+    def build(
+        self,
+        query: str,
+        result: QueryResult,
+        max_tokens: int | None = None,
+        *,
+        checked: Checked | None = None,
+        fragments: Mapping[int, Cuts] | None = None,
+    ) -> Context:
+        """The context of ``result`` within ``max_tokens`` (default ``context.max_context_tokens``).
+
+        ``checked``: the self-check that kept ``result``; its confidence and weak verdict are the
+        Context's. ``fragments``: ``fragments.fragment_cuts`` of the chunks, to mark quoted pieces
+        of over-long lines (without it they are quoted unmarked)."""
+        start = time.perf_counter()
         budget = self.cfg.max_context_tokens if max_tokens is None else max_tokens
         if budget <= 0:
             raise InputError(f"the context budget must be a positive number of tokens, got {budget}")
-        conf = confidence(result, query)
-        weak = conf < self.cfg.confidence_threshold
+        if checked is not None:
+            conf, weak = checked.confidence, checked.weak
+        else:
+            conf = confidence(result, query)
+            weak = conf < self.cfg.confidence_threshold
         chunks = result.chunks
         notes: list[str] = []
+        analysis = filler = None
+        summarized = sm.Summaries()
         if not chunks:
             notes.append("no results were retrieved")
-            return self._finish(query, conf, weak, notes, chunks, None, None, budget)
-        analysis = self._analyse(query, chunks, notes)
-        filler = self._filler(query, conf, weak, notes, chunks, analysis, budget)
-        filler.fill()
-        return self._finish(query, conf, weak, notes, chunks, analysis, filler, budget)
+        else:
+            analysis, summarized = self._analyse(query, chunks, fragments or {})
+            if summarized.note:
+                notes.append(summarized.note)
+            filler = self._filler(query, conf, weak, notes, chunks, analysis, budget)
+            filler.fill()
+        context = self._finish(query, conf, weak, notes, result, analysis, filler, budget)
+        return replace(context, result=_traced(result, start, summarized))
 
     # -- analyse -------------------------------------------------------------------------------
 
-    def _analyse(self, query: str, chunks: Sequence[ScoredChunk], notes: list[str]) -> _Analysis:
+    def _analyse(
+        self, query: str, chunks: Sequence[ScoredChunk], fragments: Mapping[int, Cuts]
+    ) -> tuple[_Analysis, sm.Summaries]:
         lines = [c.text.split("\n") for c in chunks]
         units: list[ev.Unit] = []
         for i, c in enumerate(chunks):
@@ -129,77 +163,9 @@ class ContextBuilder:
         k = ev.cluster_count(n, self.cfg.max_clusters)
         labels = ev.cluster_labels(chunk_vecs, k, self.cfg.seed)
         embedded = {j: unit_vecs[p] for p, j in enumerate(picked)}
-        summaries = self._summaries(query, chunks, units, embedded, chunk_vecs, labels, notes)
-        return _Analysis(lines, scores, labels, summaries)
-
-    def _summaries(
-        self,
-        query: str,
-        chunks: Sequence[ScoredChunk],
-        units: Sequence[ev.Unit],
-        embedded: dict[int, np.ndarray],
-        chunk_vecs: np.ndarray,
-        labels: np.ndarray,
-        notes: list[str],
-    ) -> dict[int, str]:
-        topics = sorted(set(labels.tolist()))
-        if self.generator is not None:
-            try:
-                return {t: self._generated_summary(query, chunks, labels, t) for t in topics}
-            except Exception as exc:  # any generator failure degrades, it never breaks the context
-                notes.append(
-                    f"generator failed ({type(exc).__name__}: {_first_line(exc)}); extractive summaries used"
-                )
-        out = {}
-        for t in topics:
-            members = np.flatnonzero(labels == t)
-            center = ev.centroid(chunk_vecs[members])
-            candidates = [j for j in embedded if labels[units[j].chunk] == t]
-            if any(units[j].signature for j in candidates):
-                candidates = [j for j in candidates if units[j].signature]
-            ranked = sorted(candidates, key=lambda j: (-float(embedded[j] @ center), j))
-            picked: list[str] = []
-            for j in ranked:
-                if units[j].text not in picked:
-                    picked.append(units[j].text)
-                if len(picked) == self.cfg.summary_sentences:
-                    break
-            code = sum(chunks[i].source_type is SourceType.CODE for i in members) * 2 > len(members)
-            text = "; ".join(f"`{p.rstrip(':{ ')}`" for p in picked) if code else " ".join(picked)
-            out[t] = self._cut(text)
-        return out
-
-    def _generated_summary(
-        self, query: str, chunks: Sequence[ScoredChunk], labels: np.ndarray, t: int
-    ) -> str:
-        assert self.generator is not None
-        passages = "\n\n".join(
-            f"[{chunks[i].citation}]\n{chunks[i].text}" for i in np.flatnonzero(labels == t)
-        )[:MAP_PROMPT_CHARS]
-        reply = self.generator.generate(
-            SUMMARY_PROMPT.format(query=query, passages=passages),
-            system=SUMMARY_SYSTEM,
-            max_tokens=self.cfg.summary_max_tokens,
-        )
-        text = " ".join(str(reply).split())
-        if not text:
-            raise ValueError("empty summary")
-        return self._cut(text)
-
-    def _cut(self, text: str) -> str:
-        """At most ``summary_max_tokens`` tokens, cut between words with an ellipsis."""
-        limit = self.cfg.summary_max_tokens
-        if self.count(text) <= limit:
-            return text
-        words = text.split(" ")
-        lo, hi = 0, len(words)
-        while lo < hi:  # the most words that fit with the ellipsis
-            mid = (lo + hi + 1) // 2
-            if self.count(" ".join(words[:mid]) + " …") <= limit:
-                lo = mid
-            else:
-                hi = mid - 1
-        return (" ".join(words[:lo]) + " …") if lo else ""
+        summaries = self.summarizer.summarize(query, chunks, units, embedded, chunk_vecs, labels)
+        cuts = [fragments.get(c.id, NO_CUTS) for c in chunks]
+        return _Analysis(lines, scores, labels, summaries.texts, cuts), summaries
 
     # -- fill ------------------------------------------------------------------------------------
 
@@ -216,7 +182,10 @@ class ContextBuilder:
         """Token estimates for every line and quote, handed to the budget planner."""
         n = len(chunks)
         code = [c.source_type is SourceType.CODE for c in chunks]
-        costs = [[self.count(("" if code[i] else "> ") + line) + 1 for line in a.lines[i]] for i in range(n)]
+        costs = [
+            [self.count(line if code[i] else prose_line(line)) + 1 for line in mark_cuts(lines, *cuts)]
+            for i, (lines, cuts) in enumerate(zip(a.lines, a.cuts, strict=True))
+        ]
         overhead = [  # "[n] ref" twice (quote, Sources), " (chunk id)", the mark in the heading, fences
             2 * self.count(f"[{n}] {c.citation}") + self.count(f" (chunk {c.id})") + 4 + (6 if code[i] else 0)
             for i, c in enumerate(chunks)
@@ -244,12 +213,13 @@ class ContextBuilder:
         conf: float,
         weak: bool,
         notes: list[str],
-        chunks: Sequence[ScoredChunk],
+        result: QueryResult,
         a: _Analysis | None,
         filler: Filler | None,
         budget: int,
     ) -> Context:
         """Count the rendered text exactly; take steps back while it is over, then top up."""
+        chunks = result.chunks
         plan = filler.plan if filler is not None else Plan()
 
         def render(plan: Plan) -> tuple[str, tuple[list[str], list[Topic], list[Quote], list[Source]]]:
@@ -267,7 +237,7 @@ class ContextBuilder:
         if tokens > budget:
             all_notes = [*all_notes, f"the budget of {budget} tokens is too small for any context"]
             topics, quotes, sources = [], [], []
-            text = f"# Context\nNote: {all_notes[-1]}\n"
+            text = f"# Context\nNote: {all_notes[-1] if chunks else all_notes[0]}\n"
             tokens = self.count(text)
             if tokens > budget:
                 text, tokens = "", 0
@@ -282,6 +252,7 @@ class ContextBuilder:
             weak,
             tuple(all_notes),
             text,
+            result,
         )
 
     def _assemble(
@@ -304,6 +275,7 @@ class ContextBuilder:
                 for i in (i for i in range(len(chunks)) if labels[i] == t and i in plan.windows):
                     lo, hi = plan.windows[i]
                     c = chunks[i]
+                    cut_before, cut_after = a.cuts[i]
                     cited.append(len(quotes) + 1)
                     quotes.append(
                         Quote(
@@ -317,6 +289,8 @@ class ContextBuilder:
                             language=c.chunk.language,
                             topic=number,
                             relevance=float(a.scores[i][lo : hi + 1].max()),
+                            cut_before=cut_before and lo == 0,
+                            cut_after=cut_after and hi == len(a.lines[i]) - 1,
                         )
                     )
                 summary = a.summaries.get(t, "") if t in plan.summaries else ""
@@ -338,6 +312,11 @@ class ContextBuilder:
         return all_notes, topics, quotes, sources
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else "no message"
+def _traced(result: QueryResult, start: float, summarized: sm.Summaries) -> QueryResult:
+    """``result`` with the context's stages in its trace (``context``, and ``summarize`` when a
+    generator was asked), and the generator's failure note among its notes."""
+    timings = [StageTiming("context", time.perf_counter() - start - summarized.seconds)]
+    if summarized.seconds:
+        timings.append(StageTiming("summarize", summarized.seconds, summarized.note))
+    notes = (summarized.note,) if summarized.note else ()
+    return replace(result, trace=Trace(result.trace.timings + tuple(timings), result.trace.notes + notes))

@@ -7,6 +7,9 @@
   of its chunk that it spans.
 * **Relevance** of a unit to the query: ``0.5 * max(cos, 0) + 0.5 * term overlap`` (the share of
   query terms it contains); just the cosine when the query has no terms.
+* **Line scores**: a line scores as the best unit spanning it; a heading scores 0, like a blank
+  line, so that a quote never starts or ends on a heading (a heading names a section, it does not
+  answer anything): a bare heading never wins over a line that holds the answer.
 * **Topics**: ``cluster_count(n) = 1`` for ``n <= 3`` results, else ``round(sqrt(n / 2))``
   (10 → 2, 30 → 4, 50 → 5), at most ``max_clusters``; MiniBatchKMeans with a fixed seed and
   ``n_init``, labels renumbered so that topic 0 holds the best hit.
@@ -72,6 +75,7 @@ class Unit:
     last: int
     text: str
     signature: bool = False
+    heading: bool = False
 
 
 def code_units(chunk: int, lines: Sequence[str]) -> list[Unit]:
@@ -105,7 +109,9 @@ def prose_units(chunk: int, lines: Sequence[str]) -> list[Unit]:
             end = m.start() if m else len(text)
             sentence = text[start:end].strip()
             if sentence and _WORD.search(sentence):
-                out.append(Unit(chunk, owner[start], owner[max(end - 1, start)], sentence))
+                first, last = owner[start], owner[max(end - 1, start)]
+                heading = first == last and bool(_HEADING.match(lines[first]))
+                out.append(Unit(chunk, first, last, sentence, heading=heading))
             start = m.end() if m else end
         paragraph.clear()
 
@@ -130,12 +136,17 @@ def relevance(cosine: float, overlap: float, has_terms: bool) -> float:
 
 def line_scores(n_lines: int, lines: Sequence[str], units: Iterable[tuple[Unit, float]]) -> np.ndarray:
     """Per line of a chunk: the best relevance of a unit spanning it, plus ``LINE_BASE_SCORE``
-    for a non-blank line; a blank line scores 0."""
+    for a non-blank line; a blank line and a heading score 0 (module docstring)."""
     scores = np.array([LINE_BASE_SCORE if line.strip() else 0.0 for line in lines[:n_lines]])
+    headings = []
     for unit, score in units:
+        if unit.heading:
+            headings.append(unit.first)
+            continue
         for i in range(unit.first, unit.last + 1):
             if lines[i].strip():
                 scores[i] = max(scores[i], LINE_BASE_SCORE + score)
+    scores[headings] = 0.0
     return scores
 
 
@@ -181,6 +192,23 @@ def best_window(
         if best is None or key > best:
             best = key
     return None if best is None else (-best[2], best[3])
+
+
+def best_line(
+    scores: Sequence[float], costs: Sequence[int], cap: int, blocked: Sequence[bool] | None = None
+) -> int | None:
+    """The one line with the highest score (above 0) that costs at most ``cap``, off the
+    ``blocked`` lines; ties go to the cheaper, then the earlier line. None when none fits.
+
+    >>> best_line([0.1, 0.9, 0.9, 0.5], [5, 9, 7, 5], 8)
+    2
+    """
+    fits = [
+        i
+        for i in range(len(scores))
+        if scores[i] > 0 and costs[i] <= cap and not (blocked is not None and blocked[i])
+    ]
+    return max(fits, key=lambda i: (scores[i], -costs[i], -i), default=None)
 
 
 def cluster_count(n: int, max_clusters: int) -> int:

@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import re
 import string
 
 from hybrid_rag.context.render import Context
@@ -20,6 +21,8 @@ from hybrid_rag.errors import ConfigError
 from hybrid_rag.settings import ContextSettings
 
 FIELDS = frozenset({"context", "question"})
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+_CITATIONS = re.compile(r"(?<![\w)\]])((?:\[\s*\d+(?:\s*,\s*\d+)*\s*\])+)")
 
 
 def template_fields(template: str) -> set[str]:
@@ -48,3 +51,14 @@ def build_prompt(
     if "question" not in fields:
         user += f"\n\nQuestion: {question.strip()}"
     return cfg.system_prompt, user
+
+
+def cited_ids(answer: str) -> list[int]:
+    """The citation ids an answer uses, ascending: ``[1]``, ``[2][3]``, ``[1, 2]``; brackets inside
+    code (fenced or inline) or right after a word or a bracket (``x[0]``, ``f()[1]``) are not citations.
+
+    >>> cited_ids("Fused by RRF [2][3], k = 60 [1, 3]; see `ranks[0]`.")
+    [1, 2, 3]
+    """
+    text = _CODE.sub(" ", answer)
+    return sorted({int(n) for chain in _CITATIONS.findall(text) for n in re.findall(r"\d+", chain)})

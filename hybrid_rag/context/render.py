@@ -21,6 +21,9 @@ The rendered layout, each part optional as the token budget allows::
     [2] docs/chunking.md:3-5 (chunk 4)
 
 Citation ids are numbered by first appearance: topics in order, quotes within a topic in order.
+Quoted lines are the file's lines byte for byte (prose after ``> ``, an empty line as ``>``). The
+one exception is a piece of an over-long line (``chunking.py`` cuts such a line into pieces): it is
+quoted exactly, with ``…`` on the side(s) where the line goes on, and ``fragment`` in ``to_dict``.
 """
 
 from __future__ import annotations
@@ -29,14 +32,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hybrid_rag.types import SourceType
+from hybrid_rag.types import QueryResult, SourceType
 
 _BACKTICKS = re.compile(r"`{3,}")
+ELLIPSIS = "…"  # marks the side(s) where a quoted piece of an over-long line was cut
 
 
 @dataclass(frozen=True)
 class Quote:
-    """Lines ``start_line..end_line`` of ``path`` (1-based, inclusive), quoted exactly."""
+    """Lines ``start_line..end_line`` of ``path`` (1-based, inclusive), quoted exactly; or, for a
+    piece of an over-long line, that exact substring of the line, cut before and/or after it."""
 
     citation: int
     chunk_id: int
@@ -48,10 +53,20 @@ class Quote:
     language: str
     topic: int  # 1-based topic number
     relevance: float
+    cut_before: bool = False  # a piece of an over-long line that does not start the line
+    cut_after: bool = False  # ... that does not end it
 
     @property
     def ref(self) -> str:
         return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    @property
+    def fragment(self) -> bool:
+        return self.cut_before or self.cut_after
+
+    def shown_lines(self) -> list[str]:
+        """The lines as rendered: exact, with ``…`` where a fragment's line goes on."""
+        return mark_cuts(self.text.split("\n"), self.cut_before, self.cut_after)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -64,6 +79,7 @@ class Quote:
             "language": self.language,
             "topic": self.topic,
             "relevance": round(self.relevance, 6),
+            "fragment": self.fragment,
             "text": self.text,
         }
 
@@ -114,7 +130,10 @@ class Topic:
 
 @dataclass(frozen=True)
 class Context:
-    """A cited, budgeted context; ``render()`` is exactly the text whose tokens ``token_count`` counts."""
+    """A cited, budgeted context; ``render()`` is exactly the text whose tokens ``token_count`` counts.
+
+    ``result`` is the QueryResult it was built from, its trace extended with the context's own
+    stages and notes (left out of equality and of ``to_dict``, which stay deterministic)."""
 
     query: str
     clusters: tuple[Topic, ...]
@@ -126,6 +145,7 @@ class Context:
     weak_evidence: bool
     notes: tuple[str, ...]
     text: str = field(repr=False)
+    result: QueryResult = field(repr=False, compare=False)
 
     def render(self) -> str:
         return self.text
@@ -151,6 +171,21 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def mark_cuts(lines: Sequence[str], cut_before: bool, cut_after: bool) -> list[str]:
+    """``lines`` with ``…`` before the first and/or after the last."""
+    out = list(lines)
+    if out and cut_before:
+        out[0] = ELLIPSIS + out[0]
+    if out and cut_after:
+        out[-1] += ELLIPSIS
+    return out
+
+
+def prose_line(line: str) -> str:
+    """A line of text as quoted: ``> `` and the line, exactly; an empty line as ``>``."""
+    return "> " + line if line else ">"
+
+
 def quote_block(citation: int, ref: str, lines: Sequence[str], source_type: SourceType, language: str) -> str:
     """``[n] path:a-b`` then the lines: fenced with their language for code, ``> ``-quoted for text."""
     if source_type is SourceType.CODE:
@@ -158,7 +193,7 @@ def quote_block(citation: int, ref: str, lines: Sequence[str], source_type: Sour
         lang = "" if language in ("text", "unknown") else language
         body = "\n".join([fence + lang, *lines, fence])
     else:
-        body = "\n".join(("> " + line).rstrip() for line in lines)
+        body = "\n".join(map(prose_line, lines))
     return f"[{citation}] {ref}\n{body}\n"
 
 
@@ -199,6 +234,6 @@ def render_context(
         parts.append("\n" + topic_heading(topic.number, topic.summary, topic.citations))
         for q in quotes:
             if q.topic == topic.number:
-                parts.append(quote_block(q.citation, q.ref, q.text.split("\n"), q.source_type, q.language))
+                parts.append(quote_block(q.citation, q.ref, q.shown_lines(), q.source_type, q.language))
     parts.append("\n" + sources_block(sources))
     return "".join(parts)

@@ -52,6 +52,12 @@ _PART_SPLIT = re.compile(
 )
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's message for a one-line note: its first line, at most 200 characters."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else "no message"
+
+
 def _clip(x: float) -> float:
     return min(max(x, 0.0), 1.0)
 
@@ -166,18 +172,23 @@ class Attempt:
         return sum(t.seconds for t in self.timings)
 
     def to_dict(self) -> dict[str, object]:
+        stages: dict[str, float] = {}
+        for t in self.timings:
+            stages[t.stage] = stages.get(t.stage, 0.0) + t.seconds * 1000
         return {
             "query": self.query,
             "strategy": self.strategy,
             "confidence": round(self.confidence, 6),
             "ms": round(self.seconds * 1000, 3),
+            "stages_ms": {k: round(v, 3) for k, v in stages.items()},
             "note": self.note,
         }
 
 
 @dataclass(frozen=True)
 class Checked:
-    """The best attempt's result (its trace holds every attempt's time and the self-check notes)."""
+    """The best attempt's result; its trace holds the kept attempt's stages (a kept retry's
+    ``reformulate`` among them), the other attempts' time as ``self_check``, and the notes."""
 
     result: QueryResult
     attempts: tuple[Attempt, ...]
@@ -268,11 +279,10 @@ class SelfCheck:
         extra = (
             (StageTiming("self_check", others, f"{len(attempts) - 1} retries"),) if len(attempts) > 1 else ()
         )
-        trace = results[best].trace
         final = replace(
             results[best],
             query=query,
-            trace=Trace(trace.timings + extra, trace.notes + tuple(notes)),
+            trace=Trace(chosen.timings + extra, results[best].trace.notes + tuple(notes)),
         )
         return Checked(final, tuple(attempts), chosen.confidence, weak)
 
@@ -293,9 +303,9 @@ class SelfCheck:
                     return "generator", [line], ""
                 note = "self-check: the generator gave no new query; offline reformulation used"
             except Exception as exc:  # any generator failure degrades to the offline rewrite
-                msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else "no message"
                 note = (
-                    f"self-check: generator failed ({type(exc).__name__}: {msg}); offline reformulation used"
+                    f"self-check: generator failed ({type(exc).__name__}: {first_line(exc)}); "
+                    "offline reformulation used"
                 )
         offline = reformulate(query, best, tried)
         if offline is None:

@@ -71,12 +71,23 @@ def filter_min_df(docs: list[list[str]], min_df: int) -> list[list[str]]:
     return [[term for term in doc if term in keep] for doc in docs]
 
 
+def postings_sorted(indices: np.ndarray, indptr: np.ndarray) -> bool:
+    """Whether every column of a CSC matrix lists its row indices in ascending order."""
+    if len(indices) < 2:
+        return True
+    rising = np.diff(indices.astype(np.int64)) > 0
+    starts = indptr[1:-1]
+    rising[starts[(starts > 0) & (starts < len(indices))] - 1] = True  # a new column may start lower
+    return bool(rising.all())
+
+
 class _BM25sBackend:
     """bm25s: the score of every (document, term) pair precomputed in a sparse matrix."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
         self.vocab: dict[str, int] = model.vocab_dict
+        self._postings_sorted: bool | None = None  # checked on the first scores_at
 
     @classmethod
     def build(cls, docs: list[list[str]], settings: BM25Settings) -> _BM25sBackend:
@@ -99,6 +110,35 @@ class _BM25sBackend:
         for t in np.unique(term_ids):
             matched[indices[indptr[t] : indptr[t + 1]]] = True
         return scores, matched
+
+    def scores_at(self, terms: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` at document ``rows`` only, the same values bit for bit: each term's
+        posting list is binary-searched for the rows, and the sums run in bm25s's dtype and term
+        order. Costs O(terms · rows · log postings), not O(postings). bm25s writes each posting
+        list in document order; should a version not, this falls back to :meth:`scores`."""
+        sc = self.model.scores
+        data, indices, indptr = sc["data"], sc["indices"], sc["indptr"]
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._postings_sorted is None:
+            self._postings_sorted = postings_sorted(indices, indptr)
+        if not self._postings_sorted:
+            scores, matched = self.scores(terms)
+            return scores[rows], matched[rows]
+        term_ids = np.array([self.vocab[t] for t in terms], dtype=np.int64)
+        out = np.zeros(len(rows), dtype=data.dtype)
+        matched = np.zeros(len(rows), dtype=bool)
+        for t in term_ids:
+            start, end = int(indptr[t]), int(indptr[t + 1])
+            if start == end:
+                continue
+            postings = indices[start:end]
+            pos = np.searchsorted(postings, rows).clip(max=end - start - 1)
+            hit = postings[pos] == rows
+            out[hit] += data[start + pos[hit]]
+            matched |= hit
+        if self.model.nonoccurrence_array is not None:
+            out += self.model.nonoccurrence_array[term_ids.astype(indices.dtype)].sum()
+        return out, matched
 
     @property
     def num_docs(self) -> int:
@@ -147,6 +187,13 @@ class _RankBM25Backend:
             count=len(self.model.doc_freqs),
         )
         return np.asarray(self.model.get_scores(terms)), matched
+
+    def scores_at(self, terms: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` at document ``rows`` only (rank_bm25's ``get_batch_scores``)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        wanted = set(terms)
+        matched = np.array([not wanted.isdisjoint(self.model.doc_freqs[r]) for r in rows], dtype=bool)
+        return np.asarray(self.model.get_batch_scores(terms, rows.tolist()), dtype=np.float64), matched
 
     def save(self, directory: Path) -> None:
         with (directory / TOKENS_FILE).open("w", encoding="utf-8") as handle:
@@ -250,9 +297,8 @@ class BM25IndexManager:
         backend = self._backend
         terms = [] if backend is None else [t for t in self._tokenizer.tokenize(query) if t in backend.vocab]
         if backend is not None and terms and present.any():
-            scores, matched = backend.scores(terms)
-            hit = rows[present]
-            out[present] = np.where(matched[hit], scores[hit], 0.0)
+            scores, matched = backend.scores_at(terms, rows[present])
+            out[present] = np.where(matched, scores, 0.0)
         return out
 
     def save(self, directory: Path) -> None:

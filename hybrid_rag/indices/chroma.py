@@ -142,6 +142,10 @@ class ChromaVectorIndex:
         """The chunk ids held, int64, ascending."""
         return self._ids.copy()
 
+    def contains(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is held."""
+        return np.isin(_as_ids(ids), self._ids)
+
     def _attach(self, workspace: _Workspace) -> None:
         self._workspace = workspace
         weakref.finalize(self, workspace.cleanup)

@@ -43,10 +43,10 @@ def rank_hits(ids: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
 
 def score_present(index: Any, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """``query``'s inner product with the stored vector of each of ``ids`` (float64, in the order
-    given), NaN for an id ``index`` does not hold; ``index`` has ``ids()`` and ``vectors(ids)``."""
+    given), NaN for an id ``index`` does not hold; ``index`` has ``contains(ids)`` and ``vectors(ids)``."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     out = np.full(len(ids), np.nan)
-    present = np.isin(ids, index.ids())
+    present = index.contains(ids)
     if present.any():
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         out[present] = index.vectors(ids[present]) @ q
@@ -62,6 +62,7 @@ class FaissVectorIndex:
         self._dimension = int(dimension)
         self._model_name = model_name
         self._index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(self._dimension))
+        self._sorted_ids: np.ndarray | None = None  # made on demand, dropped by add and remove
 
     @property
     def dimension(self) -> int:
@@ -77,6 +78,17 @@ class FaissVectorIndex:
     def ids(self) -> np.ndarray:
         """The chunk ids held, int64, in insertion order."""
         return faiss.vector_to_array(self._index.id_map).astype(np.int64, copy=False)
+
+    def contains(self, ids: np.ndarray) -> np.ndarray:
+        """Whether each of ``ids`` is held: a binary search in a sorted copy of the ids, so a
+        query's few lookups cost O(log n) each instead of a pass over every id."""
+        ids = _as_ids(ids)
+        held = self._sorted_ids
+        if held is None:
+            held = self._sorted_ids = np.sort(self.ids())
+        if len(held) == 0:
+            return np.zeros(len(ids), dtype=bool)
+        return held[np.searchsorted(held, ids).clip(max=len(held) - 1)] == ids
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows of ``vectors`` (float32, shape (n, dimension)) under ``ids``; ids must be new."""
@@ -94,16 +106,18 @@ class FaissVectorIndex:
         repeated = unique[counts > 1]
         if len(repeated):
             raise ValueError(f"duplicate ids in one add: {_preview(repeated)}")
-        present = unique[np.isin(unique, self.ids())]
+        present = unique[self.contains(unique)]
         if len(present):
             raise ValueError(f"ids already in the index: {_preview(present)}; remove them first")
         self._index.add_with_ids(vectors, ids)
+        self._sorted_ids = None
 
     def remove(self, ids: np.ndarray) -> int:
         """Remove ``ids`` (unknown ids are ignored); returns how many vectors were removed."""
         ids = np.unique(_as_ids(ids))
         if len(ids) == 0 or len(self) == 0:
             return 0
+        self._sorted_ids = None
         return int(self._index.remove_ids(faiss.IDSelectorBatch(ids)))
 
     def vector(self, chunk_id: int) -> np.ndarray:
@@ -115,7 +129,7 @@ class FaissVectorIndex:
         ids = _as_ids(ids)
         if len(ids) == 0:
             return np.empty((0, self._dimension), dtype=np.float32)
-        missing = ids[~np.isin(ids, self.ids())]
+        missing = ids[~self.contains(ids)]
         if len(missing):
             raise KeyError(f"ids not in the vector index: {_preview(missing)}")
         return self._index.reconstruct_batch(ids)

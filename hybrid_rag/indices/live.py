@@ -8,7 +8,6 @@ before, so a rebuild costs index construction only.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import threading
 import time
@@ -26,6 +25,7 @@ from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.indices.versions import MANIFEST, IndexVersions
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
@@ -89,6 +89,26 @@ def embed_missing(
         if progress:
             progress(len(batch))
     return windows, len(missing)
+
+
+def chunk_terms(
+    store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], *, cache_new: bool = True
+) -> list[list[str]]:
+    """Each chunk's BM25 terms, read from the store's cache (keyed by chunk sha256 and
+    ``tokenizer.cache_key()``); text not cached yet is tokenised, and stored when ``cache_new``.
+
+    The index build caches every chunk it indexes, so a query (``cache_new=False``: queries do
+    not write) finds the terms of any indexed chunk without tokenising it again.
+    """
+    key = tokenizer.cache_key()
+    cached = store.cached_tokens(key, (c.sha256 for c in chunks))
+    todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
+    if todo:
+        fresh = dict(zip(todo, tokenizer.tokenize_many(list(todo.values())), strict=True))
+        if cache_new:
+            store.put_tokens(key, fresh)
+        cached.update(fresh)
+    return [cached[c.sha256] for c in chunks]
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:
@@ -224,7 +244,7 @@ class IndexBuilder:
 
         t = time.perf_counter()
         bm25 = BM25IndexManager(self.settings.bm25)
-        bm25.build(ids, [c.text for c in chunks], tokens=self._tokens(bm25, chunks))
+        bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
         seconds["bm25"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -261,17 +281,6 @@ class IndexBuilder:
         self.versions.prune(self.settings.paths.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
-
-    def _tokens(self, bm25: BM25IndexManager, chunks: Sequence[Chunk]) -> list[list[str]]:
-        """Every chunk's BM25 terms: from the store's cache, tokenising (and caching) only new text."""
-        key = hashlib.sha256(json.dumps(bm25.tokenizer.params(), sort_keys=True).encode()).hexdigest()[:16]
-        cached = self.store.cached_tokens(key, (c.sha256 for c in chunks))
-        todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
-        if todo:
-            fresh = dict(zip(todo, bm25.tokenizer.tokenize_many(list(todo.values())), strict=True))
-            self.store.put_tokens(key, fresh)
-            cached.update(fresh)
-        return [cached[c.sha256] for c in chunks]
 
     def is_stale(self) -> bool:
         """True when the live version does not index exactly the store's chunks (e.g. after a

@@ -79,6 +79,9 @@ class WindowedVectorIndex:
     def ids(self) -> np.ndarray:
         return np.array(sorted(self._counts), dtype=np.int64)
 
+    def contains(self, ids: np.ndarray) -> np.ndarray:
+        return np.array([int(i) in self._counts for i in np.asarray(ids).reshape(-1)], dtype=bool)
+
     def _window_ids(self, chunk_ids: np.ndarray) -> np.ndarray:
         out = [(int(c) << WINDOW_BITS) | w for c in chunk_ids for w in range(self._counts.get(int(c), 0))]
         return np.array(out, dtype=np.int64)
@@ -135,7 +138,7 @@ class WindowedVectorIndex:
         the order given; NaN for a chunk this index does not hold."""
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         out = np.full(len(ids), np.nan)
-        present = np.array([int(i) in self._counts for i in ids], dtype=bool)
+        present = self.contains(ids)
         if present.any():
             chunk_ids = ids[present]
             window_scores = self.inner.vectors(self._window_ids(chunk_ids)) @ np.asarray(  # type: ignore[attr-defined]

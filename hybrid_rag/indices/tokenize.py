@@ -18,7 +18,9 @@ dictionary lookup per token after the first few thousand documents.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -184,6 +186,10 @@ class Tokenizer:
             "split_identifiers": self.split_identifiers,
             "tokenizer_version": TOKENIZER_VERSION,
         }
+
+    def cache_key(self) -> str:
+        """A short digest of :meth:`params`: the key of this tokenizer's terms in the store's cache."""
+        return hashlib.sha256(json.dumps(self.params(), sort_keys=True).encode()).hexdigest()[:16]
 
     def tokenize(self, text: str) -> list[str]:
         """The terms of one text, in order (duplicates kept: BM25 counts them)."""

@@ -8,13 +8,16 @@ Methods (``expansion.method``):
   their vectors (run ``prf_dense``).
 * ``hyde``: an LLM writes a passage that would answer the query; the passage's embedding is
   searched in the dense index (run ``hyde``) (Gao et al., "Precise Zero-Shot Dense Retrieval
-  without Relevance Labels", ACL 2023).
-* ``multi_query``: an LLM rewrites the query ``multi_query_n`` ways; each variant is searched
-  like the query (runs ``mq1_dense``, ``mq1_bm25``, ...).
+  without Relevance Labels", ACL 2023). When it cannot (no generator, a failing or unreachable
+  one, an empty passage, a query without a dense list), PRF runs instead, and the notes say so.
+
+Multi-query reformulation has its own switch (``features.multi_query``), beside either method:
+an LLM rewrites the query ``multi_query_n`` ways and each variant is searched like the query
+(runs ``mq1_dense``, ``mq1_bm25``, ...).
 
 Expansion only adds lists of the kinds the first pass used (a ``bm25``-only query gets no dense
-run), and it never fails the query: a missing or failing generator gives an ``Expansion``
-without runs and a note for the trace.
+run), and it never fails the query: a missing or failing generator (any exception it raises)
+gives no runs from it and a note for the trace.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import Hit, _enum_from_str
 
-ChunkTexts = Callable[[Sequence[int]], Mapping[int, str]]
+# The BM25 terms of chunks by id, through the given tokenizer (the store's token cache in the engine)
+ChunkTerms = Callable[[Sequence[int], Tokenizer], Mapping[int, Sequence[str]]]
 
 # Rocchio (1971): q' = α·q + β·mean(relevant) − γ·mean(non-relevant). Pseudo feedback has no
 # non-relevant set (γ = 0) and α = 1; β = 0.5 is below the 0.75 that Manning, Raghavan & Schütze
@@ -73,7 +77,6 @@ _LIST_MARKER = re.compile(
 class ExpansionMethod(str, Enum):
     PRF = "prf"
     HYDE = "hyde"
-    MULTI_QUERY = "multi_query"
 
     @classmethod
     def from_str(cls, value: str) -> ExpansionMethod:
@@ -91,6 +94,19 @@ class Expansion:
     # what searched each run: a query vector (dense runs) or a query text (BM25 runs), so that
     # fusion can score a candidate another run found (``fusion.complete_runs``)
     probes: Mapping[str, np.ndarray | str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FirstPass:
+    """What an expansion method starts from: the query, the first pass's ranked lists by name,
+    the index version to search again, the filter's allowed ids and the chunks' BM25 terms."""
+
+    query: str
+    runs: Mapping[str, list[Hit]]
+    live: LiveIndex
+    allowed: np.ndarray | None
+    chunk_terms: ChunkTerms
+    query_vector: np.ndarray | None = None
 
 
 # -- pure functions --------------------------------------------------------------------------
@@ -119,10 +135,14 @@ def feedback_hits(
     return [Hit(f.id, f.score) for f in fused if f.score > 0][:n]
 
 
-def pool_idf(pool: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Lucene's BM25 idf, ln(1 + (N − df + 0.5) / (df + 0.5)), estimated over a pool of term lists."""
+def pool_idf(pool: Sequence[Sequence[str]], terms: Collection[str] | None = None) -> dict[str, float]:
+    """Lucene's BM25 idf, ln(1 + (N − df + 0.5) / (df + 0.5)), estimated over a pool of term lists
+    (for ``terms`` only, when given: a query's pool holds thousands of terms it never needs)."""
     n = len(pool)
-    df = Counter(term for doc in pool for term in set(doc))
+    if terms is None:
+        df = Counter(term for doc in pool for term in set(doc))
+    else:
+        df = Counter(term for doc in pool for term in set(doc).intersection(terms))
     return {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
 
 
@@ -134,6 +154,7 @@ def select_expansion_terms(
     exclude: Collection[str] = (),
     doc_weights: Sequence[float] | None = None,
     min_feedback_df: int = MIN_FEEDBACK_DF,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[tuple[str, float]]:
     """The ``n_terms`` best expansion terms of the feedback documents, with weights summing to 1.
 
@@ -142,7 +163,9 @@ def select_expansion_terms(
     uniform when absent or not positive), times the idf over the candidate pool so that words
     common to every candidate do not win. Excluded terms, one-character terms, terms without a
     letter (numbers) and, with enough feedback documents, terms found in fewer than
-    ``min_feedback_df`` of them are never chosen. Ties break alphabetically.
+    ``min_feedback_df`` of them are never chosen; nor is a term ``keep`` refuses (asked only of
+    terms in the running, best first, so an expensive check runs a few times). Ties break
+    alphabetically.
 
     >>> select_expansion_terms([["faiss", "index"], ["faiss", "gpu"]], [["faiss"], ["index"]], 1)
     [('faiss', 1.0)]
@@ -157,8 +180,6 @@ def select_expansion_terms(
         weights = np.ones(len(docs))
     weights = weights / weights.sum()
     pool = pool or docs
-    idf = pool_idf(pool)
-    fallback_idf = math.log(1.0 + (len(pool) - 0.5) / 1.5)  # a feedback term the pool lacks: df = 1
     feedback_df = Counter(term for doc in docs for term in set(doc))
     need_df = min_feedback_df if len(docs) >= min_feedback_df else 1
     excluded = set(exclude)
@@ -166,13 +187,20 @@ def select_expansion_terms(
     for p, doc in zip(weights, docs, strict=True):
         for term, tf in Counter(doc).items():
             model[term] = model.get(term, 0.0) + float(p) * tf / len(doc)
+    idf = pool_idf(pool, model.keys())
+    fallback_idf = math.log(1.0 + (len(pool) - 0.5) / 1.5)  # a feedback term the pool lacks: df = 1
     scored = [
         (term, value * idf.get(term, fallback_idf))
         for term, value in model.items()
         if term not in excluded and _is_candidate(term) and feedback_df[term] >= need_df
     ]
     scored.sort(key=lambda item: (-item[1], item[0]))
-    chosen = [(t, w) for t, w in scored[:n_terms] if w > 0]
+    chosen: list[tuple[str, float]] = []
+    for term, w in scored:
+        if len(chosen) >= n_terms or w <= 0:
+            break
+        if keep is None or keep(term):
+            chosen.append((term, w))
     total = sum(w for _, w in chosen)
     return [(t, w / total) for t, w in chosen] if total > 0 else []
 
@@ -335,105 +363,108 @@ class QueryExpander:
         first_pass: Mapping[str, list[Hit]],
         live: LiveIndex,
         allowed_ids: np.ndarray | None,
-        chunk_texts: ChunkTexts,
+        chunk_terms: ChunkTerms,
         *,
         query_vector: np.ndarray | None = None,
+        method: bool = True,
+        multi_query: bool = False,
     ) -> Expansion:
-        """Extra runs for ``query``; ``query_vector`` (the first pass's) saves one embedding."""
+        """Extra runs for ``query``: the configured method's (``method``) and the generator's
+        rewrites' (``multi_query``); ``query_vector`` (the first pass's) saves one embedding."""
         if not query.strip():
-            return _skipped(self.method, "empty query")
-        if self.method is ExpansionMethod.PRF:
-            return self._prf(query, first_pass, live, allowed_ids, chunk_texts, query_vector)
-        if self.generator is None:
-            return _skipped(self.method, "no generator configured (set generator.base_url)")
-        try:
-            if self.method is ExpansionMethod.HYDE:
-                return self._hyde(query, first_pass, live, allowed_ids, self.generator)
-            return self._multi_query(query, first_pass, live, allowed_ids, self.generator)
-        except RemoteServiceError as exc:
-            return _skipped(self.method, str(exc))
+            return Expansion(notes=("expansion skipped: empty query",))
+        fp = FirstPass(query, first_pass, live, allowed_ids, chunk_terms, query_vector)
+        parts: list[Expansion] = []
+        if method:
+            parts.append(self._method(fp))
+        if multi_query:
+            parts.append(self._with_generator("multi_query", lambda g: self._multi_query(fp, g)))
+        return merge_expansions(parts)
 
-    def _prf(
-        self,
-        query: str,
-        first_pass: Mapping[str, list[Hit]],
-        live: LiveIndex,
-        allowed: np.ndarray | None,
-        chunk_texts: ChunkTexts,
-        query_vector: np.ndarray | None,
-    ) -> Expansion:
+    def _method(self, fp: FirstPass) -> Expansion:
+        """PRF, or HyDE with PRF in its place whenever HyDE adds nothing."""
+        if self.method is ExpansionMethod.HYDE:
+            hyde = self._with_generator("hyde", lambda g: self._hyde(fp, g))
+            if hyde.runs:
+                return hyde
+            instead = Expansion(notes=("expansion: offline prf used instead of hyde",))
+            return merge_expansions([hyde, instead, self._prf(fp)])
+        return self._prf(fp)
+
+    def _with_generator(self, name: str, call: Callable[[Generator], Expansion]) -> Expansion:
+        """``call(generator)``, or a note when there is none or it fails in any way: a Generator
+        is pluggable, and whatever it raises must skip its stage, never fail the query."""
+        if self.generator is None:
+            return _skipped(name, "no generator configured (set generator.base_url)")
+        try:
+            return call(self.generator)
+        except RemoteServiceError as exc:
+            return _skipped(name, str(exc))
+        except Exception as exc:  # any failure of a pluggable generator: see the docstring
+            return _skipped(name, f"the generator failed: {type(exc).__name__}: {exc}")
+
+    def _prf(self, fp: FirstPass) -> Expansion:
         e, r = self.settings.expansion, self.settings.retrieval
         base = {"dense": r.dense_weight, "bm25": r.bm25_weight}
-        weights = {name: base.get(name, 1.0) for name in first_pass}
-        feedback = feedback_hits(first_pass, e.prf_docs, weights=weights, k=r.rrf_k)
+        weights = {name: base.get(name, 1.0) for name in fp.runs}
+        feedback = feedback_hits(fp.runs, e.prf_docs, weights=weights, k=r.rrf_k)
         if not feedback:
             return Expansion(notes=("prf: the first pass found nothing to feed back",))
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         terms: list[tuple[str, float]] = []
         notes: list[str] = []
-        if "bm25" in first_pass:
-            tokenizer = self._tokenizer_for(live)
-            query_terms = tokenizer.tokenize(query)
-            terms = self._prf_terms(query_terms, feedback, first_pass, chunk_texts, tokenizer)
+        if "bm25" in fp.runs:
+            tokenizer = self._tokenizer_for(fp.live)
+            query_terms = tokenizer.tokenize(fp.query)
+            terms = self._prf_terms(fp, query_terms, feedback, tokenizer)
             if terms:
-                text = expansion_query(query, len(query_terms), terms)
-                runs["prf_bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+                text = expansion_query(fp.query, len(query_terms), terms)
+                runs["prf_bm25"] = fp.live.bm25.search(text, r.bm25_top_k, fp.allowed)
                 probes["prf_bm25"] = text
             else:
                 notes.append("prf: no expansion terms in the feedback documents")
-        if "dense" in first_pass:
-            q = self.embedder.embed_queries([query])[0] if query_vector is None else query_vector
-            vectors = live.dense.vectors(np.array([h.id for h in feedback], dtype=np.int64))
+        if "dense" in fp.runs:
+            q = self.embedder.embed_queries([fp.query])[0] if fp.query_vector is None else fp.query_vector
+            vectors = fp.live.dense.vectors(np.array([h.id for h in feedback], dtype=np.int64))
             probes["prf_dense"] = rocchio(q, vectors)
-            runs["prf_dense"] = live.dense.search(probes["prf_dense"], r.dense_top_k, allowed)
+            runs["prf_dense"] = fp.live.dense.search(probes["prf_dense"], r.dense_top_k, fp.allowed)
         queries = tuple(t for t, _ in term_repetitions(terms))
         return Expansion(runs, queries=queries, notes=tuple(notes), probes=probes)
 
     def _prf_terms(
-        self,
-        query_terms: Sequence[str],
-        feedback_hits: Sequence[Hit],
-        first_pass: Mapping[str, list[Hit]],
-        chunk_texts: ChunkTexts,
-        tokenizer: Tokenizer,
+        self, fp: FirstPass, query_terms: Sequence[str], feedback_hits: Sequence[Hit], tokenizer: Tokenizer
     ) -> list[tuple[str, float]]:
         """RM3 terms of the feedback documents, idf over every first-pass hit (the pool)."""
-        pool_ids = sorted({h.id for hits in first_pass.values() for h in hits})
-        texts = chunk_texts(pool_ids)
-        present = [i for i in pool_ids if i in texts]
-        docs = dict(zip(present, tokenizer.tokenize_many([texts[i] for i in present]), strict=True))
+        pool_ids = sorted({h.id for hits in fp.runs.values() for h in hits})
+        docs = fp.chunk_terms(pool_ids, tokenizer)
         feedback = [(docs[h.id], h.score) for h in feedback_hits if h.id in docs]
         if not feedback:
             return []
-        vocab = sorted({t for doc, _ in feedback for t in doc} - set(query_terms))
-        # Only terms that tokenize back to themselves reach the index unchanged as query text.
-        unstable = {t for t, toks in zip(vocab, tokenizer.tokenize_many(vocab), strict=True) if toks != [t]}
+
+        def stable(term: str) -> bool:
+            # only a term that tokenizes back to itself reaches the index unchanged as query text
+            return tokenizer.tokenize(term) == [term]
+
         return select_expansion_terms(
             [doc for doc, _ in feedback],
-            list(docs.values()),
+            [docs[i] for i in pool_ids if i in docs],
             self.settings.expansion.prf_terms,
-            exclude=set(query_terms) | unstable,
+            exclude=set(query_terms),
             doc_weights=[score for _, score in feedback],
+            keep=stable,
         )
 
-    def _hyde(
-        self,
-        query: str,
-        first_pass: Mapping[str, list[Hit]],
-        live: LiveIndex,
-        allowed: np.ndarray | None,
-        generator: Generator,
-    ) -> Expansion:
+    def _hyde(self, fp: FirstPass, generator: Generator) -> Expansion:
         e = self.settings.expansion
-        if "dense" not in first_pass:
-            return _skipped(self.method, "hyde searches the dense index, which this query does not use")
-        answer = generator.generate(e.hyde_prompt.format(query=query), max_tokens=e.hyde_max_tokens)
+        if "dense" not in fp.runs:
+            return _skipped("hyde", "hyde searches the dense index, which this query does not use")
+        answer = generator.generate(e.hyde_prompt.format(query=fp.query), max_tokens=e.hyde_max_tokens)
         passage = truncate_tokens(answer.strip(), e.hyde_max_tokens, self.settings.chunking.encoding)
         if not passage.strip():
-            return _skipped(self.method, "the generator returned an empty passage")
+            return _skipped("hyde", "the generator returned an empty passage")
         vector = self.embedder.embed_passages([passage])[0]
-        hits = live.dense.search(vector, self.settings.retrieval.dense_top_k, allowed)
+        hits = fp.live.dense.search(vector, self.settings.retrieval.dense_top_k, fp.allowed)
         replace = e.hyde_replace_query and bool(hits)
         notes = (
             ("hyde found nothing: the first-pass dense list is kept",)
@@ -444,32 +475,25 @@ class QueryExpander:
             {"hyde": hits}, replace_dense=replace, queries=(passage,), notes=notes, probes={"hyde": vector}
         )
 
-    def _multi_query(
-        self,
-        query: str,
-        first_pass: Mapping[str, list[Hit]],
-        live: LiveIndex,
-        allowed: np.ndarray | None,
-        generator: Generator,
-    ) -> Expansion:
+    def _multi_query(self, fp: FirstPass, generator: Generator) -> Expansion:
         n, r = self.settings.expansion.multi_query_n, self.settings.retrieval
-        prompt = MULTI_QUERY_PROMPT.format(n=n, query=query)
+        prompt = MULTI_QUERY_PROMPT.format(n=n, query=fp.query)
         variants = parse_variants(
-            generator.generate(prompt, max_tokens=MULTI_QUERY_TOKENS_PER_VARIANT * n), query, n
+            generator.generate(prompt, max_tokens=MULTI_QUERY_TOKENS_PER_VARIANT * n), fp.query, n
         )
         if not variants:
-            return _skipped(self.method, "the generator returned no usable rewrites")
+            return _skipped("multi_query", "the generator returned no usable rewrites")
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
-        if "dense" in first_pass:
+        if "dense" in fp.runs:
             vectors = self.embedder.embed_queries(variants)
             for i, vector in enumerate(vectors, start=1):
                 probes[f"mq{i}_dense"] = vector
-                runs[f"mq{i}_dense"] = live.dense.search(vector, r.dense_top_k, allowed)
-        if "bm25" in first_pass:
+                runs[f"mq{i}_dense"] = fp.live.dense.search(vector, r.dense_top_k, fp.allowed)
+        if "bm25" in fp.runs:
             for i, variant in enumerate(variants, start=1):
                 probes[f"mq{i}_bm25"] = variant
-                runs[f"mq{i}_bm25"] = live.bm25.search(variant, r.bm25_top_k, allowed)
+                runs[f"mq{i}_bm25"] = fp.live.bm25.search(variant, r.bm25_top_k, fp.allowed)
         return Expansion(runs, queries=tuple(variants), probes=probes)
 
     def _tokenizer_for(self, live: LiveIndex) -> Tokenizer:
@@ -478,5 +502,18 @@ class QueryExpander:
         return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
 
 
-def _skipped(method: ExpansionMethod, reason: str) -> Expansion:
-    return Expansion(notes=(f"expansion skipped ({method.value}): {reason}",))
+def merge_expansions(parts: Sequence[Expansion]) -> Expansion:
+    """One Expansion with every part's runs, queries, notes and probes (run names are distinct)."""
+    if len(parts) == 1:
+        return parts[0]
+    return Expansion(
+        runs={name: hits for part in parts for name, hits in part.runs.items()},
+        replace_dense=any(part.replace_dense for part in parts),
+        queries=tuple(q for part in parts for q in part.queries),
+        notes=tuple(n for part in parts for n in part.notes),
+        probes={name: probe for part in parts for name, probe in part.probes.items()},
+    )
+
+
+def _skipped(name: str, reason: str) -> Expansion:
+    return Expansion(notes=(f"expansion skipped ({name}): {reason}",))

@@ -4,15 +4,19 @@ Two modes (``ParentMode``):
 
 * ``neighbours``: the lines of the chunks at positions ``p - radius .. p + radius`` of the same
   document (from the first one's start line to the last one's end line);
-* ``definition``: for a code chunk that starts inside a top-level definition, the lines from that
-  definition's first line (a column-0 ``def`` / ``class`` / ``function`` / ``fn`` / ``func`` /
-  ``impl`` ..., or an arrow function bound by ``const``, with the decorators right above it) to
-  the chunk's end. It is found by walking up from the chunk's first line over indented, blank,
-  comment and closing-bracket lines to the first other column-0 line; if that line is not a
-  definition the chunk is at module level. A heuristic on layout, not a parser: C-style
-  ``int main(void)`` is not recognised. Where there is no enclosing definition (text, module-level
-  code, a chunk that starts at its own definition) or it is longer than ``max_lines``, the result
-  gets its neighbours instead; ``ParentContext.kind`` says which.
+* ``enclosing`` (``definition`` is accepted for it): for a text chunk that starts inside a section,
+  the lines from that section's heading (the nearest Markdown heading, ATX or setext, outside
+  fenced code, or reStructuredText title above the chunk: the chunker's own heading rule) to the
+  chunk's end (``kind="section"``); for a code chunk that starts inside a top-level definition,
+  the lines from that definition's first line (a column-0 ``def`` / ``class`` / ``function`` /
+  ``fn`` / ``func`` / ``impl`` ..., or an arrow function bound by ``const``, with the decorators
+  right above it) to the chunk's end (``kind="definition"``). It is found by walking up from the
+  chunk's first line over indented, blank, comment and closing-bracket lines to the first other
+  column-0 line; if that line is not a definition the chunk is at module level. A heuristic on
+  layout, not a parser: C-style ``int main(void)`` is not recognised. Where there is no enclosing
+  section or definition (text before the first heading, module-level code, a chunk that starts at
+  its own heading or definition) or it is longer than ``max_lines``, the result gets its
+  neighbours instead; ``ParentContext.kind`` says which.
 
 The document's lines are rebuilt from its chunks (chunk text is ``"\\n".join`` of whole lines,
 except pieces of an over-long line, which are merged on their overlap). A line no chunk covers is
@@ -27,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from hybrid_rag.chunking import HEADING, text_priorities
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType, _enum_from_str
 
@@ -47,10 +52,12 @@ _TRANSPARENT = re.compile(r"(?:@[\w.]|#|//|/\*|\*|--|;|%|[)\]}])")  # decorators
 
 class ParentMode(str, Enum):
     NEIGHBOURS = "neighbours"
-    DEFINITION = "definition"
+    ENCLOSING = "enclosing"
 
     @classmethod
     def from_str(cls, value: str) -> ParentMode:
+        if value == "definition":  # the name before sections joined definitions
+            return cls.ENCLOSING
         return _enum_from_str(cls, value)
 
 
@@ -129,6 +136,16 @@ def definition_start(lines: Mapping[int, str], line: int) -> int | None:
     return None
 
 
+def section_start(lines: Mapping[int, str], line: int, language: str) -> int | None:
+    """First line of the innermost section that line ``line`` is in: the nearest heading at or
+    above it, by the chunker's rule for ``language`` (``chunking.text_priorities``); None before
+    the first heading.
+    """
+    rows = [lines.get(i, "") for i in range(1, max(lines, default=0) + 1)]
+    priorities = text_priorities(rows, language)
+    return next((i + 1 for i in range(min(line, len(rows)) - 1, -1, -1) if priorities[i] == HEADING), None)
+
+
 def neighbours(chunks: Sequence[Chunk], chunk: Chunk, radius: int) -> list[Chunk]:
     """The chunks of the same document within ``radius`` positions of ``chunk`` (itself included)."""
     return [c for c in chunks if abs(c.position - chunk.position) <= radius]
@@ -178,11 +195,14 @@ def _context(
     radius: int,
     max_lines: int,
 ) -> ParentContext | None:
-    if mode is ParentMode.DEFINITION and own.source_type is SourceType.CODE:
-        start = definition_start(lines, own.start_line)
+    if mode is ParentMode.ENCLOSING:
+        if own.source_type is SourceType.CODE:
+            start, kind = definition_start(lines, own.start_line), "definition"
+        else:
+            start, kind = section_start(lines, own.start_line, own.language), "section"
         if start is not None and start < own.start_line and own.end_line - start + 1 <= max_lines:
             text = render(lines, start, own.end_line)
-            return ParentContext(own.id, own.path, start, own.end_line, text, ParentMode.DEFINITION.value)
+            return ParentContext(own.id, own.path, start, own.end_line, text, kind)
     near = neighbours(chunks, own, radius)
     start, end = min(c.start_line for c in near), max(c.end_line for c in near)
     text = render(document_lines(near), start, end)

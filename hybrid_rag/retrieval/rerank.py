@@ -30,9 +30,6 @@ import json
 import math
 import re
 import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -406,11 +403,10 @@ class ApiReranker:
     name = "api"
 
     def __init__(self, settings: RerankSettings, *, backoff: float = BACKOFF_SECONDS) -> None:
-        parsed = urllib.parse.urlsplit(settings.api_url or "")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        if not settings.api_url:  # its form was checked when the settings loaded
             raise ConfigError(
-                "rerank.api_url must be the http(s) URL of a rerank endpoint such as "
-                f"http://127.0.0.1:8080/rerank, got {settings.api_url!r}"
+                "rerank.api_url is not set: give the http(s) URL of a rerank endpoint such as "
+                "http://127.0.0.1:8080/rerank"
             )
         self.settings = settings
         self.url = str(settings.api_url)

@@ -14,8 +14,9 @@ from enum import Enum
 
 import numpy as np
 
-from hybrid_rag.errors import ConfigError, InputError
-from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
+from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
+from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider, chunk_terms
+from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval import filters as filter_lang
 from hybrid_rag.retrieval.expansion import QueryExpander, run_weights
@@ -57,14 +58,18 @@ class Candidates:
 
 
 def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) -> FeatureFlags:
-    """Per-call feature overrides, e.g. ``{"rerank": False}``; an unknown name lists the valid ones."""
+    """Per-call feature overrides, e.g. ``{"rerank": False}``; an unknown name lists the valid ones,
+    and a value that is not a bool is refused (``"false"`` would otherwise mean on)."""
     if not overrides:
         return defaults
     valid = set(FeatureFlags.model_fields)
     unknown = sorted(set(overrides) - valid)
     if unknown:
         raise ConfigError(f"unknown feature {', '.join(unknown)}; valid features: {', '.join(sorted(valid))}")
-    return defaults.model_copy(update={k: bool(v) for k, v in overrides.items()})
+    not_bool = sorted(k for k, v in overrides.items() if not isinstance(v, bool))
+    if not_bool:
+        raise ConfigError(f"feature {', '.join(not_bool)} must be True or False")
+    return defaults.model_copy(update=dict(overrides))
 
 
 class HybridRetriever:
@@ -115,9 +120,9 @@ class HybridRetriever:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)
-        if flags.expansion:
+        if flags.expansion or flags.multi_query:
             with tracer.stage("expansion"):
-                candidates = self.expand(text, candidates, live, allowed, tracer)
+                candidates = self.expand(text, candidates, live, allowed, flags, tracer)
         with tracer.stage("fetch"):
             rows = self.store.chunks(candidates.ids)
         runs = candidates.runs
@@ -131,9 +136,16 @@ class HybridRetriever:
         if flags.rerank:
             with tracer.stage("rerank"):
                 scored = self.rerank(text, scored, tracer)
-        scored = apply_min_scores(
-            scored, self.settings.retrieval.min_score_code, self.settings.retrieval.min_score_text
-        )
+        floors = (self.settings.retrieval.min_score_code, self.settings.retrieval.min_score_text)
+        if flags.thresholds and floors != (None, None):
+            with tracer.stage("thresholds"):
+                kept = apply_min_scores(scored, *floors)
+            if len(kept) < len(scored):
+                tracer.note(
+                    f"thresholds dropped {len(scored) - len(kept)} of {len(scored)} result(s) below "
+                    f"retrieval.min_score_code / min_score_text {floors}"
+                )
+            scored = kept
         if flags.mmr:
             with tracer.stage("mmr"):
                 scored = self.diversify(scored, candidates, live, reranked=flags.rerank)
@@ -203,13 +215,28 @@ class HybridRetriever:
         return Candidates(runs, vector, probes=probes)
 
     def expand(
-        self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None, tracer: Tracer
+        self,
+        text: str,
+        candidates: Candidates,
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        flags: FeatureFlags,
+        tracer: Tracer,
     ) -> Candidates:
-        def texts(ids: object) -> dict[int, str]:
-            return {i: c.text for i, c in self.store.chunks(ids).items()}  # type: ignore[arg-type]
+        def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
+            rows = list(self.store.chunks(ids).values())
+            found = chunk_terms(self.store, tokenizer, rows, cache_new=False)
+            return {c.id: t for c, t in zip(rows, found, strict=True)}
 
         expansion = self.expander.expand(
-            text, candidates.runs, live, allowed, texts, query_vector=candidates.query_vector
+            text,
+            candidates.runs,
+            live,
+            allowed,
+            terms,
+            query_vector=candidates.query_vector,
+            method=flags.expansion,
+            multi_query=flags.multi_query,
         )
         for note in expansion.notes:
             tracer.note(note)
@@ -286,7 +313,11 @@ class HybridRetriever:
         if self.reranker is None:
             tracer.note("rerank skipped: no reranker configured")
             return scored
-        return rerank_candidates(self.reranker, text, scored, self.settings.rerank)
+        try:
+            return rerank_candidates(self.reranker, text, scored, self.settings.rerank)
+        except RemoteServiceError as exc:  # a rerank server that fails leaves the fused order
+            tracer.note(f"rerank skipped: {exc}")
+            return scored
 
     def diversify(
         self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex, *, reranked: bool

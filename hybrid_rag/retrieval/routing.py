@@ -19,7 +19,7 @@ A query is code when its score reaches ``CODE_QUERY_THRESHOLD`` = 2: one identif
 language name or jargon word, or two code words. One code word alone is not enough (``"transfer function of
 a wing"``, ``"method of characteristics"`` stay text). The trade-off to know: a query that names a
 language is routed to code even when a document would answer it (``"python installation guide"``),
-so leave ``retrieval.route_code_queries`` off for corpora where such questions are about prose.
+so leave ``features.routing`` off for corpora where such questions are about prose.
 A space before ``(`` is prose, not a call; ``i.e.`` / ``e.g.`` are not dotted identifiers.
 """
 

@@ -1,0 +1,178 @@
+"""Topic summaries: extractive (offline), or map-reduce through a Generator.
+
+* **Extractive**: the topic's embedded units closest to its centroid, prose sentences and code
+  signatures alike (other code lines only when the topic has neither), at most
+  ``summary_sentences`` of them; code in backticks.
+* **Map-reduce**: map = one short summary per member chunk (the topic's best
+  ``summary_map_chunks``, in rank order); reduce = one call that combines a topic's partial
+  summaries (skipped when there is one). A topic whose map or reduce fails gets its extractive
+  summary, and so do the topics after it: the generator is not asked again in the same build (a
+  server that is down would cost a timeout a call). The note says so.
+
+Either way a summary is at most ``summary_max_tokens`` tokens, cut between words with `` …``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hybrid_rag.context import evidence as ev
+from hybrid_rag.context.selfcheck import first_line
+from hybrid_rag.protocols import Generator
+from hybrid_rag.settings import ContextSettings
+from hybrid_rag.types import ScoredChunk, SourceType
+
+SYSTEM = "You summarise retrieved passages for a search engine. Reply with one or two plain sentences."
+MAP_PROMPT = (
+    "Question: {query}\n\nPassage [{ref}]:\n{passage}\n\n"
+    "In one sentence, say what this passage contains that bears on the question."
+)
+REDUCE_PROMPT = (
+    "Question: {query}\n\nSummaries of passages on one topic:\n{partials}\n\n"
+    "Combine them into one or two sentences about what this topic contains that bears on the question."
+)
+
+
+def extractive(units: Sequence[ev.Unit], ranked: Sequence[int], code: Sequence[bool], n: int) -> str:
+    """The first ``n`` distinct texts of ``units[ranked]``: code (``code[chunk]``) in backticks
+    and followed by ``;``, sentences as they are.
+
+    >>> u = [ev.Unit(0, 0, 0, "def load(path):", True), ev.Unit(1, 0, 0, "Loads a file.")]
+    >>> extractive(u, [0, 1], [True, False], 2)
+    '`def load(path)`; Loads a file.'
+    """
+    picked: dict[str, bool] = {}
+    for j in ranked:
+        picked.setdefault(units[j].text, code[units[j].chunk])
+        if len(picked) == n:
+            break
+    out = ""
+    after_code = False
+    for text, is_code in picked.items():
+        if out:
+            out += "; " if after_code else " "
+        out += f"`{text.rstrip(':{ ')}`" if is_code else text
+        after_code = is_code
+    return out
+
+
+def candidates(units: Sequence[ev.Unit], pool: Sequence[int], code: Sequence[bool]) -> list[int]:
+    """The units of ``pool`` a summary may use: prose sentences and code signatures; every code
+    line only when the pool has neither."""
+    chosen = [j for j in pool if units[j].signature or not code[units[j].chunk]]
+    return chosen or list(pool)
+
+
+def by_closeness(pool: Sequence[int], vectors: dict[int, np.ndarray], center: np.ndarray) -> list[int]:
+    """``pool`` by cosine to ``center``, closest first; ties by index."""
+    return sorted(pool, key=lambda j: (-float(vectors[j] @ center), j))
+
+
+def map_reduce(
+    generator: Generator,
+    query: str,
+    passages: Sequence[tuple[str, str]],
+    max_tokens: int,
+    cut: Callable[[str], str],
+) -> str:
+    """One summary of ``passages`` (``(ref, text)`` pairs): one call a passage, then one to combine
+    them (none for a single passage). Any failure, or an empty reply, raises."""
+
+    def ask(prompt: str) -> str:
+        text = " ".join(str(generator.generate(prompt, system=SYSTEM, max_tokens=max_tokens)).split())
+        if not text:
+            raise ValueError("empty summary")
+        return text
+
+    partials = [ask(MAP_PROMPT.format(query=query, ref=ref, passage=text)) for ref, text in passages]
+    if len(partials) == 1:
+        return partials[0]
+    listed = "\n".join(f"- {cut(p)}" for p in partials)
+    return ask(REDUCE_PROMPT.format(query=query, partials=listed))
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Each topic's summary, why generated summaries were replaced ("" when none was), and the
+    seconds spent in the generator."""
+
+    texts: dict[int, str] = field(default_factory=dict)
+    note: str = ""
+    seconds: float = 0.0
+
+
+class Summarizer:
+    """Writes the topics' summaries (module docstring); ``count`` counts a text's tokens."""
+
+    def __init__(
+        self, cfg: ContextSettings, generator: Generator | None, count: Callable[[str], int]
+    ) -> None:
+        self.cfg = cfg
+        self.generator = generator
+        self.count = count
+
+    def summarize(
+        self,
+        query: str,
+        chunks: Sequence[ScoredChunk],
+        units: Sequence[ev.Unit],
+        embedded: dict[int, np.ndarray],
+        chunk_vecs: np.ndarray,
+        labels: np.ndarray,
+    ) -> Summaries:
+        """Each topic's summary (topics are ``labels``; ``embedded``: the vectors of the units
+        embedded, by index into ``units``)."""
+        topics = sorted(set(labels.tolist()))
+        code = [c.source_type is SourceType.CODE for c in chunks]
+        start = time.perf_counter()
+        generated, note = self.generated(query, chunks, labels, topics)
+        seconds = time.perf_counter() - start if self.generator is not None else 0.0
+        texts = {}
+        for t in topics:
+            if t in generated:
+                texts[t] = self.cut(generated[t])
+                continue
+            center = ev.centroid(chunk_vecs[np.flatnonzero(labels == t)])
+            pool = candidates(units, [j for j in embedded if labels[units[j].chunk] == t], code)
+            ranked = by_closeness(pool, embedded, center)
+            texts[t] = self.cut(extractive(units, ranked, code, self.cfg.summary_sentences))
+        return Summaries(texts, note, seconds)
+
+    def generated(
+        self, query: str, chunks: Sequence[ScoredChunk], labels: np.ndarray, topics: Sequence[int]
+    ) -> tuple[dict[int, str], str]:
+        """Map-reduce summaries of ``topics`` until the generator first fails, and a note naming
+        the failure and how many topics fell back to extractive summaries ("" when none did)."""
+        out: dict[int, str] = {}
+        if self.generator is None:
+            return out, ""
+        for t in topics:
+            members = np.flatnonzero(labels == t)[: self.cfg.summary_map_chunks]
+            passages = [(chunks[i].citation, chunks[i].text) for i in members]
+            try:
+                out[t] = map_reduce(self.generator, query, passages, self.cfg.summary_max_tokens, self.cut)
+            except Exception as exc:  # any generator failure degrades, it never breaks the context
+                return out, (
+                    f"summary generator failed ({type(exc).__name__}: {first_line(exc)}); "
+                    f"extractive summaries used for {len(topics) - len(out)} of {len(topics)} topic(s)"
+                )
+        return out, ""
+
+    def cut(self, text: str) -> str:
+        """At most ``summary_max_tokens`` tokens, cut between words with an ellipsis."""
+        limit = self.cfg.summary_max_tokens
+        if self.count(text) <= limit:
+            return text
+        words = text.split(" ")
+        lo, hi = 0, len(words)
+        while lo < hi:  # the most words that fit with the ellipsis
+            mid = (lo + hi + 1) // 2
+            if self.count(" ".join(words[:mid]) + " …") <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return (" ".join(words[:lo]) + " …") if lo else ""
