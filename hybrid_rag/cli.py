@@ -215,12 +215,21 @@ def cmd_context(args: argparse.Namespace, settings: Settings) -> int:
         _print_json(data)
     else:
         print(context.render())
+        _print_retrieval_notes(context)
         if checked is not None and checked.retried:
             print(
                 f"\n# self-check: {len(checked.attempts)} attempts, confidence {checked.confidence:.2f}",
                 file=sys.stderr,
             )
     return 0 if context.sources else 1
+
+
+def _print_retrieval_notes(context: Any) -> None:
+    """The retrieval's notes (a skipped expansion, rerank or filter) on stderr: the rendered
+    context, for the LLM, carries only the notes about the context itself."""
+    for note in context.result.trace.notes:
+        if note not in context.notes:
+            print(f"# note: {note}", file=sys.stderr)
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -241,6 +250,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     try:
         system, user = build_prompt(args.text, context, settings.context)
         print(user, flush=True)
+        _print_retrieval_notes(context)
         if engine.generator is not None:
             start = time.perf_counter()
             try:

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from fake_http import closed_port
 
 from hybrid_rag.cli import main
 
@@ -94,3 +95,15 @@ def test_query_runs_the_self_check_only_when_asked(cli, capsys):
     assert cli("query", "compost drainage clay soil", "--self-check") == 0
     line = r"\n# self-check: confidence [01]\.\d{3}.*, attempts: original [01]\.\d{3}"
     assert re.search(line, capsys.readouterr().out)
+
+
+def test_context_tells_the_user_on_stderr_that_expansion_was_skipped(cli, capsys, monkeypatch):
+    monkeypatch.setenv("HYBRID_RAG_GENERATOR__BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    monkeypatch.setenv("HYBRID_RAG_GENERATOR__RETRIES", "0")
+    monkeypatch.setenv("HYBRID_RAG_EXPANSION__METHOD", "hyde")
+    capsys.readouterr()
+    assert cli("context", "compost drainage clay soil", "--max-tokens", "400") == 0
+    captured = capsys.readouterr()
+    assert "[1] " in captured.out and "expansion skipped" not in captured.out  # the LLM's text stays clean
+    assert "# note: expansion skipped (hyde): generator at " in captured.err
+    assert "# note: expansion: offline prf used instead of hyde" in captured.err
