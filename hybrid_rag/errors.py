@@ -40,3 +40,11 @@ class ModelError(HybridRagError):
 
 class RemoteServiceError(HybridRagError):
     """A generator or reranker server did not answer, or answered badly."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a note: ``Type: first line of the message`` (at most 200 characters), or the
+    type alone when there is no message."""
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text.splitlines()[0][:200]}" if text else name

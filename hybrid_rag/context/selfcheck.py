@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hybrid_rag.context.evidence import content_terms
+from hybrid_rag.errors import describe
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, ScoredChunk, StageTiming, Trace
@@ -50,12 +51,6 @@ _PART_SPLIT = re.compile(
     r"can|should|could|would|will)\b)",
     re.IGNORECASE,
 )
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's message for a one-line note: its first line, at most 200 characters."""
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else "no message"
 
 
 def _clip(x: float) -> float:
@@ -304,7 +299,7 @@ class SelfCheck:
                 note = "self-check: the generator gave no new query; offline reformulation used"
             except Exception as exc:  # any generator failure degrades to the offline rewrite
                 note = (
-                    f"self-check: generator failed ({type(exc).__name__}: {first_line(exc)}); "
+                    f"self-check: generator failed ({describe(exc)}); "
                     "offline reformulation used"
                 )
         offline = reformulate(query, best, tried)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hybrid_rag.context import evidence as ev
-from hybrid_rag.context.selfcheck import first_line
+from hybrid_rag.errors import describe
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.types import ScoredChunk, SourceType
@@ -157,7 +157,7 @@ class Summarizer:
                 out[t] = map_reduce(self.generator, query, passages, self.cfg.summary_max_tokens, self.cut)
             except Exception as exc:  # any generator failure degrades, it never breaks the context
                 return out, (
-                    f"summary generator failed ({type(exc).__name__}: {first_line(exc)}); "
+                    f"summary generator failed ({describe(exc)}); "
                     f"extractive summaries used for {len(topics) - len(out)} of {len(topics)} topic(s)"
                 )
         return out, ""

@@ -31,7 +31,7 @@ from enum import Enum
 
 import numpy as np
 
-from hybrid_rag.errors import ConfigError, RemoteServiceError
+from hybrid_rag.errors import ConfigError, RemoteServiceError, describe
 from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Generator
@@ -401,7 +401,7 @@ class QueryExpander:
         except RemoteServiceError as exc:
             return _skipped(name, str(exc))
         except Exception as exc:  # any failure of a pluggable generator: see the docstring
-            return _skipped(name, f"the generator failed: {type(exc).__name__}: {exc}")
+            return _skipped(name, f"the generator failed: {describe(exc)}")
 
     def _prf(self, fp: FirstPass) -> Expansion:
         e, r = self.settings.expansion, self.settings.retrieval

@@ -120,11 +120,12 @@ class HybridRetriever:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)
+        rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
             with tracer.stage("expansion"):
-                candidates = self.expand(text, candidates, live, allowed, flags, tracer)
+                candidates = self.expand(text, candidates, live, allowed, flags, rows, tracer)
         with tracer.stage("fetch"):
-            rows = self.store.chunks(candidates.ids)
+            rows.update(self.store.chunks([i for i in candidates.ids if i not in rows]))
         runs = candidates.runs
         r = self.settings.retrieval
         if r.exact_scores and r.fusion != FusionMode.RRF.value and len(runs) > 1:
@@ -221,12 +222,17 @@ class HybridRetriever:
         live: LiveIndex,
         allowed: np.ndarray | None,
         flags: FeatureFlags,
+        rows: dict[int, Chunk],
         tracer: Tracer,
     ) -> Candidates:
+        """The expansion's lists added to ``candidates``; the chunks it reads are added to ``rows``
+        (the fetch stage then reads only the others)."""
+
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
-            rows = list(self.store.chunks(ids).values())
-            found = chunk_terms(self.store, tokenizer, rows, cache_new=False)
-            return {c.id: t for c, t in zip(rows, found, strict=True)}
+            rows.update(self.store.chunks([i for i in ids if i not in rows]))
+            found = [rows[i] for i in ids if i in rows]
+            cached = chunk_terms(self.store, tokenizer, found, cache_new=False)
+            return {c.id: t for c, t in zip(found, cached, strict=True)}
 
         expansion = self.expander.expand(
             text,
