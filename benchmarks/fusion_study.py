@@ -37,8 +37,8 @@ import numpy as np
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError
-from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
-from hybrid_rag.experiment import ingest_dataset
+from hybrid_rag.evaluation.experiment import ingest_dataset
+from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
 from hybrid_rag.retrieval.fusion import (
     Fused,
     complete_runs,

@@ -28,10 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid_rag.embedders import SentenceTransformerEmbedder, pool_windows
-from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.embedders import SentenceTransformerEmbedder
+from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
 from hybrid_rag.settings import EmbeddingSettings
 from hybrid_rag.tokens import count_tokens
+from hybrid_rag.vectors import pool_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"

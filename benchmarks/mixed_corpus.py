@@ -36,11 +36,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hybrid_rag.bench import git_info, machine_info  # noqa: E402
 from hybrid_rag.embedders import make_embedder  # noqa: E402
 from hybrid_rag.engine import Engine  # noqa: E402
-from hybrid_rag.evaluation import BeirDataset, EvalReport, compare, evaluate, load_beir  # noqa: E402
-from hybrid_rag.experiment import doc_run, ingest_dataset  # noqa: E402
+from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
+from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset  # noqa: E402
+from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir  # noqa: E402
 from hybrid_rag.protocols import Embedder  # noqa: E402
 from hybrid_rag.retrieval.routing import looks_like_code_query  # noqa: E402
 from hybrid_rag.settings import Settings, load_settings  # noqa: E402

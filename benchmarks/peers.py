@@ -39,12 +39,13 @@ sys.path.insert(0, str(ROOT))
 from run import DATASETS, WORK, find_datasets, ingest, limit_queries, log, open_engine  # noqa: E402
 
 from configs import index_key  # noqa: E402
-from hybrid_rag.bench import git_info, machine_info  # noqa: E402
-from hybrid_rag.embedders import make_embedder, pool_windows  # noqa: E402
-from hybrid_rag.evaluation import chunks_to_doc_scores, evaluate, load_beir  # noqa: E402
-from hybrid_rag.experiment import percentiles  # noqa: E402
+from hybrid_rag.embedders import make_embedder  # noqa: E402
+from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
+from hybrid_rag.evaluation.experiment import percentiles  # noqa: E402
+from hybrid_rag.evaluation.metrics import chunks_to_doc_scores, evaluate, load_beir  # noqa: E402
 from hybrid_rag.indices.dense import FaissVectorIndex, _one_openmp_thread  # noqa: E402
 from hybrid_rag.settings import load_settings  # noqa: E402
+from hybrid_rag.vectors import pool_windows  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "peers.json"
 DEPTH = 100
@@ -292,7 +293,7 @@ def measure(
 
 
 def run_judged(folder: Path, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
-    from hybrid_rag.experiment import doc_run
+    from hybrid_rag.evaluation.experiment import doc_run
 
     base = load_settings(args.config)
     if args.fake:

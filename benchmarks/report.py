@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hybrid_rag.evaluation import Comparison, EvalReport, compare  # noqa: E402
+from hybrid_rag.evaluation.metrics import Comparison, EvalReport, compare  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOCUMENT = ROOT / "benchmarks" / "RESULTS.md"

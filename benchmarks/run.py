@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs  # noqa: E402
-from hybrid_rag.bench import git_info, machine_info  # noqa: E402
 from hybrid_rag.embedders import make_embedder  # noqa: E402
 from hybrid_rag.engine import Engine  # noqa: E402
-from hybrid_rag.evaluation import BeirDataset, load_beir  # noqa: E402
-from hybrid_rag.experiment import ExperimentResult, evaluate_engine, ingest_dataset  # noqa: E402
+from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
+from hybrid_rag.evaluation.experiment import ExperimentResult, evaluate_engine, ingest_dataset  # noqa: E402
+from hybrid_rag.evaluation.metrics import BeirDataset, load_beir  # noqa: E402
 from hybrid_rag.protocols import Embedder  # noqa: E402
 from hybrid_rag.retrieval.retriever import resolve_flags  # noqa: E402
 from hybrid_rag.settings import Settings, load_settings  # noqa: E402

@@ -1,6 +1,6 @@
 """Speed and scale: latency per stage at 1k-1M chunks, ingest throughput, memory, bytes on disk.
 
-Corpora are synthetic with realistic token statistics (``hybrid_rag.bench``): a Zipfian vocabulary
+Corpora are synthetic with realistic token statistics (``hybrid_rag.evaluation.bench``): a Zipfian vocabulary
 (exponent 1) whose head is English stop words, then the whole words of the embedding model's
 word-piece vocabulary, then made-up words; chunks of 500-800 cl100k tokens. Vectors are random
 unit vectors of dimension 384 built straight into the index classes (an exact flat scan costs
@@ -42,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hybrid_rag.bench import (  # noqa: E402
+from hybrid_rag.evaluation.bench import (  # noqa: E402
     build_vocabulary,
     git_info,
     lucene_bm25_csc,
@@ -51,7 +51,7 @@ from hybrid_rag.bench import (  # noqa: E402
     sample_word_ids,
     zipf_cdf,
 )
-from hybrid_rag.experiment import percentiles  # noqa: E402
+from hybrid_rag.evaluation.experiment import percentiles  # noqa: E402
 from hybrid_rag.settings import Settings  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -257,7 +257,7 @@ def build_store(
     cache, as an ingest and its index build write them."""
     import hashlib
 
-    from hybrid_rag.loaders import load_text
+    from hybrid_rag.ingest.loaders import load_text
     from hybrid_rag.store import FileChunks, MetadataStore
     from hybrid_rag.types import ChunkSpan
 
@@ -469,10 +469,10 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def measure_ingest(args: argparse.Namespace) -> dict[str, Any]:
     """The real ingest path with the real model on a sample: seconds per stage, windows per chunk."""
-    from hybrid_rag.chunking import chunk_file
     from hybrid_rag.engine import Engine
     from hybrid_rag.indices.multivector import WINDOW_BITS
-    from hybrid_rag.loaders import load_text
+    from hybrid_rag.ingest.chunking import chunk_file
+    from hybrid_rag.ingest.loaders import load_text
 
     corpus = Corpus(args.ingest_chunks * 4)
     texts: list[str] = []
@@ -590,7 +590,7 @@ def run_child(kind: str, args: argparse.Namespace, windows: Sequence[int]) -> di
 
 def default_windows() -> list[int]:
     """Windows per chunk without the model: 500-800 tokens as word pieces (x1.1) in 254-piece windows."""
-    from hybrid_rag.embedders import window_spans
+    from hybrid_rag.vectors import window_spans
 
     return [len(window_spans(int(t * 1.1), 254, 32)) for t in range(TOKENS[0], TOKENS[1] + 1, 10)]
 

@@ -342,8 +342,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from hybrid_rag.evaluation import load_beir
-    from hybrid_rag.experiment import run_experiment
+    from hybrid_rag.evaluation.experiment import run_experiment
+    from hybrid_rag.evaluation.metrics import load_beir
 
     dataset = load_beir(args.dataset)
     modes = args.mode or ["hybrid"]
@@ -445,7 +445,7 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
-    from hybrid_rag.bench import format_quick_bench, run_quick_bench
+    from hybrid_rag.evaluation.bench import format_quick_bench, run_quick_bench
 
     result = run_quick_bench(settings, docs=args.docs, queries=args.queries)
     if args.json:

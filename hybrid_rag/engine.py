@@ -7,18 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.context import Checked, Context, ContextBuilder, SelfCheck, cached_embed, fragment_cuts
+from hybrid_rag.context import Context, ContextBuilder, cached_embed, fragment_cuts
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.generation import make_generator
-from hybrid_rag.indices.live import INDEX_NAME, BuildReport, LiveIndexProvider
-from hybrid_rag.indices.versions import IndexVersions
-from hybrid_rag.ingest import Ingestor, IngestReport
+from hybrid_rag.indices.build import BuildReport
+from hybrid_rag.indices.live import LiveIndexProvider
+from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
+from hybrid_rag.ingest.pipeline import Ingestor, IngestReport
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
+from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import QueryResult

@@ -12,30 +12,42 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from hybrid_rag.errors import ConfigError
 
-if TYPE_CHECKING:
-    from hybrid_rag.retrieval.parent import ParentContext
+_E = TypeVar("_E", bound="ConfigEnum")
 
 
-class SourceType(str, Enum):
+class ConfigEnum(str, Enum):
+    """A mode named in the config; ``from_str`` lists the valid values when it fails (STYLE 7)."""
+
+    @classmethod
+    def from_str(cls: type[_E], value: str) -> _E:
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"unknown {cls.__name__} {value!r}; valid values: {valid}") from None
+
+
+class SourceType(ConfigEnum):
     CODE = "code"
     TEXT = "text"
 
+
+class ParentMode(ConfigEnum):
+    """What ``features.parent_context`` attaches: neighbouring chunks, or the enclosing definition
+    (code) or section (Markdown, reST)."""
+
+    NEIGHBOURS = "neighbours"
+    ENCLOSING = "enclosing"
+
     @classmethod
-    def from_str(cls, value: str) -> SourceType:
-        return _enum_from_str(cls, value)
-
-
-def _enum_from_str(cls, value: str):  # type: ignore[no-untyped-def]
-    """Parse an Enum by value, listing the valid values when it fails (STYLE 7)."""
-    try:
-        return cls(str(value).strip().lower())
-    except ValueError:
-        valid = ", ".join(m.value for m in cls)
-        raise ConfigError(f"unknown {cls.__name__} {value!r}; valid values: {valid}") from None
+    def from_str(cls, value: str) -> ParentMode:
+        if value == "definition":  # the name before sections joined definitions
+            return cls.ENCLOSING
+        return super().from_str(value)
 
 
 @dataclass(frozen=True)
@@ -202,6 +214,22 @@ class Tracer:
 
     def freeze(self) -> Trace:
         return Trace(tuple(self._timings), tuple(self._notes))
+
+
+@dataclass(frozen=True)
+class ParentContext:
+    """Lines ``start_line..end_line`` of ``path`` around chunk ``chunk_id``; ``kind`` is the mode used."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    kind: str = ParentMode.NEIGHBOURS.value
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hybrid_rag.context import evidence as ev
+import hybrid_rag.context.evidence as ev
 from hybrid_rag.types import ScoredChunk
 
 MIN_SHARE = 40  # tokens: the smallest first-pass share of the budget a quote is offered

@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hybrid_rag.context import evidence as ev
-from hybrid_rag.context import summaries as sm
+import hybrid_rag.context.evidence as ev
+import hybrid_rag.context.summaries as sm
 from hybrid_rag.context.budget import Filler, Plan
 from hybrid_rag.context.fragments import Cuts
 from hybrid_rag.context.render import (
@@ -45,9 +45,10 @@ from hybrid_rag.context.render import (
     render_context,
     topic_heading,
 )
-from hybrid_rag.context.selfcheck import Checked, confidence
 from hybrid_rag.errors import InputError
+from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.protocols import Embedder, Generator
+from hybrid_rag.retrieval.selfcheck import Checked, confidence
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.tokens import count_tokens
@@ -147,7 +148,7 @@ class ContextBuilder:
         for i, c in enumerate(chunks):
             make = ev.code_units if c.source_type is SourceType.CODE else ev.prose_units
             units.extend(make(i, lines[i]))
-        query_terms = set(ev.content_terms(query))
+        query_terms = set(content_terms(query))
         picked = ev.pick_units(units, query_terms, self.cfg.max_embedded_units)
         vectors = np.asarray(
             self.embed([c.text for c in chunks] + [query] + [units[j].text for j in picked]), dtype=np.float64
@@ -157,7 +158,7 @@ class ContextBuilder:
         cosine = dict(zip(picked, (unit_vecs @ query_vec).tolist(), strict=True))
         per_chunk: list[list[tuple[ev.Unit, float]]] = [[] for _ in chunks]
         for j, unit in enumerate(units):
-            overlap = ev.term_overlap(query_terms, ev.content_terms(unit.text))
+            overlap = ev.term_overlap(query_terms, content_terms(unit.text))
             per_chunk[unit.chunk].append((unit, ev.relevance(cosine.get(j, 0.0), overlap, bool(query_terms))))
         scores = [ev.line_scores(len(lines[i]), lines[i], per_chunk[i]) for i in range(n)]
         k = ev.cluster_count(n, self.cfg.max_clusters)

@@ -1,7 +1,6 @@
 """The maths of context building, as pure functions: terms, scoring units, line windows, topics.
 
-* **Terms**: lowercase ``\\w+`` words plus their identifier parts (``parseHttp`` → ``parse``,
-  ``http``), spaCy's English stop words and one-letter words dropped.
+* **Terms**: ``indices.tokenize.content_terms`` (words and identifier parts, no stop words).
 * **Units** are what gets embedded and ranked: sentences of prose (a paragraph's lines joined,
   then cut after ``.``, ``!`` or ``?``) and non-trivial lines of code. Each unit knows the lines
   of its chunk that it spans.
@@ -22,11 +21,10 @@ import re
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from hybrid_rag.indices.tokenize import spacy_english_stop_words, split_identifier
+from hybrid_rag.indices.tokenize import content_terms
 
 N_INIT = 3  # k-means restarts: fixed, so that a seed gives one answer
 LINE_BASE_SCORE = 0.02  # a non-blank line is worth a little context even when it matches nothing
@@ -39,23 +37,6 @@ _SIGNATURE = re.compile(
     r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*"
     r"(?:def|class|function|func|fn|interface|struct|enum|trait|impl|type|module)\b"
 )
-
-
-def content_terms(text: str) -> list[str]:
-    """The text's terms in order (duplicates kept): words and identifier parts, no stop words.
-
-    >>> content_terms("Where is parseHttpRequest defined?")
-    ['parsehttprequest', 'parse', 'http', 'request', 'defined']
-    """
-    return [term for token in _WORD.findall(text) for term in _token_terms(token)]
-
-
-@lru_cache(maxsize=100_000)
-def _token_terms(token: str) -> tuple[str, ...]:
-    stop = spacy_english_stop_words()
-    parts = split_identifier(token)
-    terms = [token.lower(), *(parts if len(parts) > 1 else [])]
-    return tuple(t for t in terms if (len(t) > 1 or t.isdigit()) and t not in stop)
 
 
 def term_overlap(query_terms: set[str], terms: Iterable[str]) -> float:

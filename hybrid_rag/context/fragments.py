@@ -11,17 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, and_, or_
-
-from hybrid_rag.store import CHUNKS, MetadataStore
+from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import ScoredChunk
 
 Cuts = tuple[bool, bool]  # (cut before, cut after)
-
-
-def _only_line(document_id: int, line: int) -> ColumnElement[bool]:
-    """The chunks of a document that hold only line ``line``."""
-    return and_(CHUNKS.c.document_id == document_id, CHUNKS.c.start_line == line, CHUNKS.c.end_line == line)
 
 
 def fragment_cuts(store: MetadataStore, chunks: Sequence[ScoredChunk]) -> dict[int, Cuts]:
@@ -33,13 +26,13 @@ def fragment_cuts(store: MetadataStore, chunks: Sequence[ScoredChunk]) -> dict[i
     if not where or not store.exists:
         return {}
     lines = sorted(set(where.values()))
-    found = store.chunk_ids_where(or_(*(_only_line(*line) for line in lines))).tolist()
+    found = store.single_line_chunk_ids(lines)
     groups: dict[tuple[int, int], list[int]] = {}
     if set(found) <= set(where):
         for cid in found:
             groups.setdefault(where[cid], []).append(cid)
     else:
-        groups = {line: store.chunk_ids_where(_only_line(*line)).tolist() for line in lines}
+        groups = {line: store.single_line_chunk_ids([line]) for line in lines}
     out: dict[int, Cuts] = {}
     for pieces in groups.values():
         if len(pieces) > 1:

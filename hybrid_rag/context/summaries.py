@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hybrid_rag.context import evidence as ev
+import hybrid_rag.context.evidence as ev
 from hybrid_rag.errors import describe
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import ContextSettings

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid_rag.embedders import pool_windows
 from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.dense import FaissVectorIndex, rank_hits
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.protocols import VectorIndex
 from hybrid_rag.types import Hit
+from hybrid_rag.vectors import pool_windows
 
 WINDOW_BITS = 5
 MAX_WINDOWS = 1 << WINDOW_BITS

@@ -25,13 +25,17 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 TokenizerKind = Literal["spacy", "regex"]
 StemmerName = Literal["none", "english"]
 
 # Bump when the terms produced for the same text change: BM25 manifests record it, and an
 # index built by another version is refused at load instead of silently matching badly.
+if TYPE_CHECKING:
+    from hybrid_rag.store import MetadataStore
+    from hybrid_rag.types import Chunk
+
 TOKENIZER_VERSION = 1
 
 _WORD = re.compile(r"\w+")
@@ -243,3 +247,40 @@ class Tokenizer:
             import Stemmer
 
             self._stem = Stemmer.Stemmer("english")
+
+
+def content_terms(text: str) -> list[str]:
+    """The text's terms in order (duplicates kept): words and identifier parts, no stop words.
+
+    >>> content_terms("Where is parseHttpRequest defined?")
+    ['parsehttprequest', 'parse', 'http', 'request', 'defined']
+    """
+    return [term for token in _WORD.findall(text) for term in _token_terms(token)]
+
+
+@lru_cache(maxsize=100_000)
+def _token_terms(token: str) -> tuple[str, ...]:
+    stop = spacy_english_stop_words()
+    parts = split_identifier(token)
+    terms = [token.lower(), *(parts if len(parts) > 1 else [])]
+    return tuple(t for t in terms if (len(t) > 1 or t.isdigit()) and t not in stop)
+
+
+def chunk_terms(
+    store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], *, cache_new: bool = True
+) -> list[list[str]]:
+    """Each chunk's BM25 terms, read from the store's cache (keyed by chunk sha256 and
+    ``tokenizer.cache_key()``); text not cached yet is tokenised, and stored when ``cache_new``.
+
+    The index build caches every chunk it indexes, so a query (``cache_new=False``: queries do
+    not write) finds the terms of any indexed chunk without tokenising it again.
+    """
+    key = tokenizer.cache_key()
+    cached = store.cached_tokens(key, (c.sha256 for c in chunks))
+    todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
+    if todo:
+        fresh = dict(zip(todo, tokenizer.tokenize_many(list(todo.values())), strict=True))
+        if cache_new:
+            store.put_tokens(key, fresh)
+        cached.update(fresh)
+    return [cached[c.sha256] for c in chunks]

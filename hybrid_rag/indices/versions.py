@@ -25,6 +25,7 @@ from hybrid_rag.indices.files import fsync_dir
 
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
+INDEX_NAME = "dense+bm25"  # the name index builds are recorded under in the store
 _VERSION_DIR = re.compile(r"^v(\d{6,})$")
 
 

@@ -25,9 +25,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
@@ -38,7 +37,7 @@ from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import get_encoding
-from hybrid_rag.types import Hit, _enum_from_str
+from hybrid_rag.types import ConfigEnum, Hit
 
 # The BM25 terms of chunks by id, through the given tokenizer (the store's token cache in the engine)
 ChunkTerms = Callable[[Sequence[int], Tokenizer], Mapping[int, Sequence[str]]]
@@ -57,12 +56,6 @@ TERM_RESOLUTION = 3
 # An expansion term must occur in at least this many feedback documents (when there are that
 # many): a word found in one document only says more about that document than about the topic.
 MIN_FEEDBACK_DF = 2
-# Expansion lists are fused at half the weight of the first-pass list of their kind. PRF on
-# cranfield / cosqa (nDCG@10 without -> with, weights 0.5 | 1.0 | 0.25): RRF, equal weights
-# .543 -> .555 | .557, cosqa .777 -> .782 | .783; z-score .75/.25 .533 -> .537 | .540 | .536,
-# cosqa .889 -> .883 | .877 | .887 (recall@100 on cranfield .767 -> .80 in every case).
-# HyDE and multi-query are unmeasured (no LLM offline).
-EXPANSION_WEIGHT = 0.5
 MULTI_QUERY_PROMPT = (
     "Rewrite the search query below in {n} different ways, one per line, using other words or "
     "related technical terms that a relevant document might contain. Write only the {n} "
@@ -74,13 +67,10 @@ _LIST_MARKER = re.compile(
 )
 
 
-class ExpansionMethod(str, Enum):
+class ExpansionMethod(ConfigEnum):
     PRF = "prf"
     HYDE = "hyde"
 
-    @classmethod
-    def from_str(cls, value: str) -> ExpansionMethod:
-        return _enum_from_str(cls, value)
 
 
 @dataclass(frozen=True)
@@ -290,45 +280,6 @@ def truncate_tokens(text: str, max_tokens: int, encoding: str = "cl100k_base") -
     enc = get_encoding(encoding)
     ids = enc.encode(text, disallowed_special=())
     return text if len(ids) <= max_tokens else enc.decode(ids[: max(max_tokens, 0)])
-
-
-def run_weights(
-    names: Iterable[str],
-    dense_weight: float,
-    bm25_weight: float,
-    *,
-    expansion_weight: float = EXPANSION_WEIGHT,
-    replace_dense: bool = False,
-) -> dict[str, float]:
-    """Fusion weights for the first-pass and expansion runs, by the index each one searched
-    (``dense``, ``*_dense``, ``hyde``: dense; ``bm25``, ``*_bm25``: BM25).
-
-    An expansion run gets ``expansion_weight`` times its kind's weight (``hyde`` replacing the
-    dense list gets the full dense weight); the ``mq*`` runs of one kind share theirs, so n
-    rewrites together weigh as much as one expansion list.
-
-    >>> run_weights(["dense", "bm25", "prf_bm25", "mq1_dense", "mq2_dense"], 1.0, 0.8)
-    {'dense': 1.0, 'bm25': 0.8, 'prf_bm25': 0.4, 'mq1_dense': 0.25, 'mq2_dense': 0.25}
-    """
-    kinds: dict[str, str] = {}
-    for name in names:
-        if name == "hyde" or name.endswith("dense"):
-            kinds[name] = "dense"
-        elif name.endswith("bm25"):
-            kinds[name] = "bm25"
-        else:
-            raise ValueError(f"run {name!r} is neither a dense nor a BM25 list")
-    base = {"dense": float(dense_weight), "bm25": float(bm25_weight)}
-    variants = Counter(kind for name, kind in kinds.items() if name.startswith("mq"))
-    weights: dict[str, float] = {}
-    for name, kind in kinds.items():
-        if name in ("dense", "bm25") or (name == "hyde" and replace_dense):
-            weights[name] = base[kind]
-        elif name.startswith("mq"):
-            weights[name] = expansion_weight * base[kind] / variants[kind]
-        else:
-            weights[name] = expansion_weight * base[kind]
-    return weights
 
 
 def _is_candidate(term: str) -> bool:

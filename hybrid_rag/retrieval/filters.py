@@ -1,4 +1,5 @@
-"""Metadata filters: one small language for the CLI and Python, compiled to SQL over the store.
+"""Metadata filters: one small language for the CLI and Python (the parser; ``store/filter_sql.py``
+compiles it to SQL).
 
 CLI: ``--filter 'source_type=code' --filter 'collection in (docs, src)' --filter 'path~src/**'``;
 several filters are ANDed. Grammar (keywords and field names are case-insensitive)::
@@ -34,7 +35,7 @@ matches every file under any directory named ``src`` (``/home/me/proj/src/a/b.py
 ``/home/me/mysrc/a.py``), ``src/*.py`` only files directly in it. A leading ``/`` anchors at the
 root (``/home/me/**``); a trailing ``/`` means ``/**``. In SQL a glob becomes a Python regular
 expression behind SQLite's ``REGEXP`` (registered on every connection by SQLAlchemy's pysqlite
-dialect); ``glob_to_regex`` is the translation.
+dialect); ``glob_to_regex`` is the translation, ``store/filter_sql.py`` the compiler.
 """
 
 from __future__ import annotations
@@ -48,36 +49,28 @@ from difflib import get_close_matches
 from functools import lru_cache
 from typing import Union
 
-import numpy as np
-from sqlalchemy import ColumnElement, and_, not_, or_
-
 from hybrid_rag.errors import InputError
-from hybrid_rag.store import CHUNKS, DOCUMENTS, MetadataStore
 from hybrid_rag.types import SourceType
 
-_TEXT, _SOURCE, _NUMBER, _DATE = "text", "source_type", "number", "date"
+TEXT, SOURCE, NUMBER, DATE = "text", "source_type", "number", "date"  # field kinds
 FIELDS: Mapping[str, str] = {
-    "path": _TEXT,
-    "collection": _TEXT,
-    "language": _TEXT,
-    "source_type": _SOURCE,
-    "ingested_at": _DATE,
-    "mtime": _DATE,
-    "size": _NUMBER,
-    "start_line": _NUMBER,
-    "end_line": _NUMBER,
-    "token_count": _NUMBER,
-}
-_COLUMNS = {
-    name: (CHUNKS if name in ("start_line", "end_line", "token_count") else DOCUMENTS).c[name]
-    for name in FIELDS
+    "path": TEXT,
+    "collection": TEXT,
+    "language": TEXT,
+    "source_type": SOURCE,
+    "ingested_at": DATE,
+    "mtime": DATE,
+    "size": NUMBER,
+    "start_line": NUMBER,
+    "end_line": NUMBER,
+    "token_count": NUMBER,
 }
 _ORDER = (">", ">=", "<", "<=")
 _OPERATORS = {
-    _TEXT: ("=", "!=", "~", "in"),
-    _SOURCE: ("=", "!=", "in"),
-    _NUMBER: ("=", "!=", *_ORDER, "in"),
-    _DATE: ("=", "!=", *_ORDER),
+    TEXT: ("=", "!=", "~", "in"),
+    SOURCE: ("=", "!=", "in"),
+    NUMBER: ("=", "!=", *_ORDER, "in"),
+    DATE: ("=", "!=", *_ORDER),
 }
 _OP_TOKENS = ("==", "!=", ">=", "<=", "=", ">", "<", "~")  # longest first
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -156,14 +149,14 @@ def _field_kind(name: str) -> str:
     return kind
 
 
-def _check(name: str, op: str, values: Sequence[str]) -> str:
+def check(name: str, op: str, values: Sequence[str]) -> str:
     """Raise InputError unless ``op`` applies to the field and every value parses; return its kind."""
     kind = _field_kind(name)
     if op not in _OPERATORS[kind]:
         valid = ", ".join(o if o != "in" else "in, not in" for o in _OPERATORS[kind])
         raise InputError(f"operator {op!r} does not apply to {name} (a {kind} field); use {valid}")
     for value in values:
-        _convert(name, kind, op, value)
+        convert(name, kind, op, value)
     return kind
 
 
@@ -202,16 +195,16 @@ def parse_when(value: str) -> tuple[datetime, datetime | None]:
     return when, None
 
 
-def _convert(name: str, kind: str, op: str, value: str) -> object:
+def convert(name: str, kind: str, op: str, value: str) -> object:
     """A value as the column compares it (a date field gives parse_when's pair, in column units)."""
-    if kind == _SOURCE:
+    if kind == SOURCE:
         valid = ", ".join(t.value for t in SourceType)
         if value.strip().lower() not in {t.value for t in SourceType}:
             raise InputError(f"source_type must be one of {valid}, got {value!r}")
         return value.strip().lower()
-    if kind == _NUMBER:
+    if kind == NUMBER:
         return _number(name, value)
-    if kind == _DATE:
+    if kind == DATE:
         if name == "mtime" and re.fullmatch(r"\s*[-+]?\d+(\.\d*)?\s*", value):
             return float(value), None
         start, end = parse_when(value)
@@ -353,7 +346,7 @@ class _Parser:
     def check(self, name: str, op: str | None, values: Sequence[str], at: int) -> None:
         """_check (or, with no op, only the field name), failing at position ``at``."""
         try:
-            _field_kind(name) if op is None else _check(name, op, values)
+            _field_kind(name) if op is None else check(name, op, values)
         except InputError as exc:
             raise self.fail(str(exc), at) from None
 
@@ -420,11 +413,11 @@ def filters_from_mapping(mapping: Mapping[str, object]) -> FilterExpr | None:
         if isinstance(raw, (list, tuple, set, frozenset)):
             items = sorted(raw, key=str) if isinstance(raw, (set, frozenset)) else list(raw)
             values = tuple(_scalar(key, v) for v in items)
-            _check(key, "in", values)
+            check(key, "in", values)
             exprs.append(InList(key, values))
         else:
             value = _scalar(key, raw)
-            _check(key, "=", [value])
+            check(key, "=", [value])
             exprs.append(Compare(key, "=", value))
     if not exprs:
         return None
@@ -452,56 +445,3 @@ def as_filter(spec: object) -> FilterExpr | None:
     if isinstance(spec, Sequence) and all(isinstance(s, str) for s in spec):
         return parse_filters(spec)
     raise InputError(f"unsupported filter {spec!r}: use a string, a list of strings or a mapping")
-
-
-# -- SQL -------------------------------------------------------------------------------------
-
-
-def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
-    """The condition over ``DOCUMENTS`` and ``CHUNKS`` columns (for ``MetadataStore.chunk_ids_where``)."""
-    if isinstance(expr, And):
-        return and_(*(to_sql(i) for i in expr.items))
-    if isinstance(expr, Or):
-        return or_(*(to_sql(i) for i in expr.items))
-    if isinstance(expr, Not):
-        return not_(to_sql(expr.item))
-    if isinstance(expr, InList):
-        kind = _check(expr.field, "in", expr.values)
-        column = _COLUMNS[expr.field]
-        values = [_convert(expr.field, kind, "in", v) for v in expr.values]
-        return column.not_in(values) if expr.negated else column.in_(values)
-    if isinstance(expr, Compare):
-        op = "=" if expr.op == "==" else expr.op
-        kind = _check(expr.field, op, [expr.value])
-        return _compare(_COLUMNS[expr.field], kind, op, _convert(expr.field, kind, op, expr.value))
-    raise TypeError(f"not a filter expression: {expr!r}")
-
-
-def _compare(column: ColumnElement, kind: str, op: str, value: object) -> ColumnElement[bool]:
-    if op == "~":
-        return column.regexp_match(value)
-    if kind == _DATE:
-        start, end = value  # type: ignore[misc]
-        if end is not None:  # a whole day: [start, end)
-            return {
-                "=": and_(column >= start, column < end),
-                "!=": or_(column < start, column >= end),
-                ">": column >= end,
-                ">=": column >= start,
-                "<": column < start,
-                "<=": column < end,
-            }[op]
-        value = start
-    return {
-        "=": lambda: column == value,
-        "!=": lambda: column != value,
-        ">": lambda: column > value,
-        ">=": lambda: column >= value,
-        "<": lambda: column < value,
-        "<=": lambda: column <= value,
-    }[op]()
-
-
-def allowed_ids(store: MetadataStore, expr: FilterExpr) -> np.ndarray:
-    """Ids (int64, ascending) of the chunks that satisfy the filter; empty if none do."""
-    return store.chunk_ids_where(to_sql(expr))

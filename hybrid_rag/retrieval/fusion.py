@@ -28,14 +28,14 @@ Evidence in ``benchmarks/fusion_study.py`` (RESULTS.md section 2): text 0.65/0.3
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
 from hybrid_rag.errors import ConfigError
-from hybrid_rag.types import Hit, _enum_from_str
+from hybrid_rag.types import ConfigEnum, Hit
 
 RRF_K = 60
 
@@ -44,14 +44,11 @@ Weights = Mapping[str, float] | Callable[[int], Mapping[str, float]]  # per list
 Scorer = Callable[[np.ndarray], np.ndarray]  # chunk ids -> their exact scores in one list (NaN: unknown)
 
 
-class FusionMode(str, Enum):
+class FusionMode(ConfigEnum):
     RRF = "rrf"
     WEIGHTED = "weighted"  # min-max normalised scores
     ZSCORE = "zscore"  # ZMUV-standardised scores
 
-    @classmethod
-    def from_str(cls, value: str) -> FusionMode:
-        return _enum_from_str(cls, value)
 
 
 @dataclass(frozen=True)
@@ -224,3 +221,47 @@ def fuse_runs(
     if fusion is FusionMode.WEIGHTED:
         return weighted_fusion(runs, weights)
     return reciprocal_rank_fusion(runs, k=k, weights=weights)
+
+
+# Expansion lists are fused at half the weight of the first-pass list of their kind
+# (benchmarks/RESULTS.md section 6).
+EXPANSION_WEIGHT = 0.5
+
+
+def run_weights(
+    names: Iterable[str],
+    dense_weight: float,
+    bm25_weight: float,
+    *,
+    expansion_weight: float = EXPANSION_WEIGHT,
+    replace_dense: bool = False,
+) -> dict[str, float]:
+    """Fusion weights for the first-pass and expansion runs, by the index each one searched
+    (``dense``, ``*_dense``, ``hyde``: dense; ``bm25``, ``*_bm25``: BM25).
+
+    An expansion run gets ``expansion_weight`` times its kind's weight (``hyde`` replacing the
+    dense list gets the full dense weight); the ``mq*`` runs of one kind share theirs, so n
+    rewrites together weigh as much as one expansion list.
+
+    >>> run_weights(["dense", "bm25", "prf_bm25", "mq1_dense", "mq2_dense"], 1.0, 0.8)
+    {'dense': 1.0, 'bm25': 0.8, 'prf_bm25': 0.4, 'mq1_dense': 0.25, 'mq2_dense': 0.25}
+    """
+    kinds: dict[str, str] = {}
+    for name in names:
+        if name == "hyde" or name.endswith("dense"):
+            kinds[name] = "dense"
+        elif name.endswith("bm25"):
+            kinds[name] = "bm25"
+        else:
+            raise ValueError(f"run {name!r} is neither a dense nor a BM25 list")
+    base = {"dense": float(dense_weight), "bm25": float(bm25_weight)}
+    variants = Counter(kind for name, kind in kinds.items() if name.startswith("mq"))
+    weights: dict[str, float] = {}
+    for name, kind in kinds.items():
+        if name in ("dense", "bm25") or (name == "hyde" and replace_dense):
+            weights[name] = base[kind]
+        elif name.startswith("mq"):
+            weights[name] = expansion_weight * base[kind] / variants[kind]
+        else:
+            weights[name] = expansion_weight * base[kind]
+    return weights

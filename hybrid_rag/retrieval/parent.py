@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import Enum
 
-from hybrid_rag.chunking import HEADING, text_priorities
+from hybrid_rag.ingest.chunking import HEADING, text_priorities
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.types import Chunk, ScoredChunk, SourceType, _enum_from_str
+from hybrid_rag.types import Chunk, ParentContext, ParentMode, ScoredChunk, SourceType
 
 DEFAULT_MAX_LINES = 200
 _MODIFIERS = (
@@ -48,33 +46,6 @@ _DEFINITION = re.compile(
 _DECORATOR = re.compile(r"@[\w.]")
 _COMMENT = re.compile(r"(?:#|//|/\*|\*|--|;|%)")
 _TRANSPARENT = re.compile(r"(?:@[\w.]|#|//|/\*|\*|--|;|%|[)\]}])")  # decorators, comments, closers
-
-
-class ParentMode(str, Enum):
-    NEIGHBOURS = "neighbours"
-    ENCLOSING = "enclosing"
-
-    @classmethod
-    def from_str(cls, value: str) -> ParentMode:
-        if value == "definition":  # the name before sections joined definitions
-            return cls.ENCLOSING
-        return _enum_from_str(cls, value)
-
-
-@dataclass(frozen=True)
-class ParentContext:
-    """Lines ``start_line..end_line`` of ``path`` around chunk ``chunk_id``; ``kind`` is the mode used."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    kind: str = ParentMode.NEIGHBOURS.value
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
 # -- pure functions --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hybrid_rag.embedders import _in_hf_cache, _quiet_loading, window_spans
+from hybrid_rag.embedders import _in_hf_cache, _quiet_loading
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.indices.tokenize import Tokenizer
@@ -46,6 +46,7 @@ from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
 from hybrid_rag.settings import RerankSettings, Settings
 from hybrid_rag.types import ScoredChunk
+from hybrid_rag.vectors import window_spans
 
 Blend = Literal["none", "rrf", "linear"]
 BM25_K1 = 1.2  # the reranker's own BM25 over the candidate set (Robertson; Lucene's IDF)

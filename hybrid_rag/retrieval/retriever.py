@@ -10,34 +10,31 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
-from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider, chunk_terms
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
+from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval import filters as filter_lang
-from hybrid_rag.retrieval.expansion import QueryExpander, run_weights
-from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs
+from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.rerank import rerank_candidates
-from hybrid_rag.retrieval.routing import apply_min_scores, code_route_filter
+from hybrid_rag.retrieval.routing import code_route_filter
+from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, Settings
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.types import Chunk, Hit, QueryResult, ScoredChunk, SourceType, Tracer, _enum_from_str
+from hybrid_rag.types import Chunk, ConfigEnum, Hit, QueryResult, ScoredChunk, SourceType, Tracer
 
 
-class RetrievalMode(str, Enum):
+class RetrievalMode(ConfigEnum):
     DENSE = "dense"
     BM25 = "bm25"
     HYBRID = "hybrid"
 
-    @classmethod
-    def from_str(cls, value: str) -> RetrievalMode:
-        return _enum_from_str(cls, value)
 
 
 @dataclass(frozen=True)
@@ -173,12 +170,12 @@ class HybridRetriever:
         expr = filter_lang.as_filter(filters) if flags.filters else None
         if filters is not None and not flags.filters:
             tracer.note("filters ignored: features.filters is off")
-        allowed = None if expr is None else filter_lang.allowed_ids(self.store, expr)
+        allowed = None if expr is None else self.store.chunk_ids_matching(expr)
         if flags.routing:
             route = code_route_filter(text)
             if route is not None:
-                routed = filter_lang.allowed_ids(
-                    self.store, route if expr is None else filter_lang.And((expr, route))
+                routed = self.store.chunk_ids_matching(
+                    route if expr is None else filter_lang.And((expr, route))
                 )
                 if routed.size:
                     tracer.note("routed to source_type=code: the query looks like code")

@@ -26,10 +26,9 @@ A space before ``(`` is prose, not a call; ``i.e.`` / ``e.g.`` are not dotted id
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from hybrid_rag.retrieval.filters import Compare, FilterExpr
-from hybrid_rag.types import ScoredChunk, SourceType
+from hybrid_rag.types import SourceType
 
 CODE_QUERY_THRESHOLD = 2.0
 STRONG, WEAK = 2.0, 1.0
@@ -115,11 +114,3 @@ def code_route_filter(text: str, threshold: float = CODE_QUERY_THRESHOLD) -> Fil
     return (
         Compare("source_type", "=", SourceType.CODE.value) if looks_like_code_query(text, threshold) else None
     )
-
-
-def apply_min_scores(
-    results: Sequence[ScoredChunk], min_score_code: float | None, min_score_text: float | None
-) -> list[ScoredChunk]:
-    """Drop results whose ``score`` is below their source type's floor (None: no floor); order kept."""
-    floors = {SourceType.CODE: min_score_code, SourceType.TEXT: min_score_text}
-    return [r for r in results if floors.get(r.source_type) is None or r.score >= floors[r.source_type]]

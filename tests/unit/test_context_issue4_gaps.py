@@ -18,15 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hybrid_rag.context import ContextBuilder, SelfCheck
+from hybrid_rag.context import ContextBuilder
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
+from hybrid_rag.retrieval.selfcheck import SelfCheck
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # -- every citation matches the file on disk, through ingest, chunking and retrieval ---------------
 

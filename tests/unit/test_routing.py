@@ -10,15 +10,15 @@ import pytest
 from hybrid_rag.retrieval.filters import Compare
 from hybrid_rag.retrieval.routing import (
     CODE_QUERY_THRESHOLD,
-    apply_min_scores,
     code_query_evidence,
     code_query_score,
     code_route_filter,
     looks_like_code_query,
 )
+from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType
 
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 CODE = [
     "getFileName",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_rag.chunking import chunk_file
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.retrieval.parent import (
     ParentContext,
     ParentMode,

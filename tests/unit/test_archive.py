@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_rag.archive import (
+from hybrid_rag.errors import InputError
+from hybrid_rag.ingest.archive import (
     RATIO_FLOOR_BYTES,
     is_zip,
     load_zip,
     member_parts,
     unsafe_name_reason,
 )
-from hybrid_rag.errors import InputError
 from hybrid_rag.settings import ArchiveSettings, LoadingSettings
 from hybrid_rag.types import LoadedFile, SourceType
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_http import closed_port, serve
 
-from hybrid_rag.context import ContextBuilder, SelfCheck, cited_ids, confidence, fragment_cuts
+from hybrid_rag.context import ContextBuilder, cited_ids, fragment_cuts
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.context import summaries as sm
 from hybrid_rag.context.budget import Filler
@@ -20,6 +20,7 @@ from hybrid_rag.context.render import Quote, Topic, render_context
 from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.generation import make_generator
+from hybrid_rag.retrieval.selfcheck import SelfCheck, confidence
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.loaders import IgnoreRules, classify, decode_text, iter_files, load_file, load_text
+from hybrid_rag.ingest.loaders import IgnoreRules, classify, decode_text, iter_files, load_file, load_text
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
 

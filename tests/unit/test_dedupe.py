@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from hybrid_rag.dedupe import SEED, NearDuplicateFilter, combine_shingles, shingles, token_hash, tokens
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.ingest.dedupe import SEED, NearDuplicateFilter, combine_shingles, shingles, token_hash, tokens
 from hybrid_rag.settings import DedupeSettings
 
 VOCAB = [f"w{i}x" for i in range(3000)]

@@ -11,7 +11,8 @@ import bm25s
 import numpy as np
 import pytest
 
-from hybrid_rag.bench import (
+from hybrid_rag.errors import ConfigError, InputError
+from hybrid_rag.evaluation.bench import (
     build_vocabulary,
     format_quick_bench,
     lucene_bm25_csc,
@@ -22,11 +23,10 @@ from hybrid_rag.bench import (
     sample_word_ids,
     zipf_cdf,
 )
-from hybrid_rag.errors import ConfigError, InputError
-from hybrid_rag.evaluation import EvalReport
+from hybrid_rag.evaluation.metrics import EvalReport
 from hybrid_rag.settings import Settings
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:
@@ -227,7 +227,7 @@ def test_compare_suites_runs_a_paired_test_per_configuration() -> None:
 def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: Path) -> None:
     from hybrid_rag.embedders import FakeEmbedder
     from hybrid_rag.engine import Engine
-    from hybrid_rag.experiment import evaluate_engine, ingest_dataset
+    from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset
 
     dataset = quick_dataset(docs=6, queries=3)
     settings = Settings().with_overrides({"paths.data_dir": str(tmp_path)})

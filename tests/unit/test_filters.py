@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 import numpy as np
 import pytest
 
-import hybrid_rag.store as store_module
+import hybrid_rag.store.store as store_module
 from hybrid_rag.errors import InputError
 from hybrid_rag.retrieval.filters import (
     FIELDS,
@@ -17,7 +17,6 @@ from hybrid_rag.retrieval.filters import (
     InList,
     Not,
     Or,
-    allowed_ids,
     as_filter,
     filters_from_mapping,
     glob_match,
@@ -25,9 +24,9 @@ from hybrid_rag.retrieval.filters import (
     parse_filter,
     parse_filters,
     parse_when,
-    to_sql,
 )
 from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
 
 
@@ -86,13 +85,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> MetadataStore:
 
 
 def paths(store: MetadataStore, text: str) -> set[str]:
-    ids = allowed_ids(store, parse_filter(text))
+    ids = store.chunk_ids_matching(parse_filter(text))
     assert ids.dtype == np.int64 and list(ids) == sorted(ids)
     return {c.path for c in store.chunks(ids).values()}
 
 
 def spans(store: MetadataStore, text: str) -> set[tuple[str, int]]:
-    ids = allowed_ids(store, parse_filter(text))
+    ids = store.chunk_ids_matching(parse_filter(text))
     return {(c.path, c.start_line) for c in store.chunks(ids).values()}
 
 
@@ -291,7 +290,7 @@ def test_str_round_trips(text):
 def test_parse_filters_ands_several_strings(store):
     expr = parse_filters(["source_type=code", "collection in (src)", "path~*.py"])
     assert isinstance(expr, And) and len(expr.items) == 3
-    assert {c.path for c in store.chunks(allowed_ids(store, expr)).values()} == {
+    assert {c.path for c in store.chunks(store.chunk_ids_matching(expr)).values()} == {
         MAIN,
         UTIL,
     }
@@ -300,7 +299,7 @@ def test_parse_filters_ands_several_strings(store):
 
 
 def test_a_filter_that_matches_nothing_gives_an_empty_id_array(store):
-    ids = allowed_ids(store, parse_filter("collection=nope"))
+    ids = store.chunk_ids_matching(parse_filter("collection=nope"))
     assert ids.dtype == np.int64 and ids.size == 0
 
 
@@ -316,7 +315,7 @@ def test_filters_from_mapping(store):
             Compare("size", "=", "50"),
         )
     )
-    assert {c.path for c in store.chunks(allowed_ids(store, expr)).values()} == {JS}
+    assert {c.path for c in store.chunks(store.chunk_ids_matching(expr)).values()} == {JS}
     assert filters_from_mapping({}) is None
     assert filters_from_mapping({"collection": {"b", "a"}}) == InList("collection", ("a", "b"))
     assert filters_from_mapping({"ingested_at": date(2026, 1, 1)}) == Compare(

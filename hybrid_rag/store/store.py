@@ -15,117 +15,44 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from sqlalchemy import (
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    LargeBinary,
-    String,
-    Text,
+    and_,
     create_engine,
     delete,
     event,
     func,
     inspect,
+    or_,
     select,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError, OperationalError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
-from hybrid_rag.embedders import pool_windows
 from hybrid_rag.errors import StoreError
+from hybrid_rag.retrieval.filters import FilterExpr
+from hybrid_rag.store.filter_sql import to_sql
+from hybrid_rag.store.schema import (
+    CHUNKS,
+    DOCUMENTS,
+    SCHEMA_VERSION,
+    _Base,
+    _Chunk,
+    _Document,
+    _Embedding,
+    _IndexVersion,
+    _Meta,
+    _Signature,
+    _Tokens,
+)
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.vectors import pool_windows
 
-SCHEMA_VERSION = 1
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
-
-
-class _Base(DeclarativeBase):
-    pass
-
-
-class _Meta(_Base):
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(String)
-
-
-class _Document(_Base):
-    __tablename__ = "documents"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    path: Mapped[str] = mapped_column(String, unique=True, index=True)
-    collection: Mapped[str] = mapped_column(String, index=True)
-    sha256: Mapped[str] = mapped_column(String(64))
-    size: Mapped[int] = mapped_column(Integer)
-    mtime: Mapped[float] = mapped_column(Float)
-    source_type: Mapped[str] = mapped_column(String(8))
-    language: Mapped[str] = mapped_column(String)
-    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-class _Chunk(_Base):
-    __tablename__ = "chunks"
-    __table_args__: ClassVar[dict[str, Any]] = {"sqlite_autoincrement": True}
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    start_line: Mapped[int] = mapped_column(Integer)
-    end_line: Mapped[int] = mapped_column(Integer)
-    text: Mapped[str] = mapped_column(Text)
-    token_count: Mapped[int] = mapped_column(Integer)
-    sha256: Mapped[str] = mapped_column(String(64), index=True)
-
-
-class _Embedding(_Base):
-    """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
-
-    __tablename__ = "embeddings"
-    model: Mapped[str] = mapped_column(String, primary_key=True)
-    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    dimension: Mapped[int] = mapped_column(Integer)
-    vector: Mapped[bytes] = mapped_column(LargeBinary)
-
-
-class _Signature(_Base):
-    """MinHash signatures of chunk texts (near-duplicate detection), keyed by chunk sha256."""
-
-    __tablename__ = "signatures"
-    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    num_perm: Mapped[int] = mapped_column(Integer)
-    hashvalues: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # None: no words
-
-
-class _Tokens(_Base):
-    """BM25 terms of chunk texts, keyed by chunk sha256 and the tokenizer's parameters."""
-
-    __tablename__ = "bm25_tokens"
-    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    tokenizer: Mapped[str] = mapped_column(String(64), primary_key=True)
-    terms: Mapped[str] = mapped_column(Text)  # space-separated (terms never hold white space)
-
-
-class _IndexVersion(_Base):
-    __tablename__ = "index_versions"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String)
-    version: Mapped[int] = mapped_column(Integer, index=True)
-    built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    source_hash: Mapped[str] = mapped_column(String(64))
-    params: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String)
-
-
-DOCUMENTS = _Document.__table__
-"""The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
-mtime, source_type, language, ingested_at)."""
-CHUNKS = _Chunk.__table__
-"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""
 
 
 @dataclass(frozen=True)
@@ -314,7 +241,17 @@ class MetadataStore:
                     out[chunk.id] = _chunk(chunk, doc)
         return out
 
-    def chunk_ids_where(self, condition: ColumnElement[bool]) -> np.ndarray:
+    def chunk_ids_matching(self, expr: FilterExpr) -> np.ndarray:
+        """Ids (int64, ascending) of the chunks that satisfy a filter expression; empty if none do."""
+        return self._chunk_ids_where(to_sql(expr))
+
+    def single_line_chunk_ids(self, lines: Sequence[tuple[int, int]]) -> list[int]:
+        """Ids, in id order, of the chunks that hold only one line, for each (document id, line)."""
+        if not lines:
+            return []
+        return self._chunk_ids_where(or_(*(_only_line(*line) for line in lines))).tolist()
+
+    def _chunk_ids_where(self, condition: ColumnElement[bool]) -> np.ndarray:
         """Ids of the chunks (joined with their documents) that satisfy a SQL condition over
         ``DOCUMENTS`` and ``CHUNKS`` columns, in id order."""
         with self._session() as s:
@@ -497,6 +434,11 @@ class MetadataStore:
 def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def _only_line(document_id: int, line: int) -> ColumnElement[bool]:
+    """The chunks of a document that hold only line ``line``."""
+    return and_(CHUNKS.c.document_id == document_id, CHUNKS.c.start_line == line, CHUNKS.c.end_line == line)
 
 
 def _document_record(d: _Document) -> DocumentRecord:

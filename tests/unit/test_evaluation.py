@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.evaluation import (
+from hybrid_rag.evaluation.metrics import (
     DEFAULT_METRICS,
     EvalReport,
     chunk_run_to_doc_run,
@@ -20,7 +20,7 @@ from hybrid_rag.evaluation import (
     ranked,
 )
 
-DATASETS = Path("/work/shared/datasets")
+DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 
 # -- metrics ---------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.evaluation import BeirDataset, EvalReport, evaluate
-from hybrid_rag.loaders import load_text
+from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, evaluate
+from hybrid_rag.ingest.loaders import load_text
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, SourceType

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.evaluation import BeirDataset
+from hybrid_rag.evaluation.metrics import BeirDataset
 from hybrid_rag.settings import Settings
 
 ZIPF_EXPONENT = 1.0  # English word frequencies (Zipf 1949; Piantadosi 2014 reviews the fits)
@@ -257,7 +257,7 @@ def run_quick_bench(
     must lie in [0, 1], and BM25 must find the planted documents (nDCG@10 >= 0.9).
     """
     from hybrid_rag.embedders import make_embedder
-    from hybrid_rag.experiment import run_experiment
+    from hybrid_rag.evaluation.experiment import run_experiment
 
     start = time.perf_counter()
     dataset = quick_dataset(docs, queries, seed)

@@ -21,14 +21,12 @@ from hybrid_rag.embedders import (
     FakeEmbedder,
     SentenceTransformerEmbedder,
     make_embedder,
-    mean_pool,
     prefixes_for,
-    window_spans,
-    window_texts,
 )
 from hybrid_rag.errors import ModelError
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.vectors import mean_pool, window_spans, window_texts
 
 # -- FakeEmbedder ----------------------------------------------------------------------------
 

@@ -24,11 +24,11 @@ from hybrid_rag.retrieval.expansion import (
     parse_variants,
     pool_idf,
     rocchio,
-    run_weights,
     select_expansion_terms,
     term_repetitions,
     truncate_tokens,
 )
+from hybrid_rag.retrieval.fusion import run_weights
 from hybrid_rag.settings import GeneratorSettings, Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Hit

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hybrid_rag.chunking import (
+from hybrid_rag.ingest.chunking import (
     HEADING,
     LINE,
     PARAGRAPH,
@@ -22,7 +22,7 @@ from hybrid_rag.chunking import (
     split_lines,
     text_priorities,
 )
-from hybrid_rag.loaders import load_text
+from hybrid_rag.ingest.loaders import load_text
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import ChunkSpan, SourceType

@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from hybrid_rag.context.evidence import content_terms
 from hybrid_rag.errors import describe
+from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, ScoredChunk, StageTiming, Trace

@@ -37,7 +37,7 @@ from pathlib import Path
 import pathspec
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.loaders import (
+from hybrid_rag.ingest.loaders import (
     BINARY_EXTENSIONS,
     IgnoreRules,
     _git_ignored,

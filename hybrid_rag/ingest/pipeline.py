@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hybrid_rag.archive import is_zip, load_zip
-from hybrid_rag.chunking import chunk_file
-from hybrid_rag.dedupe import NearDuplicateFilter
 from hybrid_rag.errors import InputError
-from hybrid_rag.indices.live import BuildReport, IndexBuilder, embed_missing
-from hybrid_rag.loaders import iter_files
+from hybrid_rag.indices.build import BuildReport, IndexBuilder, embed_missing
+from hybrid_rag.ingest.archive import is_zip, load_zip
+from hybrid_rag.ingest.chunking import chunk_file
+from hybrid_rag.ingest.dedupe import NearDuplicateFilter
+from hybrid_rag.ingest.loaders import iter_files
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import FileChunks, MetadataStore

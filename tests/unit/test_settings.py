@@ -5,7 +5,7 @@ import pytest
 from hybrid_rag.errors import ConfigError
 from hybrid_rag.settings import Settings, load_settings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_default_yaml_spells_out_exactly_the_built_in_defaults():

@@ -1,0 +1,220 @@
+"""Build index versions from the MetadataStore and swap them in atomically.
+
+The store is the source of truth: chunk texts for BM25 and, through the embedding cache keyed
+by (model, chunk sha256), the vectors for Faiss. A build never re-embeds text it has embedded
+before, so a rebuild costs index construction only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.indices.bm25 import BM25IndexManager
+from hybrid_rag.indices.dense import FaissVectorIndex
+from hybrid_rag.indices.files import write_json_atomic
+from hybrid_rag.indices.live import load_dense, new_dense
+from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.tokenize import chunk_terms
+from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST, IndexVersions
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import Settings
+from hybrid_rag.store import MetadataStore
+from hybrid_rag.types import Chunk
+from hybrid_rag.vectors import pool_windows
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    version: int
+    chunks: int
+    added: int
+    removed: int
+    embedded: int
+    seconds: dict[str, float]
+    incremental: bool
+
+
+def embed_windows(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """Window vectors of each text (n_windows, d); one row each for an embedder without windows."""
+    windowed = getattr(embedder, "embed_passage_windows", None)
+    if windowed is not None:
+        return list(windowed(texts))
+    return [row[None, :] for row in embedder.embed_passages(texts)]
+
+
+def embed_missing(
+    store: MetadataStore,
+    embedder: Embedder,
+    texts_by_sha: dict[str, str],
+    *,
+    batch_size: int = 256,
+    progress: Progress | None = None,
+) -> tuple[dict[str, np.ndarray], int]:
+    """Window vectors for every sha: from the cache when there, else embedded in batches (not yet stored).
+
+    Returns (window matrices by sha, how many texts were newly embedded).
+    """
+    windows = store.cached_windows(embedder.model_name, texts_by_sha)
+    missing = [sha for sha in texts_by_sha if sha not in windows]
+    for start in range(0, len(missing), batch_size):
+        batch = missing[start : start + batch_size]
+        windows.update(zip(batch, embed_windows(embedder, [texts_by_sha[sha] for sha in batch]), strict=True))
+        if progress:
+            progress(len(batch))
+    return windows, len(missing)
+
+
+def source_hash(chunk_hashes: dict[int, str]) -> str:
+    """A hash over (chunk id, chunk sha256) pairs: equal exactly when two builds index the same chunks."""
+    digest = hashlib.sha256()
+    for chunk_id in sorted(chunk_hashes):
+        digest.update(f"{chunk_id}:{chunk_hashes[chunk_id]}\n".encode())
+    return digest.hexdigest()
+
+
+def validate_build(
+    dense: FaissVectorIndex | WindowedVectorIndex,
+    bm25: BM25IndexManager,
+    chunks: Sequence[Chunk],
+    *,
+    sample: int = 5,
+) -> None:
+    """Refuse a build whose counts differ from the store, or whose sample queries find nothing.
+
+    The sample is deterministic: evenly spaced chunks. A dense search with a vector the index holds
+    for a chunk must score that vector's self-similarity at the top (identical twins may tie it),
+    and a BM25 search with the chunk's first words must return something.
+    """
+    problems = []
+    if len(dense) != len(chunks) or len(bm25) != len(chunks):
+        problems.append(f"store has {len(chunks)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
+    picks = [chunks[i] for i in np.linspace(0, len(chunks) - 1, num=min(sample, len(chunks)), dtype=int)]
+    for chunk in picks if not problems else []:
+        if isinstance(dense, WindowedVectorIndex):
+            vector = dense.windows(chunk.id)[0]
+        else:
+            vector = dense.vectors(np.array([chunk.id]))[0]
+        hits = dense.search(vector, 1)
+        if not hits or hits[0].score < float(vector @ vector) - 1e-4:
+            problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
+        words = " ".join(chunk.text.split()[:12])
+        if bm25.tokenizer.tokenize(words) and not bm25.search(words, 5):  # stop words alone find nothing
+            problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
+    if not set(dense.ids().tolist()) <= {c.id for c in chunks}:
+        problems.append("dense index holds ids that are not in the store")
+    if problems:
+        raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
+
+
+class IndexBuilder:
+    """Writes a new index version from the store and swaps it in atomically."""
+
+    def __init__(self, store: MetadataStore, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.versions = IndexVersions(settings.indices_dir)
+
+    def build(
+        self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
+    ) -> BuildReport:
+        seconds: dict[str, float] = {}
+        start = time.perf_counter()
+        chunks = list(self.store.iter_chunks())
+        ids = np.array([c.id for c in chunks], dtype=np.int64)
+        seconds["read_store"] = time.perf_counter() - start
+
+        t = time.perf_counter()
+        previous = None if full else self._previous_dense()
+        if previous is not None:
+            dense = previous
+            stale = np.setdiff1d(dense.ids(), ids)
+            removed = dense.remove(stale) if stale.size else 0
+            have = set(dense.ids().tolist())
+            todo = [c for c in chunks if c.id not in have]
+        else:
+            dense = new_dense(self.settings, self.embedder)
+            removed, todo = 0, chunks
+        windows, embedded = embed_missing(
+            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
+        )
+        if embedded:
+            self.store.put_embeddings(self.embedder.model_name, windows)
+        if todo:
+            todo_ids = np.array([c.id for c in todo], dtype=np.int64)
+            if isinstance(dense, WindowedVectorIndex):
+                dense.add(todo_ids, [windows[c.sha256] for c in todo])
+            else:
+                dense.add(todo_ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
+        seconds["dense"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        bm25 = BM25IndexManager(self.settings.bm25)
+        bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
+        seconds["bm25"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        version = self.versions.next_version()
+        staging = self.versions.staging(version)
+        dense.save(staging)
+        bm25.save(staging)
+        src_hash = source_hash({c.id: c.sha256 for c in chunks})
+        params = {
+            "model": self.embedder.model_name,
+            "dimension": self.embedder.dimension,
+            "dense_scoring": self.settings.index.dense_scoring,
+            "dense_backend": self.settings.index.dense_backend,
+            "bm25": self.settings.bm25.model_dump(),
+            "chunking": self.settings.chunking.model_dump(),
+        }
+        manifest = {
+            "format_version": 1,
+            "version": version,
+            "built_at": datetime.now(timezone.utc).isoformat(),
+            "reason": reason,
+            "source_hash": src_hash,
+            "chunks": len(chunks),
+            "params": params,
+        }
+        write_json_atomic(staging / MANIFEST, manifest)
+        try:
+            validate_build(dense, bm25, chunks)
+        except IndexMismatchError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        self.versions.publish(version, staging)
+        self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
+        self.versions.prune(self.settings.paths.keep_versions)
+        seconds["write"] = time.perf_counter() - t
+        return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
+
+    def is_stale(self) -> bool:
+        """True when the live version does not index exactly the store's chunks (e.g. after a
+        crash between the store commit and the index swap, or after a rollback)."""
+        version = self.versions.current()
+        if version is None:
+            return self.store.chunk_count() > 0
+        return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
+
+    def _previous_dense(self) -> FaissVectorIndex | WindowedVectorIndex | None:
+        """The live version's dense index, to update in place of a full build, if it is compatible."""
+        version = self.versions.current()
+        if version is None:
+            return None
+        params = self.versions.manifest(version).get("params", {})
+        if any(params.get(k) != getattr(self.settings.index, k) for k in ("dense_scoring", "dense_backend")):
+            return None
+        try:
+            return load_dense(self.settings, self.versions.directory(version), self.embedder)
+        except (IndexMismatchError, CorruptIndexError):
+            return None  # another model, or a damaged version: this build starts from scratch

@@ -1,0 +1,93 @@
+"""The store's tables (SQLAlchemy 2.0 declarative). Only ``store/`` imports this module."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+SCHEMA_VERSION = 1
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class _Meta(_Base):
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(String)
+
+
+class _Document(_Base):
+    __tablename__ = "documents"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(String, unique=True, index=True)
+    collection: Mapped[str] = mapped_column(String, index=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer)
+    mtime: Mapped[float] = mapped_column(Float)
+    source_type: Mapped[str] = mapped_column(String(8))
+    language: Mapped[str] = mapped_column(String)
+    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _Chunk(_Base):
+    __tablename__ = "chunks"
+    __table_args__: ClassVar[dict[str, Any]] = {"sqlite_autoincrement": True}
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    token_count: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+
+
+class _Embedding(_Base):
+    """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
+
+    __tablename__ = "embeddings"
+    model: Mapped[str] = mapped_column(String, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    dimension: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class _Signature(_Base):
+    """MinHash signatures of chunk texts (near-duplicate detection), keyed by chunk sha256."""
+
+    __tablename__ = "signatures"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    num_perm: Mapped[int] = mapped_column(Integer)
+    hashvalues: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # None: no words
+
+
+class _Tokens(_Base):
+    """BM25 terms of chunk texts, keyed by chunk sha256 and the tokenizer's parameters."""
+
+    __tablename__ = "bm25_tokens"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tokenizer: Mapped[str] = mapped_column(String(64), primary_key=True)
+    terms: Mapped[str] = mapped_column(Text)  # space-separated (terms never hold white space)
+
+
+class _IndexVersion(_Base):
+    __tablename__ = "index_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String)
+    version: Mapped[int] = mapped_column(Integer, index=True)
+    built_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source_hash: Mapped[str] = mapped_column(String(64))
+    params: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String)
+
+
+DOCUMENTS = _Document.__table__
+"""The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
+mtime, source_type, language, ingested_at)."""
+CHUNKS = _Chunk.__table__
+"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""
