@@ -138,7 +138,7 @@ def weak_detector(engine: Engine, on_topic: Sequence[str], off_topic: Sequence[s
         return engine.query(q)
 
     def run(questions: Sequence[str], relevance: Any) -> list[Checked]:
-        return [SelfCheck(engine.settings, retrieve, None, relevance).run(q) for q in questions]
+        return [SelfCheck(engine.settings.context, retrieve, None, relevance).run(q) for q in questions]
 
     labels = [1] * len(on_topic) + [0] * len(off_topic)
     out: dict[str, Any] = {"on_topic": len(on_topic), "off_topic": len(off_topic)}
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         except IndexMismatchError:  # a kept work dir indexed under other settings
             engine.rebuild()
         ingest_seconds = time.perf_counter() - start
-        builder = ContextBuilder(settings, cached_embed(engine.embedder, engine.store))
+        builder = ContextBuilder(settings.context, cached_embed(engine.embedder, engine.store))
         qids = sorted(data.qrels, key=lambda q: (len(q), q))
         if args.limit:
             qids = qids[: args.limit]

@@ -115,7 +115,7 @@ def open_engine(settings: Settings, work: Path, embedder: Embedder) -> tuple[Eng
     engine = Engine(settings.with_overrides({"paths.data_dir": str(work)}), embedder=embedder)
     notes = []
     if engine.retriever.reranker is None:
-        engine.retriever.reranker = make_reranker(engine.settings, embedder)
+        engine.retriever.reranker = make_reranker(engine.settings.rerank, embedder, bm25=engine.settings.bm25)
         notes.append(f"reranker {settings.rerank.backend} attached by the suite (Engine wires none)")
     return engine, notes
 

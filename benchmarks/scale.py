@@ -333,6 +333,7 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     from hybrid_rag.embedders import SentenceTransformerEmbedder
     from hybrid_rag.indices.dense import _one_openmp_thread
     from hybrid_rag.indices.live import LiveIndex
+    from hybrid_rag.retrieval.expansion import QueryExpander
     from hybrid_rag.retrieval.retriever import HybridRetriever
     from hybrid_rag.store import MetadataStore
 
@@ -427,7 +428,19 @@ def measure_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
         "faiss_flat_pooled_raw_all_threads": lambda i: flat_pooled.search(vectors[i][None, :], k),
     }
     if store is not None:
-        retriever = HybridRetriever(settings, store, embedder, _Live(LiveIndex(1, maxp, bm25)))  # type: ignore[arg-type]
+        expander = QueryExpander(
+            settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
+        )
+        retriever = HybridRetriever(
+            store,
+            embedder,
+            _Live(LiveIndex(1, maxp, bm25)),  # type: ignore[arg-type]
+            expander,
+            retrieval=settings.retrieval,
+            features=settings.features,
+            rerank=settings.rerank,
+            mmr=settings.mmr,
+        )
 
         def pipeline(i: int) -> dict[str, float]:
             trace = retriever.query(queries[i], top_k=10).trace

@@ -175,9 +175,9 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     """Ranked chunks; with ``--self-check`` (never by default here) the self-check's kept attempt."""
     engine = _engine(settings)
     try:
-        kwargs = _query_kwargs(args)
-        checked = engine.self_check(args.text, log=True, **kwargs) if args.self_check else None
-        result = checked.result if checked is not None else engine.query(args.text, log=True, **kwargs)
+        result, checked = engine.retrieve(
+            args.text, self_check=args.self_check, log=True, **_query_kwargs(args)
+        )
     finally:
         engine.close()
     if args.json:
@@ -239,29 +239,13 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     The context is printed first, so a generator that fails at the answer step (one error line
     on stderr, exit 2) still leaves the user the context to send elsewhere. The query is logged
     once, after the answer, with its ``generate`` time (and the failure among its notes)."""
-    import time
-
     from hybrid_rag.context import build_prompt
-    from hybrid_rag.errors import RemoteServiceError
-    from hybrid_rag.querylog import make_record
 
     engine, context, checked = _context(args, settings, log=False)
-    answer, error, timings = "", None, {}
     try:
-        system, user = build_prompt(args.text, context, settings.context)
-        print(user, flush=True)
+        print(build_prompt(args.text, context, settings.context)[1], flush=True)
         _print_retrieval_notes(context)
-        if engine.generator is not None:
-            start = time.perf_counter()
-            try:
-                answer = engine.generator.generate(user, system=system, max_tokens=args.answer_tokens)
-            except RemoteServiceError as exc:
-                error = exc
-            timings["generate"] = (time.perf_counter() - start) * 1000
-        record = make_record(args.text, context.result, checked=checked, context=context, timings_ms=timings)
-        if error is not None:
-            record["notes"].append(f"answer generator failed: {error}")
-        engine.querylog.append(record)
+        answer = engine.answer(args.text, context, checked, answer_tokens=args.answer_tokens, log=True)
     finally:
         engine.close()
     if engine.generator is None:
@@ -271,26 +255,25 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 0 if context.sources else 1
-    if error is not None:
+    if answer.error is not None:
         print(
-            f"error: no answer: {error}; the context above is complete, send it to your LLM", file=sys.stderr
+            f"error: no answer: {answer.error}; the context above is complete, send it to your LLM",
+            file=sys.stderr,
         )
         return EXIT_USER_ERROR
     print("\n# Answer\n")
-    print(answer.strip())
-    _print_cited_sources(answer, context)
+    print((answer.text or "").strip())
+    _print_cited_sources(answer)
     if context.weak_evidence:
         print("# note: the evidence was weak (low confidence); check the sources", file=sys.stderr)
     return 0
 
 
-def _print_cited_sources(answer: str, context: Any) -> None:
+def _print_cited_sources(answer: Any) -> None:
     """``[n] path:start-end`` for each id the answer cites; say so when it cites none, or an id
     the context does not have."""
-    from hybrid_rag.context import cited_ids
-
-    ids = cited_ids(answer)
-    sources = {s.citation: s for s in context.sources}
+    ids = answer.cited
+    sources = {s.citation: s for s in answer.context.sources}
     print("\nSources:")
     for n in ids:
         if n in sources:
@@ -311,7 +294,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         engine.close()
     from hybrid_rag.querylog import QueryLog
 
-    queries = QueryLog.for_settings(settings).summarize()
+    queries = QueryLog.in_dir(settings.logs_dir).summarize()
     if args.json:
         _print_json({**stats.to_dict(), "queries": queries})
         return 0

@@ -66,18 +66,6 @@ def prefixes_for(model_name: str) -> tuple[str, str]:
     return "", ""
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 # -- the fake embedder -----------------------------------------------------------------------
 
 

@@ -2,28 +2,61 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.context import Context, ContextBuilder, cached_embed, fragment_cuts
+from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
 from hybrid_rag.embedders import make_embedder
-from hybrid_rag.errors import NoIndexError
+from hybrid_rag.errors import NoIndexError, RemoteServiceError, describe
 from hybrid_rag.generation import make_generator
-from hybrid_rag.indices.build import BuildReport
-from hybrid_rag.indices.live import LiveIndexProvider
+from hybrid_rag.indices.build import BuildReport, IndexBuilder
+from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
-from hybrid_rag.ingest.pipeline import Ingestor, IngestReport
+from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import QueryResult
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What ``ask`` gives: the context, the prompt sent, and the answer (None without a generator,
+    or when it failed: then ``error`` says why)."""
+
+    question: str
+    context: Context
+    checked: Checked | None
+    system: str
+    prompt: str
+    text: str | None
+    error: str | None = None
+
+    @property
+    def cited(self) -> tuple[int, ...]:
+        """The context ids the answer cites, in order of first citation."""
+        return tuple(cited_ids(self.text)) if self.text else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        sources = {s.citation: s.ref for s in self.context.sources}
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "error": self.error,
+            "cited": [{"id": n, "source": sources.get(n)} for n in self.cited],
+            "context": self.context.to_dict(),
+            "prompt": self.prompt,
+            **({"self_check": self.checked.to_dict()} if self.checked is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -63,21 +96,64 @@ class Engine:
         self.settings = settings
         self.store = MetadataStore(settings.store_path)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
-        self.indices = LiveIndexProvider(settings, self.embedder)
+        index_config = IndexConfig(settings.indices_dir, settings.index, settings.bm25)
+        self.indices = LiveIndexProvider(index_config, self.embedder)
         self.generator = make_generator(settings.generator)
+        expander = QueryExpander(
+            settings.expansion,
+            self.embedder,
+            self.generator,
+            retrieval=settings.retrieval,
+            bm25=settings.bm25,
+            encoding=settings.chunking.encoding,
+        )
         self.retriever = HybridRetriever(
-            settings,
             self.store,
             self.embedder,
             self.indices,
-            expander=QueryExpander(settings, self.embedder, self.generator),
-            reranker=make_reranker(settings, self.embedder),
+            expander,
+            retrieval=settings.retrieval,
+            features=settings.features,
+            rerank=settings.rerank,
+            mmr=settings.mmr,
+            reranker=make_reranker(
+                settings.rerank, self.embedder, bm25=settings.bm25, device=settings.embedding.device
+            ),
         )
-        self.ingestor = Ingestor(self.store, self.embedder, settings)
+        builder = IndexBuilder(
+            self.store,
+            self.embedder,
+            index_config,
+            chunking=settings.chunking,
+            keep_versions=settings.paths.keep_versions,
+        )
+        self.ingestor = Ingestor(
+            self.store,
+            self.embedder,
+            builder,
+            IngestSettings(
+                settings.loading,
+                settings.archive,
+                settings.chunking,
+                settings.dedupe,
+                embed_batch=settings.embedding.batch_size * 8,
+            ),
+        )
         self.context_builder = ContextBuilder(
-            settings, cached_embed(self.embedder, self.store), self.generator
+            settings.context,
+            cached_embed(self.embedder, self.store),
+            self.generator,
+            encoding=settings.chunking.encoding,
         )
-        self.querylog = QueryLog.for_settings(settings)
+        self.querylog = QueryLog.in_dir(settings.logs_dir)
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+    ) -> Engine:
+        """An engine over ``data_dir`` with the CLI's defaults: ``config`` or ``HYBRID_RAG_CONFIG``,
+        then ``HYBRID_RAG_*`` overrides; ``data_dir`` or ``HYBRID_RAG_HOME`` or ``./data``."""
+        return cls(load_settings(config, data_dir=data_dir))
 
     def ingest(
         self,
@@ -113,18 +189,28 @@ class Engine:
         The self-check runs here only when the call asks for it (``features={"self_check": True}``,
         ``query --self-check``), not from ``features.self_check``: a retry costs whole retrievals,
         and a raw query has no context to protect. The result is then the kept attempt's."""
-        if (kwargs.get("features") or {}).get("self_check"):
-            return self.self_check(text, log=log, **kwargs).result
-        result = self.retriever.query(text, **kwargs)
-        if log:
-            self.querylog.append(make_record(text, result))
-        return result
+        self_check = bool((kwargs.get("features") or {}).get("self_check"))
+        return self.retrieve(text, self_check=self_check, log=log, **kwargs)[0]
 
     def self_check(self, text: str, *, log: bool = False, **kwargs: Any) -> Checked:
         """Retrieve with the self-check's retries (``context.confidence_threshold``, ``max_retries``),
         every attempt judged against ``text`` by the live dense index; ``kwargs`` as for ``query``."""
+        checked = self.retrieve(text, self_check=True, log=log, **kwargs)[1]
+        assert checked is not None
+        return checked
+
+    def retrieve(
+        self, text: str, *, self_check: bool, log: bool = False, **kwargs: Any
+    ) -> tuple[QueryResult, Checked | None]:
+        """The one place that decides whether a retrieval runs through the self-check: the result
+        (the kept attempt's, when it did) and the self-check's record (None when it did not)."""
+        if not self_check:
+            result = self.retriever.query(text, **kwargs)
+            if log:
+                self.querylog.append(make_record(text, result))
+            return result, None
         check = SelfCheck(
-            self.settings,
+            self.settings.context,
             lambda q: self.retriever.query(q, **kwargs),
             self.generator,
             relevance=self.retriever.dense_scores,
@@ -132,7 +218,7 @@ class Engine:
         checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))
-        return checked
+        return checked.result, checked
 
     def context(
         self, text: str, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
@@ -142,8 +228,7 @@ class Engine:
         ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
         result with the context's stages in its trace; ``log=True`` logs that."""
         flags = resolve_flags(self.settings.features, kwargs.get("features"))
-        checked = self.self_check(text, **kwargs) if flags.self_check else None
-        result = checked.result if checked is not None else self.retriever.query(text, **kwargs)
+        result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
         fragments = fragment_cuts(self.store, result.chunks)
         context = self.context_builder.build(
             text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
@@ -151,6 +236,48 @@ class Engine:
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
+
+    def ask(
+        self,
+        text: str,
+        *,
+        max_tokens: int | None = None,
+        answer_tokens: int = 512,
+        log: bool = False,
+        **kwargs: Any,
+    ) -> Answer:
+        """The cited context for ``text`` and, with a generator configured, its answer."""
+        context, checked = self.context(text, max_tokens=max_tokens, **kwargs)
+        return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
+
+    def answer(
+        self,
+        text: str,
+        context: Context,
+        checked: Checked | None = None,
+        *,
+        answer_tokens: int = 512,
+        log: bool = False,
+    ) -> Answer:
+        """Send a built context to the generator (when there is one). A generator that fails
+        leaves the Answer's ``error`` set and its context intact: never an exception here."""
+        system, prompt = build_prompt(text, context, self.settings.context)
+        answer, error, timings = None, None, {}
+        if self.generator is not None:
+            start = time.perf_counter()
+            try:
+                answer = self.generator.generate(prompt, system=system, max_tokens=answer_tokens)
+            except RemoteServiceError as exc:
+                error = str(exc)
+            except Exception as exc:  # a pluggable Generator: whatever it raises is its failure
+                error = f"the generator failed: {describe(exc)}"
+            timings["generate"] = (time.perf_counter() - start) * 1000
+        if log:
+            record = make_record(text, context.result, checked=checked, context=context, timings_ms=timings)
+            if error is not None:
+                record["notes"].append(f"answer generator failed: {error}")
+            self.querylog.append(record)
+        return Answer(text, context, checked, system, prompt, answer, error)
 
     def stats(self) -> Stats:
         versions = IndexVersions(self.settings.indices_dir)

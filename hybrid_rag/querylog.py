@@ -23,7 +23,6 @@ import numpy as np
 if TYPE_CHECKING:  # only for annotations: a log writer needs none of the query machinery
     from hybrid_rag.context.render import Context
     from hybrid_rag.retrieval.selfcheck import Checked
-    from hybrid_rag.settings import Settings
     from hybrid_rag.types import QueryResult
 
 LOG_NAME = "queries.jsonl"
@@ -94,8 +93,9 @@ class QueryLog:
         self.path = Path(path)
 
     @classmethod
-    def for_settings(cls, settings: Settings) -> QueryLog:
-        return cls(settings.logs_dir / LOG_NAME)
+    def in_dir(cls, logs_dir: Path) -> QueryLog:
+        """The query log of a data dir (``paths.logs_path``)."""
+        return cls(Path(logs_dir) / LOG_NAME)
 
     def append(self, record: Mapping[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()

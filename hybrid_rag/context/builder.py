@@ -49,7 +49,7 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.selfcheck import Checked, confidence
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import QueryResult, ScoredChunk, SourceType, StageTiming, Trace
@@ -89,12 +89,18 @@ class _Analysis:
 class ContextBuilder:
     """Builds a cited ``Context`` from a QueryResult; see the module docstring for the steps."""
 
-    def __init__(self, settings: Settings, embed: EmbedFn, generator: Generator | None = None) -> None:
-        self.settings = settings
-        self.cfg = settings.context
+    def __init__(
+        self,
+        settings: ContextSettings,
+        embed: EmbedFn,
+        generator: Generator | None = None,
+        *,
+        encoding: str = "cl100k_base",
+    ) -> None:
+        self.cfg = settings
         self.embed = embed
         self.generator = generator
-        self.encoding = settings.chunking.encoding
+        self.encoding = encoding  # chunking.encoding: the budget counts as the chunker does
         self.summarizer = sm.Summarizer(self.cfg, generator, self.count)
 
     def count(self, text: str) -> int:

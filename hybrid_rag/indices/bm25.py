@@ -218,9 +218,7 @@ class BM25IndexManager:
                 f"valid there: {', '.join(RANK_BM25_VARIANTS)} (or use bm25.backend: bm25s)"
             )
         self._settings = settings
-        self._tokenizer = Tokenizer(
-            settings.tokenizer, settings.stopwords, settings.stemmer, settings.split_identifiers
-        )
+        self._tokenizer = Tokenizer.for_settings(settings)
         self._ids = np.empty(0, dtype=np.int64)
         self._sorter: np.ndarray | None = None  # argsort of _ids, made by the first score()
         self._backend: _BM25sBackend | _RankBM25Backend | None = None  # None: no term indexed

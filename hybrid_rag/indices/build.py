@@ -20,12 +20,12 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.live import load_dense, new_dense
+from hybrid_rag.indices.live import IndexConfig, load_dense, new_dense
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST, IndexVersions
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import Chunk
 from hybrid_rag.vectors import pool_windows
@@ -119,11 +119,21 @@ def validate_build(
 class IndexBuilder:
     """Writes a new index version from the store and swaps it in atomically."""
 
-    def __init__(self, store: MetadataStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: MetadataStore,
+        embedder: Embedder,
+        config: IndexConfig,
+        *,
+        chunking: ChunkingSettings,
+        keep_versions: int,
+    ) -> None:
         self.store = store
         self.embedder = embedder
-        self.settings = settings
-        self.versions = IndexVersions(settings.indices_dir)
+        self.config = config
+        self.chunking = chunking  # recorded in the manifest: chunk ids depend on it
+        self.keep_versions = keep_versions
+        self.versions = IndexVersions(config.directory)
 
     def build(
         self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
@@ -143,7 +153,7 @@ class IndexBuilder:
             have = set(dense.ids().tolist())
             todo = [c for c in chunks if c.id not in have]
         else:
-            dense = new_dense(self.settings, self.embedder)
+            dense = new_dense(self.config.index, self.embedder)
             removed, todo = 0, chunks
         windows, embedded = embed_missing(
             self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
@@ -159,7 +169,7 @@ class IndexBuilder:
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        bm25 = BM25IndexManager(self.settings.bm25)
+        bm25 = BM25IndexManager(self.config.bm25)
         bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
         seconds["bm25"] = time.perf_counter() - t
 
@@ -172,10 +182,10 @@ class IndexBuilder:
         params = {
             "model": self.embedder.model_name,
             "dimension": self.embedder.dimension,
-            "dense_scoring": self.settings.index.dense_scoring,
-            "dense_backend": self.settings.index.dense_backend,
-            "bm25": self.settings.bm25.model_dump(),
-            "chunking": self.settings.chunking.model_dump(),
+            "dense_scoring": self.config.index.dense_scoring,
+            "dense_backend": self.config.index.dense_backend,
+            "bm25": self.config.bm25.model_dump(),
+            "chunking": self.chunking.model_dump(),
         }
         manifest = {
             "format_version": 1,
@@ -194,7 +204,7 @@ class IndexBuilder:
             raise
         self.versions.publish(version, staging)
         self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
-        self.versions.prune(self.settings.paths.keep_versions)
+        self.versions.prune(self.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
 
@@ -212,9 +222,9 @@ class IndexBuilder:
         if version is None:
             return None
         params = self.versions.manifest(version).get("params", {})
-        if any(params.get(k) != getattr(self.settings.index, k) for k in ("dense_scoring", "dense_backend")):
+        if any(params.get(k) != getattr(self.config.index, k) for k in ("dense_scoring", "dense_backend")):
             return None
         try:
-            return load_dense(self.settings, self.versions.directory(version), self.embedder)
+            return load_dense(self.config.index, self.versions.directory(version), self.embedder)
         except (IndexMismatchError, CorruptIndexError):
             return None  # another model, or a damaged version: this build starts from scratch

@@ -15,7 +15,16 @@ from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import BM25Settings, IndexSettings
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Where index versions live and how they are built: what a build writes and a load checks."""
+
+    directory: Path
+    index: IndexSettings
+    bm25: BM25Settings
 
 
 @dataclass(frozen=True)
@@ -32,45 +41,45 @@ class LiveIndex:
         return len(self.dense)
 
 
-def _backend(settings: Settings) -> type:
+def _backend(index: IndexSettings) -> type:
     """The vector store behind the dense index: Faiss (exact) or Chroma (HNSW)."""
-    if settings.index.dense_backend == "chroma":
+    if index.dense_backend == "chroma":
         from hybrid_rag.indices.chroma import ChromaVectorIndex
 
         return ChromaVectorIndex
     return FaissVectorIndex
 
 
-def new_dense(settings: Settings, embedder: Embedder) -> FaissVectorIndex | WindowedVectorIndex:
-    backend = _backend(settings)
-    if settings.index.dense_scoring == "maxp":
+def new_dense(index: IndexSettings, embedder: Embedder) -> FaissVectorIndex | WindowedVectorIndex:
+    backend = _backend(index)
+    if index.dense_scoring == "maxp":
         return WindowedVectorIndex.create(embedder.dimension, embedder.model_name, backend)
     return backend(embedder.dimension, embedder.model_name)
 
 
 def load_dense(
-    settings: Settings, directory: Path, embedder: Embedder
+    index: IndexSettings, directory: Path, embedder: Embedder
 ) -> FaissVectorIndex | WindowedVectorIndex:
-    backend = _backend(settings)
+    backend = _backend(index)
     kwargs = {"model_name": embedder.model_name, "dimension": embedder.dimension}
-    if settings.index.dense_scoring == "maxp":
+    if index.dense_scoring == "maxp":
         return WindowedVectorIndex.load(directory, backend=backend, **kwargs)
     return backend.load(directory, **kwargs)
 
 
-def load_version(versions: IndexVersions, version: int, settings: Settings, embedder: Embedder) -> LiveIndex:
+def load_version(versions: IndexVersions, version: int, config: IndexConfig, embedder: Embedder) -> LiveIndex:
     directory = versions.directory(version)
     manifest = versions.manifest(version)
     params = manifest.get("params", {})
     for key in ("dense_scoring", "dense_backend"):
-        built, wanted = params.get(key), getattr(settings.index, key)
+        built, wanted = params.get(key), getattr(config.index, key)
         if built != wanted:
             raise IndexMismatchError(
                 f"index version {version} at {directory} was built with index.{key} {built!r}; the config "
                 f"says {wanted!r}: run `hybrid-rag rebuild`"
             )
-    dense = load_dense(settings, directory, embedder)
-    bm25 = BM25IndexManager.load(directory, settings.bm25)
+    dense = load_dense(config.index, directory, embedder)
+    bm25 = BM25IndexManager.load(directory, config.bm25)
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
@@ -85,10 +94,10 @@ class LiveIndexProvider:
     A query holds the LiveIndex it started with, so a swap never changes an answer mid-query.
     """
 
-    def __init__(self, settings: Settings, embedder: Embedder) -> None:
-        self.settings = settings
+    def __init__(self, config: IndexConfig, embedder: Embedder) -> None:
+        self.config = config
         self.embedder = embedder
-        self.versions = IndexVersions(settings.indices_dir)
+        self.versions = IndexVersions(config.directory)
         self._live: LiveIndex | None = None
         self._lock = threading.Lock()
 
@@ -101,7 +110,7 @@ class LiveIndexProvider:
             return live
         with self._lock:
             if self._live is None or self._live.version != version:
-                self._live = load_version(self.versions, version, self.settings, self.embedder)
+                self._live = load_version(self.versions, version, self.config, self.embedder)
             return self._live
 
     def loaded_versions(self) -> Sequence[int]:

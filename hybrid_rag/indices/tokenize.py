@@ -33,6 +33,7 @@ StemmerName = Literal["none", "english"]
 # Bump when the terms produced for the same text change: BM25 manifests record it, and an
 # index built by another version is refused at load instead of silently matching badly.
 if TYPE_CHECKING:
+    from hybrid_rag.settings import BM25Settings
     from hybrid_rag.store import MetadataStore
     from hybrid_rag.types import Chunk
 
@@ -180,6 +181,11 @@ class Tokenizer:
         self._stop_words: frozenset[str] | None = None
         self._stem: Any = None
         self._cache: dict[str, tuple[str, ...]] = {}
+
+    @classmethod
+    def for_settings(cls, bm25: BM25Settings) -> Tokenizer:
+        """The tokenizer ``bm25.*`` configures (the index's, and so PRF's and the lexical reranker's)."""
+        return cls(bm25.tokenizer, bm25.stopwords, bm25.stemmer, bm25.split_identifiers)
 
     def params(self) -> dict[str, object]:
         """What decides the terms, for index manifests."""

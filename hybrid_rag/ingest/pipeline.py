@@ -20,11 +20,22 @@ from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.dedupe import NearDuplicateFilter
 from hybrid_rag.ingest.loaders import iter_files
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
 from hybrid_rag.store import FileChunks, MetadataStore
 from hybrid_rag.types import LoadedFile, SkippedFile
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    """The sections ingest reads: what to load, how to chunk, what counts as a near-duplicate."""
+
+    loading: LoadingSettings
+    archive: ArchiveSettings
+    chunking: ChunkingSettings
+    dedupe: DedupeSettings
+    embed_batch: int  # texts embedded between progress reports
 
 
 @dataclass(frozen=True)
@@ -92,11 +103,17 @@ def plan_changes(
 
 
 class Ingestor:
-    def __init__(self, store: MetadataStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: MetadataStore,
+        embedder: Embedder,
+        builder: IndexBuilder,
+        settings: IngestSettings,
+    ) -> None:
         self.store = store
         self.embedder = embedder
+        self.builder = builder
         self.settings = settings
-        self.builder = IndexBuilder(store, embedder, settings)
 
     def ingest_paths(
         self,
@@ -178,7 +195,7 @@ class Ingestor:
             self.store,
             self.embedder,
             texts,
-            batch_size=self.settings.embedding.batch_size * 8,
+            batch_size=self.settings.embed_batch,
             progress=_embedded,
         )
         seconds["embed"] = time.perf_counter() - t

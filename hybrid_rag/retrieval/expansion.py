@@ -35,7 +35,7 @@ from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import BM25Settings, ExpansionSettings, RetrievalSettings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import ConfigEnum, Hit
 
@@ -70,7 +70,6 @@ _LIST_MARKER = re.compile(
 class ExpansionMethod(ConfigEnum):
     PRF = "prf"
     HYDE = "hyde"
-
 
 
 @dataclass(frozen=True)
@@ -296,17 +295,29 @@ def _canonical(text: str) -> str:
 class QueryExpander:
     """Runs the configured expansion method; cheap to build (the tokenizer loads on first use)."""
 
-    def __init__(self, settings: Settings, embedder: Embedder, generator: Generator | None) -> None:
+    def __init__(
+        self,
+        settings: ExpansionSettings,
+        embedder: Embedder,
+        generator: Generator | None,
+        *,
+        retrieval: RetrievalSettings,
+        bm25: BM25Settings,
+        encoding: str = "cl100k_base",
+    ) -> None:
+        """``retrieval``: the list sizes, fusion weights and RRF k the expansion searches and
+        weighs with; ``bm25``: the index's tokenizer; ``encoding``: HyDE's passage budget."""
         try:
-            settings.expansion.hyde_prompt.format(query="")
+            settings.hyde_prompt.format(query="")
         except (KeyError, IndexError, ValueError) as exc:
             raise ConfigError(f"expansion.hyde_prompt must use only the field {{query}}: {exc!r}") from None
-        self.settings = settings
+        self.expansion = settings
+        self.retrieval = retrieval
+        self.encoding = encoding
         self.embedder = embedder
         self.generator = generator
-        self.method = ExpansionMethod.from_str(settings.expansion.method)
-        b = settings.bm25
-        self._tokenizer = Tokenizer(b.tokenizer, b.stopwords, b.stemmer, b.split_identifiers)
+        self.method = ExpansionMethod.from_str(settings.method)
+        self._tokenizer = Tokenizer.for_settings(bm25)
 
     def expand(
         self,
@@ -355,7 +366,7 @@ class QueryExpander:
             return _skipped(name, f"the generator failed: {describe(exc)}")
 
     def _prf(self, fp: FirstPass) -> Expansion:
-        e, r = self.settings.expansion, self.settings.retrieval
+        e, r = self.expansion, self.retrieval
         base = {"dense": r.dense_weight, "bm25": r.bm25_weight}
         weights = {name: base.get(name, 1.0) for name in fp.runs}
         feedback = feedback_hits(fp.runs, e.prf_docs, weights=weights, k=r.rrf_k)
@@ -400,22 +411,22 @@ class QueryExpander:
         return select_expansion_terms(
             [doc for doc, _ in feedback],
             [docs[i] for i in pool_ids if i in docs],
-            self.settings.expansion.prf_terms,
+            self.expansion.prf_terms,
             exclude=set(query_terms),
             doc_weights=[score for _, score in feedback],
             keep=stable,
         )
 
     def _hyde(self, fp: FirstPass, generator: Generator) -> Expansion:
-        e = self.settings.expansion
+        e = self.expansion
         if "dense" not in fp.runs:
             return _skipped("hyde", "hyde searches the dense index, which this query does not use")
         answer = generator.generate(e.hyde_prompt.format(query=fp.query), max_tokens=e.hyde_max_tokens)
-        passage = truncate_tokens(answer.strip(), e.hyde_max_tokens, self.settings.chunking.encoding)
+        passage = truncate_tokens(answer.strip(), e.hyde_max_tokens, self.encoding)
         if not passage.strip():
             return _skipped("hyde", "the generator returned an empty passage")
         vector = self.embedder.embed_passages([passage])[0]
-        hits = fp.live.dense.search(vector, self.settings.retrieval.dense_top_k, fp.allowed)
+        hits = fp.live.dense.search(vector, self.retrieval.dense_top_k, fp.allowed)
         replace = e.hyde_replace_query and bool(hits)
         notes = (
             ("hyde found nothing: the first-pass dense list is kept",)
@@ -427,7 +438,7 @@ class QueryExpander:
         )
 
     def _multi_query(self, fp: FirstPass, generator: Generator) -> Expansion:
-        n, r = self.settings.expansion.multi_query_n, self.settings.retrieval
+        n, r = self.expansion.multi_query_n, self.retrieval
         prompt = MULTI_QUERY_PROMPT.format(n=n, query=fp.query)
         variants = parse_variants(
             generator.generate(prompt, max_tokens=MULTI_QUERY_TOKENS_PER_VARIANT * n), fp.query, n

@@ -50,7 +50,6 @@ class FusionMode(ConfigEnum):
     ZSCORE = "zscore"  # ZMUV-standardised scores
 
 
-
 @dataclass(frozen=True)
 class Fused:
     """A fused candidate: its fused score and what each input list contributed."""

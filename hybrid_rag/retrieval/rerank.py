@@ -44,7 +44,7 @@ from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
-from hybrid_rag.settings import RerankSettings, Settings
+from hybrid_rag.settings import BM25Settings, RerankSettings
 from hybrid_rag.types import ScoredChunk
 from hybrid_rag.vectors import window_spans
 
@@ -436,18 +436,19 @@ class ApiReranker:
 # -- factory -----------------------------------------------------------------------------------
 
 
-def make_reranker(settings: Settings, embedder: Embedder) -> Reranker:
-    """The reranker ``settings.rerank.backend`` names; cheap (models load on first score)."""
-    r = settings.rerank
+def make_reranker(
+    r: RerankSettings, embedder: Embedder, *, bm25: BM25Settings, device: str = "cpu"
+) -> Reranker:
+    """The reranker ``rerank.backend`` names; cheap (models load on first score). ``bm25``: the
+    tokenizer the lexical reranker shares with the index; ``device``: the cross-encoder's."""
     if r.backend == "embedding_windows":
         return EmbeddingWindowReranker(embedder, r.window_words, r.window_overlap_words)
     if r.backend == "cross_encoder":
-        return CrossEncoderReranker(r, device=settings.embedding.device)
+        return CrossEncoderReranker(r, device=device)
     if r.backend == "api":
         return ApiReranker(r)
     if r.backend == "lexical":
-        b = settings.bm25
-        return LexicalReranker(Tokenizer(b.tokenizer, b.stopwords, b.stemmer, b.split_identifiers))
+        return LexicalReranker(Tokenizer.for_settings(bm25))
     raise ConfigError(
         f"unknown rerank.backend {r.backend!r}; valid: embedding_windows, cross_encoder, api, lexical"
     )

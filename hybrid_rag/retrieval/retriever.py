@@ -8,6 +8,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -25,7 +26,7 @@ from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
-from hybrid_rag.settings import FeatureFlags, Settings
+from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.types import Chunk, ConfigEnum, Hit, QueryResult, ScoredChunk, SourceType, Tracer
 
@@ -34,7 +35,6 @@ class RetrievalMode(ConfigEnum):
     DENSE = "dense"
     BM25 = "bm25"
     HYBRID = "hybrid"
-
 
 
 @dataclass(frozen=True)
@@ -74,20 +74,39 @@ class HybridRetriever:
 
     def __init__(
         self,
-        settings: Settings,
         store: MetadataStore,
         embedder: Embedder,
         indices: LiveIndexProvider,
+        expander: QueryExpander,
         *,
-        expander: QueryExpander | None = None,
+        retrieval: RetrievalSettings,
+        features: FeatureFlags,
+        rerank: RerankSettings,
+        mmr: MMRSettings,
         reranker: Reranker | None = None,
     ) -> None:
-        self.settings = settings
         self.store = store
         self.embedder = embedder
         self.indices = indices
-        self.expander = expander if expander is not None else QueryExpander(settings, embedder, None)
+        self.expander = expander
+        self.retrieval = retrieval
+        self.features = features
+        self.rerank_settings = rerank
+        self.mmr = mmr
         self.reranker = reranker
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+    ) -> HybridRetriever:
+        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
+        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults).
+
+        >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
+        """
+        from hybrid_rag.engine import Engine  # the composition root builds every stage
+
+        return Engine.open(data_dir, config=config).retriever
 
     def query(
         self,
@@ -104,9 +123,9 @@ class HybridRetriever:
         """
         if not text or not text.strip():
             raise InputError("empty query: ask something")
-        flags = resolve_flags(self.settings.features, features)
-        run_mode = RetrievalMode.from_str(mode or self.settings.retrieval.mode)
-        top_k = self.settings.retrieval.top_k if top_k is None else top_k
+        flags = resolve_flags(self.features, features)
+        run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
+        top_k = self.retrieval.top_k if top_k is None else top_k
         tracer = Tracer()
         live = self.indices.get()
         if top_k <= 0:
@@ -124,7 +143,7 @@ class HybridRetriever:
         with tracer.stage("fetch"):
             rows.update(self.store.chunks([i for i in candidates.ids if i not in rows]))
         runs = candidates.runs
-        r = self.settings.retrieval
+        r = self.retrieval
         if r.exact_scores and r.fusion != FusionMode.RRF.value and len(runs) > 1:
             with tracer.stage("exact_scores"):
                 runs = complete_runs(runs, self.scorers(candidates, live))
@@ -134,7 +153,7 @@ class HybridRetriever:
         if flags.rerank:
             with tracer.stage("rerank"):
                 scored = self.rerank(text, scored, tracer)
-        floors = (self.settings.retrieval.min_score_code, self.settings.retrieval.min_score_text)
+        floors = (self.retrieval.min_score_code, self.retrieval.min_score_text)
         if flags.thresholds and floors != (None, None):
             with tracer.stage("thresholds"):
                 kept = apply_min_scores(scored, *floors)
@@ -151,7 +170,7 @@ class HybridRetriever:
         parents = {}
         if flags.parent_context:
             with tracer.stage("parent_context"):
-                r = self.settings.retrieval
+                r = self.retrieval
                 parents = attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
         return QueryResult(text, run_mode.value, final, tracer.freeze(), live.version, parents)
 
@@ -192,7 +211,7 @@ class HybridRetriever:
         allowed: np.ndarray | None,
         tracer: Tracer,
     ) -> Candidates:
-        r = self.settings.retrieval
+        r = self.retrieval
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         vector = None
@@ -267,7 +286,7 @@ class HybridRetriever:
     ) -> list[Fused]:
         """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights
         (each pair as shares of its sum); expansion lists weigh by the index they searched."""
-        r = self.settings.retrieval
+        r = self.retrieval
         tables: dict[str, dict[str, float]] = {}
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
@@ -317,7 +336,7 @@ class HybridRetriever:
             tracer.note("rerank skipped: no reranker configured")
             return scored
         try:
-            return rerank_candidates(self.reranker, text, scored, self.settings.rerank)
+            return rerank_candidates(self.reranker, text, scored, self.rerank_settings)
         except RemoteServiceError as exc:  # a rerank server that fails leaves the fused order
             tracer.note(f"rerank skipped: {exc}")
             return scored
@@ -329,7 +348,7 @@ class HybridRetriever:
         head: the scores past it are on the fused scale, not the reranker's (see ``mmr.py``)."""
         if not scored:
             return scored
-        m = self.settings.mmr
+        m = self.mmr
         pool = m.pool
         if reranked and self.reranker is not None:
             # the head carries the reranker's score (rerank.py) and stays a prefix after the floors

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from hybrid_rag.errors import describe
 from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.protocols import Generator
-from hybrid_rag.settings import Settings
+from hybrid_rag.settings import ContextSettings
 from hybrid_rag.types import QueryResult, ScoredChunk, StageTiming, Trace
 
 TOP_EVIDENCE = 3
@@ -207,15 +207,15 @@ class SelfCheck:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: ContextSettings,
         retrieve: Callable[[str], QueryResult],
         generator: Generator | None = None,
         relevance: Callable[[str, Sequence[int]], Sequence[float]] | None = None,
     ) -> None:
         """``relevance(query, chunk_ids)``: dense cosines of the chunks to ``query`` (NaN where
         there is no vector), to judge a retry against the original question."""
-        self.threshold = settings.context.confidence_threshold
-        self.max_retries = settings.context.max_retries
+        self.threshold = settings.confidence_threshold
+        self.max_retries = settings.max_retries
         self.retrieve = retrieve
         self.generator = generator
         self.relevance = relevance
@@ -298,10 +298,7 @@ class SelfCheck:
                     return "generator", [line], ""
                 note = "self-check: the generator gave no new query; offline reformulation used"
             except Exception as exc:  # any generator failure degrades to the offline rewrite
-                note = (
-                    f"self-check: generator failed ({describe(exc)}); "
-                    "offline reformulation used"
-                )
+                note = f"self-check: generator failed ({describe(exc)}); offline reformulation used"
         offline = reformulate(query, best, tried)
         if offline is None:
             return "none", [], note

@@ -145,7 +145,7 @@ def test_a_heading_scores_nothing_so_a_quote_never_is_or_starts_with_a_bare_head
     result = _result("reciprocal rank fusion", _sc(1, text, path="fusion.md"))
     quoted = []
     for budget in range(40, 160, 4):
-        ctx = ContextBuilder(Settings(), EMBED).build(result.query, result, budget)
+        ctx = ContextBuilder(Settings().context, EMBED).build(result.query, result, budget)
         assert ctx.token_count <= budget
         quoted += [q.text for q in ctx.quotes]
     assert quoted and set(quoted) == {lines[2]}
@@ -195,8 +195,19 @@ def test_pieces_of_an_over_long_line_are_quoted_exactly_and_marked_on_their_cut_
 
 
 def test_a_code_fragment_is_marked_inside_its_fence():
-    quote = Quote(1, 7, "app.min.js", 1, 1, "function(a){return a}", SourceType.CODE, "javascript", 1, 0.5,
-                  cut_before=True)
+    quote = Quote(
+        1,
+        7,
+        "app.min.js",
+        1,
+        1,
+        "function(a){return a}",
+        SourceType.CODE,
+        "javascript",
+        1,
+        0.5,
+        cut_before=True,
+    )
     text = render_context("q", 0.5, False, [], [Topic(1, "", (1,), (7,))], [quote], [])
     assert "[1] app.min.js:1-1\n```javascript\n…function(a){return a}\n```\n" in text
 
@@ -224,7 +235,7 @@ def _http_builder(url: str, **context: object) -> ContextBuilder:
         {"generator.base_url": url, "generator.retries": 0, "generator.timeout_seconds": 5}
         | {f"context.{k}": v for k, v in context.items()}
     )
-    return ContextBuilder(cfg, EMBED, make_generator(cfg.generator))
+    return ContextBuilder(cfg.context, EMBED, make_generator(cfg.generator))
 
 
 def _prompts(server) -> list[str]:  # type: ignore[no-untyped-def]
@@ -253,7 +264,7 @@ def test_a_failing_reduce_falls_back_to_extractive_summaries_with_a_note_in_the_
         ctx = _http_builder(server.url, summary_map_chunks=2).build(result.query, result)
         calls = len(server.requests)
     assert calls == 3
-    extractive = ContextBuilder(Settings(), EMBED).build(result.query, result)
+    extractive = ContextBuilder(Settings().context, EMBED).build(result.query, result)
     assert [t.summary for t in ctx.clusters] == [t.summary for t in extractive.clusters]
     (note,) = [n for n in ctx.notes if "summary generator failed" in n]
     assert "500" in note and "extractive summaries used for 2 of 2 topic(s)" in note
@@ -315,7 +326,7 @@ def test_a_mixed_topic_is_summarised_from_sentences_and_signatures_alike():
         _sc(2, PROSE, path="config.md"),
     )
     cfg = Settings().with_overrides({"context.summary_sentences": 4, "context.summary_max_tokens": 200})
-    (topic,) = ContextBuilder(cfg, EMBED).build(result.query, result).clusters
+    (topic,) = ContextBuilder(cfg.context, EMBED).build(result.query, result).clusters
     assert "`def load_config(path)`" in topic.summary and "`class ConfigCache`" in topic.summary
     assert "The configuration is read from a YAML file." in topic.summary
     assert "read(path)" not in topic.summary
@@ -348,7 +359,7 @@ def test_the_kept_retrys_own_reformulation_time_is_in_the_trace():
             return _result(q, _sc(9, "turbine blade cooling", 0.9, 0.8), _sc(8, "other", 0.2, 0.1))
         return _result(q, *(_sc(i, t, 0.5, 0.05) for i, t in enumerate(weak, 1)))
 
-    checked = SelfCheck(Settings(), retrieve).run("how are turbine blades cooled")
+    checked = SelfCheck(Settings().context, retrieve).run("how are turbine blades cooled")
     assert len(checked.attempts) == 2 and checked.confidence == checked.attempts[1].confidence
     stages = [t.stage for t in checked.result.trace.timings]
     assert stages.count("reformulate") == 1 and stages.count("self_check") == 1
@@ -362,7 +373,7 @@ def test_the_kept_retrys_own_reformulation_time_is_in_the_trace():
 def test_prose_quotes_keep_trailing_whitespace_and_show_an_empty_line_as_a_bare_marker():
     text = "keep the trailing spaces   \n\nand the tab after this\t"
     result = _result("trailing spaces tab", _sc(1, text))
-    ctx = ContextBuilder(Settings(), EMBED).build(result.query, result, 3000)
+    ctx = ContextBuilder(Settings().context, EMBED).build(result.query, result, 3000)
     (q,) = ctx.quotes
     assert q.text == text
     assert "\n> keep the trailing spaces   \n>\n> and the tab after this\t\n" in ctx.render()
@@ -371,7 +382,7 @@ def test_prose_quotes_keep_trailing_whitespace_and_show_an_empty_line_as_a_bare_
 @pytest.mark.parametrize("budget", range(12, 24))
 def test_with_no_results_a_tiny_budget_keeps_the_no_results_note(budget):
     empty = QueryResult("anything at all", "hybrid", (), Trace())
-    ctx = ContextBuilder(Settings(), EMBED).build(empty.query, empty, budget)
+    ctx = ContextBuilder(Settings().context, EMBED).build(empty.query, empty, budget)
     assert ctx.token_count == count_tokens(ctx.render()) <= budget
     assert "no results were retrieved" in ctx.notes
     if ctx.render():

@@ -96,7 +96,9 @@ def corpus(tmp_path: Path) -> QueryResult:
 
 
 def _builder(**context: object) -> ContextBuilder:
-    return ContextBuilder(Settings().with_overrides({f"context.{k}": v for k, v in context.items()}), EMBED)
+    return ContextBuilder(
+        (Settings().with_overrides({f"context.{k}": v for k, v in context.items()})).context, EMBED
+    )
 
 
 def _first_appearance(text: str) -> list[int]:
@@ -285,13 +287,13 @@ class _Gen:
 def test_generator_summaries_map_each_chunk_then_reduce_each_topic_and_a_failure_falls_back():
     result = _topic_result()  # two topics of three chunks
     good = _Gen()
-    ctx = ContextBuilder(Settings(), EMBED, good).build(result.query, result)
+    ctx = ContextBuilder(Settings().context, EMBED, good).build(result.query, result)
     assert good.calls == 2 * (3 + 1)  # a map call a chunk, a reduce call a topic
     assert [t.summary for t in ctx.clusters] == ["Generated summary number 4.", "Generated summary number 8."]
     bad = _Gen(fail=True)
-    fallback = ContextBuilder(Settings(), EMBED, bad).build(result.query, result)
+    fallback = ContextBuilder(Settings().context, EMBED, bad).build(result.query, result)
     assert bad.calls == 1  # not asked again in the same build after failing
-    extractive = ContextBuilder(Settings(), EMBED).build(result.query, result)
+    extractive = ContextBuilder(Settings().context, EMBED).build(result.query, result)
     assert [t.summary for t in fallback.clusters] == [t.summary for t in extractive.clusters]
     assert any("generator failed" in n and "ConnectionError" in n for n in fallback.notes)
     assert "generator failed" in fallback.render()
@@ -334,7 +336,7 @@ def _results(draw: st.DrawFn) -> QueryResult:
     return QueryResult("query", "hybrid", tuple(chunks), Trace())
 
 
-_PROPERTY_BUILDER = ContextBuilder(Settings(), FakeEmbedder(dimension=16).embed_passages)
+_PROPERTY_BUILDER = ContextBuilder(Settings().context, FakeEmbedder(dimension=16).embed_passages)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

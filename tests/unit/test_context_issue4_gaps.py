@@ -164,7 +164,7 @@ def test_retries_stop_at_the_limit_even_when_rewrites_never_run_out(max_retries)
         return _weak(q)
 
     cfg = Settings().with_overrides({"context.max_retries": max_retries})
-    checked = SelfCheck(cfg, retrieve, _EndlessGenerator()).run("how are turbine blades cooled")
+    checked = SelfCheck(cfg.context, retrieve, _EndlessGenerator()).run("how are turbine blades cooled")
     assert len(seen) == 1 + max_retries
     assert len(checked.attempts) == 1 + max_retries and checked.weak
 
@@ -177,7 +177,7 @@ def test_default_limit_is_two_more_tries_with_three_offline_rewrites_available()
         seen.append(q)
         return _weak(q)
 
-    checked = SelfCheck(Settings(), retrieve).run("what is turbine lift? how does blade drag scale?")
+    checked = SelfCheck(Settings().context, retrieve).run("what is turbine lift? how does blade drag scale?")
     assert [a.strategy for a in checked.attempts] == ["original", "split", "expand"]
     assert len(seen) == 1 + 2 + 1  # the original, the two parts of the split, the expansion
 
@@ -208,7 +208,7 @@ _SUBPROCESS = textwrap.dedent(
                                         SourceType.TEXT, "text", "c"), 1.0 - i / 100, {}))
     result = QueryResult("reactor coolant and violin tempo", "hybrid", tuple(chunks), Trace())
     cfg = Settings().with_overrides({"context.seed": 13})
-    ctx = ContextBuilder(cfg, FakeEmbedder(dimension=24).embed_passages).build(result.query, result)
+    ctx = ContextBuilder(cfg.context, FakeEmbedder(dimension=24).embed_passages).build(result.query, result)
     labels = ev.cluster_labels(np.random.default_rng(2).standard_normal((30, 8)), 4, seed=13)
     print(json.dumps({"context": ctx.to_dict(), "labels": labels.tolist()}, sort_keys=True))
     """
@@ -264,7 +264,7 @@ def _case(draw: st.DrawFn) -> tuple[ContextBuilder, QueryResult, int]:
     if draw(st.booleans()):
         generator = _Chatty(" ".join(draw(st.lists(_WORDS, max_size=400))), draw(st.booleans()))
     builder = ContextBuilder(
-        Settings().with_overrides(overrides), FakeEmbedder(dimension=12).embed_passages, generator
+        (Settings().with_overrides(overrides)).context, FakeEmbedder(dimension=12).embed_passages, generator
     )
     chunks = []
     for i in range(draw(st.integers(0, 12))):
@@ -366,9 +366,9 @@ def test_a_summary_is_kept_whole_when_it_fits_and_cut_between_words_when_it_does
     limit = 12
     reply = " ".join(f"word{n}" for n in range(words))
     cfg = Settings().with_overrides({"context.summary_max_tokens": limit})
-    ctx = ContextBuilder(cfg, FakeEmbedder(dimension=16).embed_passages, _Chatty(reply, fail=False)).build(
-        "reactor coolant and violin sonata", _two_topics(), 3000
-    )
+    ctx = ContextBuilder(
+        cfg.context, FakeEmbedder(dimension=16).embed_passages, _Chatty(reply, fail=False)
+    ).build("reactor coolant and violin sonata", _two_topics(), 3000)
     summaries = [t.summary for t in ctx.clusters]
     assert summaries, "every topic should be shown within 3000 tokens"
     for summary in summaries:

@@ -45,8 +45,8 @@ def _result(query: str, dense: float) -> QueryResult:
 def test_record_from_a_checked_query_and_its_context(tmp_path):
     settings = Settings().with_overrides({"paths.data_dir": str(tmp_path)})
     query = "how are turbine blades cooled"
-    checked = SelfCheck(settings, lambda q: _result(q, 0.05)).run(query)
-    ctx = ContextBuilder(settings, FakeEmbedder(16).embed_passages).build(query, checked.result)
+    checked = SelfCheck(settings.context, lambda q: _result(q, 0.05)).run(query)
+    ctx = ContextBuilder(settings.context, FakeEmbedder(16).embed_passages).build(query, checked.result)
     record = make_record(query, checked.result, checked=checked, context=ctx, timings_ms={"context": 12.5})
     assert record["stages_ms"]["context"] == 12.5
     assert record["stages_ms"]["total"] == pytest.approx(
@@ -54,7 +54,7 @@ def test_record_from_a_checked_query_and_its_context(tmp_path):
     )
     assert record["scores"]["n"] == 1 and record["retried"] is True and len(record["attempts"]) == 3
     assert record["citations"] == [{"id": 1, "chunk_id": 1, "ref": "a.txt:1-2"}]
-    log = QueryLog.for_settings(settings)
+    log = QueryLog.in_dir(settings.logs_dir)
     log.append(record)
     assert log.path == tmp_path / "logs" / "queries.jsonl"
     assert json.loads(log.path.read_text()) == json.loads(json.dumps(record))

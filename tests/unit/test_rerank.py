@@ -307,20 +307,30 @@ def test_bad_window_settings_are_config_errors(window: int, overlap: int) -> Non
 def test_make_reranker_builds_each_backend_cheaply() -> None:
     embedder = FakeEmbedder()
     s = Settings()
-    assert isinstance(make_reranker(s, embedder), EmbeddingWindowReranker)
+    assert isinstance(make_reranker(s.rerank, embedder, bm25=s.bm25), EmbeddingWindowReranker)
     lexical = make_reranker(
-        s.with_overrides({"rerank.backend": "lexical", "bm25.stemmer": "english"}), embedder
+        (s.with_overrides({"rerank.backend": "lexical", "bm25.stemmer": "english"})).rerank,
+        embedder,
+        bm25=(s.with_overrides({"rerank.backend": "lexical", "bm25.stemmer": "english"})).bm25,
     )
     assert isinstance(lexical, LexicalReranker) and lexical.tokenizer.stemmer == "english"
     missing = s.with_overrides({"rerank.backend": "cross_encoder", "rerank.rerank_model": "/nonexistent/x"})
-    assert isinstance(make_reranker(missing, embedder), CrossEncoderReranker)  # nothing loaded yet
+    assert isinstance(
+        make_reranker(missing.rerank, embedder, bm25=missing.bm25), CrossEncoderReranker
+    )  # nothing loaded yet
     api = make_reranker(
-        s.with_overrides({"rerank.backend": "api", "rerank.api_url": "http://h/rerank"}), embedder
+        (s.with_overrides({"rerank.backend": "api", "rerank.api_url": "http://h/rerank"})).rerank,
+        embedder,
+        bm25=(s.with_overrides({"rerank.backend": "api", "rerank.api_url": "http://h/rerank"})).bm25,
     )
     assert isinstance(api, ApiReranker)
     with pytest.raises(ConfigError, match=r"rerank\.api_url"):
-        make_reranker(s.with_overrides({"rerank.backend": "api"}), embedder)
-    for r in (lexical, api, make_reranker(s, embedder)):
+        make_reranker(
+            (s.with_overrides({"rerank.backend": "api"})).rerank,
+            embedder,
+            bm25=(s.with_overrides({"rerank.backend": "api"})).bm25,
+        )
+    for r in (lexical, api, make_reranker(s.rerank, embedder, bm25=s.bm25)):
         assert isinstance(r, Reranker)
 
 

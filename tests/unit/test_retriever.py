@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 
 from hybrid_rag.errors import ConfigError, InputError, NoIndexError
@@ -93,9 +95,8 @@ def test_rerank_is_switchable_and_keeps_its_score(ingested):
 
 
 def test_rerank_without_a_reranker_is_noted_not_silent(ingested):
-    from hybrid_rag.retrieval.retriever import HybridRetriever
-
-    bare = HybridRetriever(ingested.settings, ingested.store, ingested.embedder, ingested.indices)
+    bare = copy.copy(ingested.retriever)
+    bare.reranker = None
     result = bare.query("soil", features={"rerank": True})
     assert result.chunks
     assert any("rerank skipped" in n for n in result.trace.notes)

@@ -112,7 +112,7 @@ class _Counting:
 
 def test_low_confidence_retries_and_stops_after_two_more_tries():
     retrieve = _Counting(_weak)
-    checked = SelfCheck(Settings(), retrieve).run("how are turbine blades cooled")
+    checked = SelfCheck(Settings().context, retrieve).run("how are turbine blades cooled")
     assert len(retrieve.queries) == 3
     assert len(checked.attempts) == 3 and checked.weak and checked.retried
     assert [a.strategy for a in checked.attempts] == ["original", "expand", "keywords"]
@@ -123,16 +123,18 @@ def test_low_confidence_retries_and_stops_after_two_more_tries():
 
 def test_no_retry_when_confident_and_none_when_max_retries_is_zero():
     retrieve = _Counting(_strong)
-    checked = SelfCheck(Settings(), retrieve).run("turbine blade cooling")
+    checked = SelfCheck(Settings().context, retrieve).run("turbine blade cooling")
     assert len(retrieve.queries) == 1 and not checked.retried and not checked.weak
     weak = _Counting(_weak)
-    SelfCheck(Settings().with_overrides({"context.max_retries": 0}), weak).run("turbine blade cooling")
+    SelfCheck((Settings().with_overrides({"context.max_retries": 0})).context, weak).run(
+        "turbine blade cooling"
+    )
     assert len(weak.queries) == 1
 
 
 def test_stops_as_soon_as_a_retry_is_confident_and_keeps_the_best_attempt():
     retrieve = _Counting(lambda q: _strong(q) if len(retrieve.queries) == 2 else _weak(q))
-    checked = SelfCheck(Settings(), retrieve).run("how are turbine blades cooled")
+    checked = SelfCheck(Settings().context, retrieve).run("how are turbine blades cooled")
     assert len(retrieve.queries) == 2
     assert checked.result.chunks[0].id == 9 and not checked.weak
     assert checked.confidence == checked.attempts[1].confidence > checked.attempts[0].confidence
@@ -141,7 +143,7 @@ def test_stops_as_soon_as_a_retry_is_confident_and_keeps_the_best_attempt():
 
 def test_a_multi_part_question_is_split_and_merged():
     retrieve = _Counting(_weak)
-    checked = SelfCheck(Settings(), retrieve).run("what is lift? how does drag scale?")
+    checked = SelfCheck(Settings().context, retrieve).run("what is lift? how does drag scale?")
     assert retrieve.queries[1:3] == ["what is lift", "how does drag scale"]
     assert checked.attempts[1].strategy == "split"
     assert checked.attempts[1].query == "what is lift | how does drag scale"
@@ -162,7 +164,7 @@ class _Gen:
 def test_generator_rewrites_the_query_when_configured():
     retrieve = _Counting(_weak)
     gen = _Gen('"turbine blade film cooling"\n')
-    checked = SelfCheck(Settings(), retrieve, gen).run("how are turbine blades cooled")
+    checked = SelfCheck(Settings().context, retrieve, gen).run("how are turbine blades cooled")
     assert retrieve.queries[1] == "turbine blade film cooling"
     assert checked.attempts[1].strategy == "generator"
 
@@ -170,7 +172,7 @@ def test_generator_rewrites_the_query_when_configured():
 def test_a_failing_generator_degrades_to_the_offline_rewrite_with_a_note():
     retrieve = _Counting(_weak)
     gen = _Gen(TimeoutError("no answer in 30 s"))
-    checked = SelfCheck(Settings(), retrieve, gen).run("how are turbine blades cooled")
+    checked = SelfCheck(Settings().context, retrieve, gen).run("how are turbine blades cooled")
     assert gen.calls == 1  # not asked again after failing
     assert len(retrieve.queries) == 3
     assert [a.strategy for a in checked.attempts] == ["original", "expand", "keywords"]
@@ -196,9 +198,9 @@ def test_a_retry_is_judged_by_its_cosine_to_the_original_question_not_to_the_rew
         asked.append((q, list(ids)))
         return [0.05, float("nan")][: len(ids)]  # unrelated to the question; 6 has no vector
 
-    lifted = SelfCheck(Settings(), retrieve).run(question)
+    lifted = SelfCheck(Settings().context, retrieve).run(question)
     assert lifted.attempts[1].confidence > threshold and not lifted.weak  # the flaw without relevance
-    judged = SelfCheck(Settings(), retrieve, relevance=relevance).run(question)
+    judged = SelfCheck(Settings().context, retrieve, relevance=relevance).run(question)
     assert judged.weak and len(judged.attempts) == 3
     assert all(a.confidence < threshold for a in judged.attempts)
     assert len(asked) == 2 and all(q == question and ids == [5, 6] for q, ids in asked)
@@ -208,7 +210,7 @@ def test_a_retry_is_judged_by_its_cosine_to_the_original_question_not_to_the_rew
 def test_relevance_is_not_used_for_hits_without_a_dense_score():
     calls: list[str] = []
     bm25_only = SelfCheck(
-        Settings(),
+        Settings().context,
         lambda q: _result(q, _sc(1, "nothing", 3.0), _sc(2, "else", 1.0)),
         relevance=lambda q, ids: calls.append(q) or [0.9] * len(ids),
     )
