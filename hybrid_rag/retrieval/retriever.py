@@ -284,15 +284,20 @@ class HybridRetriever:
     def fuse(
         self, candidates: Candidates, runs: Mapping[str, list[Hit]], rows: Mapping[int, Chunk]
     ) -> list[Fused]:
-        """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights
-        (each pair as shares of its sum); expansion lists weigh by the index they searched."""
+        """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights;
+        expansion lists weigh by the index they searched.
+
+        A weight pair counts as shares of its sum; for RRF, as shares of its mean, so that RRF with
+        equal weights is exactly ``sum 1 / (rrf_k + rank)`` (the same factor for every source type:
+        no ranking changes)."""
         r = self.retrieval
         tables: dict[str, dict[str, float]] = {}
+        per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
-            total = dense + bm25  # > 0: the settings refuse two zero weights
+            scale = per_share / (dense + bm25)  # dense + bm25 > 0: the settings refuse two zero weights
             tables[source_type] = run_weights(
-                runs, dense / total, bm25 / total, replace_dense=candidates.dense_replaced
+                runs, dense * scale, bm25 * scale, replace_dense=candidates.dense_replaced
             )
 
         def weights(chunk_id: int) -> Mapping[str, float]:

@@ -30,15 +30,15 @@ from dataclasses import dataclass, replace
 from hybrid_rag.errors import describe
 from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.protocols import Generator
+from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import ContextSettings
-from hybrid_rag.types import QueryResult, ScoredChunk, StageTiming, Trace
+from hybrid_rag.types import Hit, QueryResult, ScoredChunk, StageTiming, Trace
 
 TOP_EVIDENCE = 3
 DENSE_FLOOR, DENSE_CEIL = 0.15, 0.65  # cosines of unrelated / clearly related text for MiniLM-class models
 WEIGHTS = {"dense": 0.45, "coverage": 0.40, "margin": 0.15}
 EXPANSION_TERMS = 5
 MAX_PARTS = 3
-RRF_K = 60  # merging the parts of a split question: reciprocal rank fusion, ranks from 1, ties by id
 REFORMULATE_SYSTEM = "You rewrite search queries. Reply with the rewritten query only, on one line."
 REFORMULATE_PROMPT = (
     "A search for the question below found weak evidence. Rewrite it as a search query that is more "
@@ -134,18 +134,17 @@ def reformulate(query: str, best: QueryResult, tried: set[str]) -> tuple[str, li
 def merge_results(query: str, results: Sequence[QueryResult]) -> QueryResult:
     """Several results fused by RRF (k = ``RRF_K``; ties by chunk id), as many as the longest;
     each chunk keeps the breakdown from the list where it ranked best, plus ``selfcheck_rrf``."""
-    fused: dict[int, float] = {}
     best: dict[int, tuple[int, ScoredChunk]] = {}
     for r in results:
         for rank, c in enumerate(r.chunks, start=1):
-            fused[c.id] = fused.get(c.id, 0.0) + 1.0 / (RRF_K + rank)
             if c.id not in best or rank < best[c.id][0]:
                 best[c.id] = (rank, c)
+    runs = {f"{n:03d}": [Hit(c.id, c.score) for c in r.chunks] for n, r in enumerate(results)}
     size = max((len(r.chunks) for r in results), default=0)
-    ids = sorted(fused, key=lambda i: (-fused[i], i))[:size]
+    fused = reciprocal_rank_fusion(runs, k=RRF_K)[:size]
     chunks = tuple(
-        replace(best[i][1], score=fused[i], breakdown={**best[i][1].breakdown, "selfcheck_rrf": fused[i]})
-        for i in ids
+        replace(best[f.id][1], score=f.score, breakdown={**best[f.id][1].breakdown, "selfcheck_rrf": f.score})
+        for f in fused
     )
     timings = tuple(t for r in results for t in r.trace.timings)
     notes = tuple(dict.fromkeys(n for r in results for n in r.trace.notes))

@@ -211,3 +211,35 @@ def test_settings_default_to_zscore_and_refuse_two_zero_weights():
 
 def test_module_examples_hold():
     assert doctest.testmod(fusion).failed == 0
+
+
+def test_engine_rrf_with_equal_weights_is_plain_rrf(tmp_path) -> None:
+    """``retrieval.fusion: rrf`` with equal weights scores exactly sum 1 / (60 + rank)."""
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.settings import load_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(["soil drainage and clay", "clay pots for plants", "drainage pipes in soil"]):
+        (docs / f"d{i}.md").write_text(f"# note {i}\n\n{text}\n")
+    settings = load_settings(data_dir=tmp_path / "data", environ={}).with_overrides(
+        {
+            "embedding.model": "fake",
+            "retrieval.fusion": "rrf",
+            "retrieval.dense_weight": 0.5,
+            "retrieval.bm25_weight": 0.5,
+            "features.expansion": False,
+        }
+    )
+    engine = Engine(settings)
+    engine.ingest([docs])
+    result = engine.query("soil drainage clay")
+    assert result.chunks
+    for c in result.chunks:
+        expected = sum(
+            1.0 / (60 + c.breakdown[f"{run}_rank"])
+            for run in ("dense", "bm25")
+            if f"{run}_rank" in c.breakdown
+        )
+        assert c.score == pytest.approx(expected, rel=1e-12)
+    engine.close()
