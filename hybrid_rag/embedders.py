@@ -346,7 +346,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
-    """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; else the real model."""
+    """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
+    ollama`` → a server (``remote_embedders.py``); else the local sentence-transformers model."""
+    if settings.provider != "local":
+        from hybrid_rag.remote_embedders import RemoteEmbedder
+
+        return RemoteEmbedder(settings)
     if settings.model.strip().lower() in FAKE_MODEL_NAMES:
         return FakeEmbedder(dimension=256, window_words=FAKE_WINDOW_WORDS)
     return SentenceTransformerEmbedder(settings)

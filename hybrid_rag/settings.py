@@ -117,14 +117,26 @@ class ChunkingSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
+    # local: sentence-transformers in this process; openai: an OpenAI-compatible /v1/embeddings
+    # server (vLLM, TEI, llama.cpp, LiteLLM, OpenAI); ollama: Ollama's /api/embed
+    provider: Literal["local", "openai", "ollama"] = "local"
     model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
+    base_url: str | None = None  # provider openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
+    api_key_env: str = "OPENAI_API_KEY"  # the variable holding the server's key (sent as a Bearer token)
+    timeout_seconds: float = Field(30.0, gt=0)  # per request to a remote provider
+    retries: int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: int = Field(32, gt=0)
     device: str = "cpu"
     threads: int | None = Field(None, gt=0)  # torch CPU threads for this process (None: torch's default)
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
     window_overlap_tokens: int = Field(32, ge=0)
-    query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...)
+    query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return http_url(value, "http://127.0.0.1:8000/v1")
 
 
 class BM25Settings(_Section):

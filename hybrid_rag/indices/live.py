@@ -78,6 +78,9 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
                 f"index version {version} at {directory} was built with index.{key} {built!r}; the config "
                 f"says {wanted!r}: run `hybrid-rag rebuild`"
             )
+    expect = getattr(embedder, "expect_dimension", None)  # a remote embedder learns it without a request
+    if expect is not None and params.get("model") == embedder.model_name and params.get("dimension"):
+        expect(int(params["dimension"]))
     dense = load_dense(config.index, directory, embedder)
     bm25 = BM25IndexManager.load(directory, config.bm25)
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):

@@ -177,7 +177,10 @@ class HybridRetriever:
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
         them (NaN for an id it lacks)."""
-        vector = self.embedder.embed_queries([text])[0]
+        try:
+            vector = self.embedder.embed_queries([text])[0]
+        except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
+            return np.full(len(ids), np.nan)
         return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
 
     # -- stages ------------------------------------------------------------------------------
@@ -215,13 +218,21 @@ class HybridRetriever:
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         vector = None
+        lexical = mode in (RetrievalMode.BM25, RetrievalMode.HYBRID)
         if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense:
-            with tracer.stage("embed_query"):
-                vector = self.embedder.embed_queries([text])[0]
-            with tracer.stage("dense"):
-                runs["dense"] = live.dense.search(vector, r.dense_top_k, allowed)
-            probes["dense"] = vector
-        if mode in (RetrievalMode.BM25, RetrievalMode.HYBRID) and flags.bm25:
+            try:
+                with tracer.stage("embed_query"):
+                    vector = self.embedder.embed_queries([text])[0]
+            except RemoteServiceError as exc:  # an embedding server down: BM25 answers, and says so
+                if not flags.bm25:
+                    raise
+                tracer.note(f"dense skipped: {exc}; BM25 only")
+                lexical = True
+            else:
+                with tracer.stage("dense"):
+                    runs["dense"] = live.dense.search(vector, r.dense_top_k, allowed)
+                probes["dense"] = vector
+        if lexical and flags.bm25:
             with tracer.stage("bm25"):
                 runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
             probes["bm25"] = text
