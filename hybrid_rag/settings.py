@@ -155,6 +155,7 @@ class RetrievalSettings(_Section):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     min_score_code: float | None = None  # per-source-type minimum final score (None: no threshold)
     min_score_text: float | None = None
+    threshold_on: Literal["final", "dense"] = "final"  # the score the floors read: ranked, or the cosine
     # with features.parent_context: neighbours, or enclosing (a code chunk's definition, a text
     # chunk's section; "definition" is the old name of enclosing)
     parent_mode: Literal["neighbours", "enclosing", "definition"] = "neighbours"
@@ -216,7 +217,7 @@ class ExpansionSettings(_Section):
 
 
 class RerankSettings(_Section):
-    backend: Literal["embedding_windows", "cross_encoder", "api", "lexical"] = "embedding_windows"
+    backend: Literal["embedding_windows", "cross_encoder", "api", "lexical", "overlap"] = "embedding_windows"
     rerank_model: str = "BAAI/bge-reranker-base"
     fallback_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
     api_url: str | None = None
@@ -258,6 +259,8 @@ class ContextSettings(_Section):
     summary_map_chunks: int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
     quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
     max_embedded_units: int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
+    # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
+    citation_style: Literal["path_lines", "doc_file"] = "path_lines"
     system_prompt: str = (
         "You answer questions about a collection of documents and source code, using only the "
         "context you are given. Cite the evidence for every claim by its id in square brackets, "

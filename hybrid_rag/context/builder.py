@@ -207,7 +207,9 @@ class ContextBuilder:
             overhead,
             heading_cost=self.count(topic_heading(n_topics, "", [])) + 1,
             summary_cost=summary_cost,
-            fixed_cost=self.count(render_context(query, conf, weak, notes, [], [], [])),
+            fixed_cost=self.count(
+                render_context(query, conf, weak, notes, [], [], [], self.cfg.citation_style)
+            ),
             budget=budget,
             quote_max_tokens=self.cfg.quote_max_tokens,
         )
@@ -231,7 +233,7 @@ class ContextBuilder:
 
         def render(plan: Plan) -> tuple[str, tuple[list[str], list[Topic], list[Quote], list[Source]]]:
             parts = self._assemble(notes, chunks, a, plan, budget)
-            return render_context(query, conf, weak, *parts), parts
+            return render_context(query, conf, weak, *parts, self.cfg.citation_style), parts
 
         text, parts = render(plan)
         while self.count(text) > budget and plan.undo():

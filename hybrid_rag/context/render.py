@@ -186,15 +186,26 @@ def prose_line(line: str) -> str:
     return "> " + line if line else ">"
 
 
-def quote_block(citation: int, ref: str, lines: Sequence[str], source_type: SourceType, language: str) -> str:
-    """``[n] path:a-b`` then the lines: fenced with their language for code, ``> ``-quoted for text."""
+def cite(citation: int, path: str, start: int, end: int, style: str = "path_lines") -> str:
+    """A citation as the context shows it: ``[n] path:a-b`` (``context.citation_style:
+    path_lines``) or ``[n | path]`` (``doc_file``, the form of prompts that cite a document and
+    its file); an answer cites either as ``[n]``.
+
+    >>> cite(2, "src/a.py", 3, 9), cite(2, "src/a.py", 3, 9, "doc_file")
+    ('[2] src/a.py:3-9', '[2 | src/a.py]')
+    """
+    return f"[{citation} | {path}]" if style == "doc_file" else f"[{citation}] {path}:{start}-{end}"
+
+
+def quote_block(header: str, lines: Sequence[str], source_type: SourceType, language: str) -> str:
+    """The citation ``header`` then the lines: fenced with their language for code, ``> ``-quoted for text."""
     if source_type is SourceType.CODE:
         fence = fence_for("\n".join(lines))
         lang = "" if language in ("text", "unknown") else language
         body = "\n".join([fence + lang, *lines, fence])
     else:
         body = "\n".join(map(prose_line, lines))
-    return f"[{citation}] {ref}\n{body}\n"
+    return f"{header}\n{body}\n"
 
 
 def header_block(query: str, confidence: float, weak: bool, notes: Sequence[str]) -> str:
@@ -211,9 +222,11 @@ def topic_heading(number: int, summary: str, citations: Sequence[int]) -> str:
     return f"{text} {marks}".rstrip() + "\n"
 
 
-def sources_block(sources: Sequence[Source]) -> str:
+def sources_block(sources: Sequence[Source], style: str = "path_lines") -> str:
     lines = ["## Sources"]
-    lines.extend(f"[{s.citation}] {s.ref} (chunk {s.chunk_id})" for s in sources)
+    lines.extend(
+        f"{cite(s.citation, s.path, s.start_line, s.end_line, style)} (chunk {s.chunk_id})" for s in sources
+    )
     if not sources:
         lines.append("(none)")
     return "\n".join(lines) + "\n"
@@ -227,13 +240,16 @@ def render_context(
     topics: Sequence[Topic],
     quotes: Sequence[Quote],
     sources: Sequence[Source],
+    style: str = "path_lines",
 ) -> str:
-    """The prompt-ready text: header, each topic with its quotes, then the Sources list."""
+    """The prompt-ready text: header, each topic with its quotes, then the Sources list
+    (citations in ``style``, see ``cite``)."""
     parts = [header_block(query, confidence, weak, notes)]
     for topic in topics:
         parts.append("\n" + topic_heading(topic.number, topic.summary, topic.citations))
         for q in quotes:
             if q.topic == topic.number:
-                parts.append(quote_block(q.citation, q.ref, q.shown_lines(), q.source_type, q.language))
-    parts.append("\n" + sources_block(sources))
+                header = cite(q.citation, q.path, q.start_line, q.end_line, style)
+                parts.append(quote_block(header, q.shown_lines(), q.source_type, q.language))
+    parts.append("\n" + sources_block(sources, style))
     return "".join(parts)

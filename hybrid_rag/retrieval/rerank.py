@@ -9,6 +9,8 @@ Backends (``rerank.backend``):
   from a local folder or the local Hugging Face cache, never downloaded.
 * ``api`` (:class:`ApiReranker`): a Cohere / Jina / TEI-compatible ``/rerank`` endpoint.
 * ``lexical`` (:class:`LexicalReranker`): BM25 computed over the candidate set only.
+* ``overlap`` (:class:`OverlapReranker`): the share of the query's words a candidate contains
+  (the ``SimpleReranker`` of the systems hybrid-rag replaces; see docs/migrating.md).
 
 :func:`apply_rerank` merges the scores back. Conventions (STYLE 9):
 
@@ -59,6 +61,7 @@ __all__ = [
     "CrossEncoderReranker",
     "EmbeddingWindowReranker",
     "LexicalReranker",
+    "OverlapReranker",
     "apply_rerank",
     "make_reranker",
     "rerank_candidates",
@@ -184,6 +187,30 @@ def bm25_over_candidates(
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         out += idf * tf * (k1 + 1.0) / (tf + norm)
     return out
+
+
+_UNICODE_WORD = re.compile(r"\w+")
+
+
+def overlap_ratio(query: str, text: str) -> float:
+    """|query words ∩ text words| / |query words|, words lower-cased ``\\w+`` runs; 0 without words.
+
+    >>> overlap_ratio("Clay soil drainage", "drainage of clay")
+    0.6666666666666666
+    """
+    words = set(_UNICODE_WORD.findall(query.lower()))
+    if not words:
+        return 0.0
+    return len(words.intersection(_UNICODE_WORD.findall(text.lower()))) / len(words)
+
+
+class OverlapReranker:
+    """Query-word overlap ratio (``overlap_ratio``): no model, no index; ties keep the fused order."""
+
+    name = "overlap"
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        return np.array([overlap_ratio(query, c.text) for c in candidates], dtype=np.float64)
 
 
 class LexicalReranker:
@@ -365,6 +392,15 @@ class CrossEncoderReranker:
 # -- HTTP API ----------------------------------------------------------------------------------
 
 
+def rerank_url(url: str) -> str:
+    """The endpoint: a URL ending in ``/rerank`` as given, a base URL with ``/rerank`` added.
+
+    >>> rerank_url("http://127.0.0.1:8080"), rerank_url("http://h/v1/rerank")
+    ('http://127.0.0.1:8080/rerank', 'http://h/v1/rerank')
+    """
+    return url if url.rstrip("/").endswith("/rerank") else url.rstrip("/") + "/rerank"
+
+
 def rerank_payload(api_format: str, model: str, query: str, documents: Sequence[str]) -> dict[str, Any]:
     """The request: Cohere / Jina ``{model, query, documents, top_n}``; TEI ``{query, texts, truncate}``."""
     if api_format == "tei":
@@ -410,7 +446,7 @@ class ApiReranker:
                 "http://127.0.0.1:8080/rerank"
             )
         self.settings = settings
-        self.url = str(settings.api_url)
+        self.url = rerank_url(str(settings.api_url))
         self.backoff = float(backoff)
 
     def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
@@ -447,8 +483,11 @@ def make_reranker(
         return CrossEncoderReranker(r, device=device)
     if r.backend == "api":
         return ApiReranker(r)
+    if r.backend == "overlap":
+        return OverlapReranker()
     if r.backend == "lexical":
         return LexicalReranker(Tokenizer.for_settings(bm25))
     raise ConfigError(
-        f"unknown rerank.backend {r.backend!r}; valid: embedding_windows, cross_encoder, api, lexical"
+        f"unknown rerank.backend {r.backend!r}; "
+        "valid: embedding_windows, cross_encoder, api, lexical, overlap"
     )

@@ -156,11 +156,12 @@ class HybridRetriever:
         floors = (self.retrieval.min_score_code, self.retrieval.min_score_text)
         if flags.thresholds and floors != (None, None):
             with tracer.stage("thresholds"):
-                kept = apply_min_scores(scored, *floors)
+                kept = apply_min_scores(scored, *floors, on=self.retrieval.threshold_on)
             if len(kept) < len(scored):
                 tracer.note(
-                    f"thresholds dropped {len(scored) - len(kept)} of {len(scored)} result(s) below "
-                    f"retrieval.min_score_code / min_score_text {floors}"
+                    f"thresholds dropped {len(scored) - len(kept)} of {len(scored)} result(s) whose "
+                    f"{self.retrieval.threshold_on} score is below retrieval.min_score_code / "
+                    f"min_score_text {floors}"
                 )
             scored = kept
         if flags.mmr:

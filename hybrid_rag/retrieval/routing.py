@@ -15,6 +15,9 @@ search treat identifiers and punctuation as a signal of a code query):
   ``class``, ``return``, ``import``, ``exception``, ``string``, ``list``, ``loop``, ``json``...)
   and each language or library name that is also an English word (``rust``, ``ruby``, ``swift``).
 
+* Russian: **2 points** for ``код`` (code: "объясни код"), **1 point** each for ``метод``,
+  ``класс``, ``функция`` (method, class, function), inflected forms included.
+
 A query is code when its score reaches ``CODE_QUERY_THRESHOLD`` = 2: one identifier, syntax sign,
 language name or jargon word, or two code words. One code word alone is not enough (``"transfer function of
 a wing"``, ``"method of characteristics"`` stay text). The trade-off to know: a query that names a
@@ -77,6 +80,15 @@ _SIGNS = (
     ("flag", re.compile(r"(?:^|\s)--[a-z][\w-]+")),
 )
 _WORD = re.compile(r"c\+\+|c#|objective-c|scikit-learn|[a-z][a-z0-9]*")
+# Russian, as the code-search prompt hybrid-rag replaces detects it: "код" (code, and so "объясни
+# код", explain the code) strong; "метод", "класс", "функция" weak like method, class, function.
+# Matched by stem, so inflected forms count: кода, коде, методы, класса, функции, функцию.
+_RUSSIAN = (
+    ("код", STRONG, re.compile(r"(?<!\w)код(?:а|е|у|ом|ы|ов)?(?!\w)")),
+    ("метод", WEAK, re.compile(r"(?<!\w)метод\w{0,3}(?!\w)")),
+    ("класс", WEAK, re.compile(r"(?<!\w)класс\w{0,3}(?!\w)")),
+    ("функция", WEAK, re.compile(r"(?<!\w)функци\w{0,3}(?!\w)")),
+)
 
 
 def code_query_evidence(text: str) -> dict[str, float]:
@@ -90,6 +102,10 @@ def code_query_evidence(text: str) -> dict[str, float]:
             evidence[word] = STRONG
         elif word in _CODE_WORDS or word in _AMBIGUOUS_LANGUAGES:
             evidence[word] = WEAK
+    lowered = text.lower()
+    for name, points, pattern in _RUSSIAN:
+        if pattern.search(lowered):
+            evidence[name] = points
     return evidence
 
 
