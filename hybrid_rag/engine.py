@@ -162,8 +162,13 @@ class Engine:
         collection: str = "default",
         dry_run: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> IngestReport:
-        return self.ingestor.ingest_paths(paths, collection=collection, dry_run=dry_run, progress=progress)
+        """Ingest folders, files and zips; ``metadata`` (a JSON-like mapping) goes on every document
+        and is filterable as ``meta.<key>``."""
+        return self.ingestor.ingest_paths(
+            paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+        )
 
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""

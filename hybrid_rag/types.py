@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hybrid_rag.errors import ConfigError
 
@@ -61,6 +61,7 @@ class LoadedFile:
     mtime: float
     source_type: SourceType
     language: str  # "python", "markdown", "text", ...
+    meta: Mapping[str, Any] = field(default_factory=dict)  # front matter, an import's or the API's fields
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class ChunkSpan:
     end_line: int
     token_count: int
     sha256: str
+    meta: Mapping[str, Any] = field(default_factory=dict)  # an imported row's own fields
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Chunk:
     source_type: SourceType
     language: str
     collection: str
+    meta: Mapping[str, Any] = field(default_factory=dict)  # the document's metadata, the chunk's own over it
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ class ScoredChunk:
             "score": self.score,
             "breakdown": dict(self.breakdown),
             "text": c.text,
+            **({"meta": dict(c.meta)} if c.meta else {}),
         }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pathspec
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.ingest.metadata import with_front_matter
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
 
@@ -210,7 +211,7 @@ def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
     if not text.strip():
         return SkippedFile(shown, "empty file (whitespace only)")
     source_type, language = classify(path)
-    return LoadedFile(
+    loaded = LoadedFile(
         path=shown,
         text=normalize_newlines(text),
         sha256=hashlib.sha256(raw).hexdigest(),
@@ -219,6 +220,7 @@ def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
         source_type=source_type,
         language=language,
     )
+    return with_front_matter(loaded)
 
 
 def load_text(

@@ -9,9 +9,10 @@ index build that follows reads every vector from the cache.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder, embed_missing
@@ -19,6 +20,7 @@ from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.dedupe import NearDuplicateFilter
 from hybrid_rag.ingest.loaders import iter_files
+from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
 from hybrid_rag.store import FileChunks, MetadataStore
@@ -122,8 +124,10 @@ class Ingestor:
         collection: str = "default",
         dry_run: bool = False,
         progress: Progress | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> IngestReport:
-        """Ingest folders and files; raises InputError when they hold nothing ingestible."""
+        """Ingest folders and files, each document with ``metadata`` (over its front matter);
+        raises InputError when they hold nothing ingestible."""
         files: list[LoadedFile] = []
         skipped: list[SkippedFile] = []
         archives = [Path(p) for p in paths if is_zip(Path(p))]
@@ -141,6 +145,7 @@ class Ingestor:
             raise InputError(
                 f"no text or source files to ingest in {where}" + (f" ({reasons})" if reasons else "")
             )
+        files = [with_metadata(f, metadata) for f in files]
         return self.ingest_files(
             files, collection=collection, skipped=skipped, roots=roots, dry_run=dry_run, progress=progress
         )

@@ -21,6 +21,12 @@ Fields and their operators:
 * ``path``, ``collection``, ``language`` (text): ``=``, ``!=``, ``in``, ``not in``, ``~`` (glob);
 * ``source_type`` (``code`` or ``text``, validated): ``=``, ``!=``, ``in``, ``not in``;
 * ``size``, ``start_line``, ``end_line``, ``token_count`` (numbers): comparisons, ``in``, ``not in``;
+* ``meta.<key>`` (custom metadata: an import's fields, Markdown front matter, ``ingest(...,
+  metadata=...)``; ``meta.a.b`` reaches a nested key): ``=``, ``!=``, comparisons, ``in``, ``not
+  in``, ``~``. A value that is a number compares with numbers, an ISO date with dates (as the date
+  fields do), anything else with text; ``=`` and ``in`` also match an element of a list
+  (``meta.tags = draft``). A document or chunk without the key matches nothing, not even ``!=``;
+  an unknown key is not an error. A chunk's own key (an imported row's) wins over its document's.
 * ``ingested_at``, ``mtime`` (dates): comparisons. A value is an ISO date (``2026-01-01``) or
   datetime (``2026-01-01T12:00``, ``...+02:00``, ``...Z``), naive ones in UTC; ``mtime`` also takes
   unix seconds. A date alone means that whole UTC day: ``= 2026-01-01`` is any time that day,
@@ -52,7 +58,8 @@ from typing import Union
 from hybrid_rag.errors import InputError
 from hybrid_rag.types import SourceType
 
-TEXT, SOURCE, NUMBER, DATE = "text", "source_type", "number", "date"  # field kinds
+TEXT, SOURCE, NUMBER, DATE, META = "text", "source_type", "number", "date", "meta"  # field kinds
+META_PREFIX = "meta."
 FIELDS: Mapping[str, str] = {
     "path": TEXT,
     "collection": TEXT,
@@ -71,9 +78,11 @@ _OPERATORS = {
     SOURCE: ("=", "!=", "in"),
     NUMBER: ("=", "!=", *_ORDER, "in"),
     DATE: ("=", "!=", *_ORDER),
+    META: ("=", "!=", *_ORDER, "~", "in"),
 }
 _OP_TOKENS = ("==", "!=", ">=", "<=", "=", ">", "<", "~")  # longest first
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")  # a field name, or meta.<key>[.<key>...]
 _BARE = re.compile(r"[^\s(),'\"]+")
 
 
@@ -140,7 +149,19 @@ FilterExpr = Union[Compare, InList, And, Or, Not]  # noqa: UP007 (a runtime alia
 # -- validation of a comparison ------------------------------------------------------------
 
 
+def field_name(raw: str) -> str:
+    """A field as written, folded: names are case-insensitive, meta keys keep their case.
+
+    >>> field_name("Source_Type"), field_name("META.Author")
+    ('source_type', 'meta.Author')
+    """
+    raw = raw.strip()
+    return META_PREFIX + raw[len(META_PREFIX) :] if raw.lower().startswith(META_PREFIX) else raw.lower()
+
+
 def _field_kind(name: str) -> str:
+    if name.startswith(META_PREFIX) and len(name) > len(META_PREFIX):
+        return META
     kind = FIELDS.get(name)
     if kind is None:
         near = get_close_matches(name, FIELDS, n=1)
@@ -211,9 +232,28 @@ def convert(name: str, kind: str, op: str, value: str) -> object:
         if name == "mtime":
             return _unix(start), None if end is None else _unix(end)
         return start, end
+    if kind == META:
+        return meta_value(value, op)
     if op == "~":
         return glob_to_regex(value)
     return value
+
+
+def meta_value(value: str, op: str) -> tuple[str, object]:
+    """How a ``meta.*`` value compares: ``("regex", pattern)`` for ``~``, ``("number", n)``,
+    ``("date", (start, end))`` for an ISO date or datetime (as ``parse_when``), else ``("text", s)``."""
+    if op == "~":
+        return "regex", glob_to_regex(value)
+    try:
+        return "number", _number("meta", value)
+    except InputError:
+        pass
+    if re.match(r"\s*\d{4}-\d{2}-\d{2}", value):
+        try:
+            return "date", parse_when(value)
+        except InputError:
+            pass
+    return "text", value
 
 
 def _unix(when: datetime) -> float:
@@ -321,10 +361,10 @@ class _Parser:
 
     def compare(self) -> FilterExpr:
         self.skip()
-        m = _IDENT.match(self.text, self.pos)
+        m = _FIELD.match(self.text, self.pos)
         if not m:
             raise self.fail("expected a field name")
-        name = m.group().lower()
+        name = field_name(m.group())
         self.check(name, None, [], self.pos)
         self.pos = m.end()
         self.skip()
@@ -409,7 +449,7 @@ def filters_from_mapping(mapping: Mapping[str, object]) -> FilterExpr | None:
     """
     exprs: list[FilterExpr] = []
     for name, raw in mapping.items():
-        key = str(name).strip().lower()
+        key = field_name(str(name))
         if isinstance(raw, (list, tuple, set, frozenset)):
             items = sorted(raw, key=str) if isinstance(raw, (set, frozenset)) else list(raw)
             values = tuple(_scalar(key, v) for v in items)

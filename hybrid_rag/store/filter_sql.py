@@ -6,11 +6,15 @@ its AST into a SQLAlchemy condition over the ``documents`` and ``chunks`` tables
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, and_, not_, or_
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, column, exists, func, literal, not_, or_, select
 
 from hybrid_rag.retrieval.filters import (
     DATE,
     FIELDS,
+    META,
+    META_PREFIX,
     And,
     Compare,
     FilterExpr,
@@ -38,12 +42,18 @@ def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
         return not_(to_sql(expr.item))
     if isinstance(expr, InList):
         kind = check(expr.field, "in", expr.values)
+        if kind == META:
+            key = _MetaKey(expr.field)
+            matched = or_(*(key.equals(convert(expr.field, kind, "in", v)) for v in expr.values))
+            return and_(key.present, not_(matched)) if expr.negated else matched
         column = _COLUMNS[expr.field]
         values = [convert(expr.field, kind, "in", v) for v in expr.values]
         return column.not_in(values) if expr.negated else column.in_(values)
     if isinstance(expr, Compare):
         op = "=" if expr.op == "==" else expr.op
         kind = check(expr.field, op, [expr.value])
+        if kind == META:
+            return _MetaKey(expr.field).compare(op, convert(expr.field, kind, op, expr.value))
         return _compare(_COLUMNS[expr.field], kind, op, convert(expr.field, kind, op, expr.value))
     raise TypeError(f"not a filter expression: {expr!r}")
 
@@ -71,3 +81,57 @@ def _compare(column: ColumnElement, kind: str, op: str, value: object) -> Column
         "<": lambda: column < value,
         "<=": lambda: column <= value,
     }[op]()
+
+
+_JULIAN_UNIX_EPOCH = 2440587.5  # the Julian day of 1970-01-01T00:00Z: SQLite's julianday() scale
+
+
+def _julian(when: datetime) -> float:
+    return (when - datetime(1970, 1, 1)).total_seconds() / 86400.0 + _JULIAN_UNIX_EPOCH
+
+
+class _MetaKey:
+    """``meta.<key>`` over a chunk's metadata, then its document's (``retrieval/filters.py``)."""
+
+    def __init__(self, field: str) -> None:
+        parts = field[len(META_PREFIX) :].split(".")
+        path = "$" + "".join('."' + p.replace('"', '""') + '"' for p in parts)
+        sources = (CHUNKS.c.meta, DOCUMENTS.c.meta)
+        self.value = func.coalesce(*(func.json_extract(m, path) for m in sources))
+        self.type = func.coalesce(*(func.json_type(m, path) for m in sources))
+        self.present = self.type.is_not(None)
+
+    def equals(self, typed: tuple[str, object]) -> ColumnElement[bool]:
+        """The key's value is ``typed``, or a list holding it; false (never NULL) without the key."""
+        kind, value = typed
+        if kind == "date":
+            return and_(self.present, self._date("=", value))
+        scalar = self._typed(kind) & (self.value == value)
+        element = column("value", is_literal=True)
+        in_list = exists(
+            select(literal(1)).select_from(func.json_each(self.value).alias("je")).where(element == value)
+        )
+        return and_(self.present, or_(scalar, and_(self.type == "array", in_list)))
+
+    def compare(self, op: str, typed: tuple[str, object]) -> ColumnElement[bool]:
+        """``op`` against the key's value; false (never NULL, so ``not`` works) without the key."""
+        kind, value = typed
+        if op == "=":
+            return self.equals(typed)
+        if op == "!=":
+            return and_(self.present, not_(self.equals(typed)))
+        if kind == "regex":
+            inner = and_(self.type == "text", self.value.regexp_match(value))
+        elif kind == "date":
+            inner = self._date(op, value)
+        else:
+            inner = and_(self._typed(kind), _compare(self.value, kind, op, value))
+        return and_(self.present, inner)
+
+    def _typed(self, kind: str) -> ColumnElement[bool]:
+        return self.type.in_(("integer", "real")) if kind == "number" else self.type == "text"
+
+    def _date(self, op: str, when: object) -> ColumnElement[bool]:
+        start, end = when  # type: ignore[misc]
+        days = (_julian(start), None if end is None else _julian(end))
+        return and_(self.type == "text", _compare(func.julianday(self.value), DATE, op, days))

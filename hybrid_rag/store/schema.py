@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from sqlalchemy import DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: documents.meta and chunks.meta (JSON); a schema-1 store is migrated
 
 
 class _Base(DeclarativeBase):
@@ -32,6 +32,7 @@ class _Document(_Base):
     source_type: Mapped[str] = mapped_column(String(8))
     language: Mapped[str] = mapped_column(String)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
 
 
 class _Chunk(_Base):
@@ -45,6 +46,7 @@ class _Chunk(_Base):
     text: Mapped[str] = mapped_column(Text)
     token_count: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64), index=True)
+    meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
 
 
 class _Embedding(_Base):

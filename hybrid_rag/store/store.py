@@ -138,6 +138,14 @@ class MetadataStore:
         if "meta" in tables:
             with Session(engine) as s:
                 found = s.scalar(select(_Meta.value).where(_Meta.key == "schema_version"))
+        if found == "1":  # schema 1 had no metadata columns: add them, nothing else changes
+            with engine.begin() as conn:
+                for table in ("documents", "chunks"):
+                    conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN meta TEXT")
+                conn.exec_driver_sql(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+                )
+            found = str(SCHEMA_VERSION)
         if found != str(SCHEMA_VERSION):
             raise StoreError(
                 f"the store at {self.path} was written by schema {found or 'unknown'}, this version "
@@ -199,6 +207,7 @@ class MetadataStore:
                     source_type=f.source_type.value,
                     language=f.language,
                     ingested_at=now,
+                    meta=_json_or_none(f.meta),
                 )
                 s.add(doc)
                 s.flush()
@@ -211,6 +220,7 @@ class MetadataStore:
                         text=sp.text,
                         token_count=sp.token_count,
                         sha256=sp.sha256,
+                        meta=_json_or_none(sp.meta),
                     )
                     for i, sp in enumerate(fc.spans)
                 ]
@@ -469,4 +479,13 @@ def _chunk(c: _Chunk, d: _Document) -> Chunk:
         source_type=SourceType(d.source_type),
         language=d.language,
         collection=d.collection,
+        meta={**_meta(d.meta), **_meta(c.meta)},
     )
+
+
+def _json_or_none(meta: Mapping[str, Any]) -> str | None:
+    return json.dumps(dict(meta), sort_keys=True, ensure_ascii=False, default=str) if meta else None
+
+
+def _meta(raw: str | None) -> dict[str, Any]:
+    return json.loads(raw) if raw else {}
