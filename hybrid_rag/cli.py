@@ -171,6 +171,43 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    """Import an embeddings.json / embeddings.jsonl file: its vectors reused when they fit the model."""
+    engine = _engine(settings)
+    try:
+        report = engine.import_file(args.file, collection=args.collection)
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    print(
+        f"imported {report.rows} rows from {display_path(report.file)} ({report.format}): "
+        f"{len(report.added)} new, {len(report.changed)} changed, {len(report.deleted)} deleted, "
+        f"{len(report.unchanged)} unchanged document(s)"
+    )
+    if report.vectors_reused:
+        print(
+            f"vectors reused: {report.reused_vectors} (dimension {report.dimension} is the model's); "
+            f"nothing re-embedded"
+            + (f" but {report.embedded} text(s) without a vector" if report.embedded else "")
+        )
+    elif report.dimension is not None and report.dimension != report.model_dimension:
+        print(
+            f"vectors not reused: the file's dimension is {report.dimension}, the model's "
+            f"{report.model_dimension}; re-embedded {report.embedded} text(s)"
+        )
+    elif report.embedded:
+        print(f"embedded {report.embedded} text(s) (the file has no vectors for them)")
+    for where, reason in report.skipped:
+        print(f"  skipped  {where}: {reason}", file=sys.stderr)
+    if report.version is not None:
+        print(f"index version {report.version} live")
+    else:
+        print("nothing changed; index left as it is")
+    return 0
+
+
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     """Ranked chunks; with ``--self-check`` (never by default here) the self-check's kept attempt."""
     engine = _engine(settings)
@@ -455,6 +492,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser(
+        "import", help="import an embeddings.json / embeddings.jsonl index, reusing its vectors and metadata"
+    )
+    p.add_argument("file", help="the file to import (the format is detected from its content)")
+    p.add_argument(
+        "--collection", default=None, help="collection of the imported documents (default: file name)"
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("query", help="ranked chunks for a question")
     _query_flags(p)

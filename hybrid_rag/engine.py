@@ -16,6 +16,7 @@ from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
+from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
@@ -169,6 +170,11 @@ class Engine:
         return self.ingestor.ingest_paths(
             paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
         )
+
+    def import_file(self, path: str | Path, *, collection: str | None = None) -> ImportReport:
+        """Import an ``embeddings.json`` / ``embeddings.jsonl`` file, reusing its vectors when their
+        dimension is the model's (``ingest/importer.py``)."""
+        return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
 
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""

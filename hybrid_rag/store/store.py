@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,7 @@ class DocumentRecord:
     source_type: SourceType
     language: str
     ingested_at: datetime
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -462,6 +463,7 @@ def _document_record(d: _Document) -> DocumentRecord:
         SourceType(d.source_type),
         d.language,
         d.ingested_at,
+        _meta(d.meta),
     )
 
 
