@@ -230,8 +230,7 @@ class RerankSettings(_Section):
     retries: int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
     window_words: int = Field(64, gt=0)  # embedding_windows: words in a window
     window_overlap_words: int = Field(16, ge=0)
-    # final score: the reranker's alone (none), or mixed with the previous order; measured in
-    # benchmarks/rerank_eval.py: linear 0.3 never lost, "none" lost up to .05 nDCG on cranfield
+    # final score: the reranker's alone (none), or mixed with the previous order (RESULTS.md section 5)
     blend: Literal["none", "rrf", "linear"] = "linear"
     weight: float = Field(0.3, ge=0, le=1)  # the reranker's share in a blend
 

@@ -6,26 +6,13 @@ all, such as a line of punctuation, is only ever an exact duplicate). Two chunks
 duplicates when the Jaccard similarity of their shingle sets, estimated from ``num_perm``
 MinHash values, is at least ``threshold``. ``datasketch`` supplies the MinHash permutations and
 the LSH index; shingles are hashed here with numpy (a stable 64-bit hash per distinct token,
-combined per shingle), about twice as fast as datasketch hashing each shingle string: 10,000
-chunks of ~700 tokens take about 4 s of CPU.
+combined per shingle), faster than datasketch hashing each shingle string.
 
 The trade-off. Changing a fraction p of the words kills up to ``shingle_words`` shingles per
-change, so the Jaccard similarity falls fast, about (1-p)^w / (2 - (1-p)^w): with 5-word
-shingles, 1 % of words changed is J ≈ 0.90, 2 % is J ≈ 0.82, 3 % is J ≈ 0.75. Measured on 1,000
-real chunks (Node.js docs and Python stdlib code) with random words replaced, the share of
-edited copies caught:
-
-    shingle_words  threshold   1 %    2 %    3 %    5 %
-    5              0.9         0.55   0.03   0.00   0.00    (the default)
-    5              0.8         1.00   0.72   0.16   0.01
-    3              0.8         1.00   0.97   0.70   0.08
-    3              0.7         1.00   1.00   0.99   0.75
-
-So the default drops copies that differ in case, punctuation, whitespace or about one word in a
+change, so the Jaccard similarity falls fast, about (1-p)^w / (2 - (1-p)^w). The default (5-word
+shingles, 0.9) drops copies that differ in case, punctuation, whitespace or about one word in a
 hundred, and keeps lightly edited versions apart; lower the threshold or the shingle size to
-merge those too, at the price of merging chunks a reader may want to tell apart (two versions
-of one config file). No setting flagged any of 5,000 distinct synthetic chunks, and on 10,000
-real chunks every flagged pair had a true Jaccard above 0.6 (codec tables, repeated code).
+merge those too. What each setting catches and costs: benchmarks/RESULTS.md section 11.
 
 Determinism: the permutations come from a fixed seed, LSH candidates are verified by their
 estimated Jaccard, and among several matches the most similar, then the earliest kept, wins.
@@ -48,7 +35,7 @@ SEED = 1  # the MinHash permutations: fixed, so signatures are equal across runs
 # LSH band parameters are chosen to weigh a missed near duplicate nine times a spurious
 # candidate: candidates are verified by their estimated Jaccard, so a spurious one costs one
 # comparison, while a missed one is a duplicate stored. At threshold 0.9 and 128 permutations
-# this gives 8 bands of 16 rows: a pair at J = 0.9 becomes a candidate with p = 0.81, at 0.95 with 0.99.
+# this gives 8 bands of 16 rows (the probabilities: RESULTS.md section 11).
 LSH_WEIGHTS = (0.1, 0.9)  # (false positive, false negative)
 _TOKEN_RE = re.compile(r"\w+")
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio) for combining token hashes

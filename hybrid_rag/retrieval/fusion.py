@@ -16,7 +16,7 @@ at the score its own retriever gives it (the dense inner product, the BM25 score
 without a query term), so every list is standardised over the same candidates. Without it a chunk
 missing from a list must be imputed; 0 after ZMUV counts it as that list's *average* hit, though
 it scored below the list's last one, and pushes the lower half of the stronger list under mid
-hits of the weaker: on Cranfield Recall@50 fell below dense alone (.673 vs .706).
+hits of the weaker (on cranfield, Recall@50 below dense alone: RESULTS.md section 2).
 RRF stays as published: absent adds nothing.
 
 **Weights by source type** (``retrieval.dense_weight``/``bm25_weight`` and the ``code_`` pair): a

@@ -13,11 +13,10 @@ Conventions (STYLE 9):
 * **One relevance scale.** The pool's scores must share one scale, because they are compared
   with each other. After a rerank they do not: the reranked head (``rerank.top_n_in``) carries
   the reranker's (blended) score, the tail its fused score from another scale, placed below the
-  head only to keep the list sorted. Normalising across both squeezed the head into about a
-  third of [0, 1] (cranfield and cosqa, 40 queries each), so the similarity penalty outweighed
-  the reranker's differences: with rerank and MMR on, cranfield nDCG@10 fell from .562 (rerank
-  alone) to .510; pooled, it is .550, what MMR costs without a rerank too. So after a rerank the
-  pipeline pools only the candidates that carry the reranker's score (``HybridRetriever.diversify``).
+  head only to keep the list sorted. Normalising across both squeezes the head into a small part
+  of [0, 1], so the similarity penalty outweighs the reranker's differences (measured:
+  benchmarks/RESULTS.md section 5). So after a rerank the pipeline pools only the candidates that
+  carry the reranker's score (``HybridRetriever.diversify``).
 * ``rel`` is the pool's relevance min-max normalised to [0, 1] (all equal: all 1.0, as in
   ``fusion.minmax_normalize``), so ``lambda`` means the same whatever the score scale: an RRF
   score spans ~0.01, a cross-encoder logit ~20. Without a relevance, the cosine to the query is used.
