@@ -66,23 +66,29 @@ def top_indices(scores: np.ndarray, k: int, min_score: float | None = None) -> n
     return candidates[order[:k]]
 
 
+def matrix_of(rows: Sequence[Sequence[float]], dimension: int) -> np.ndarray:
+    """Vectors of one length copied into a float64 matrix, row by row (twice as fast as
+    ``np.array(rows)`` on lists of Python floats)."""
+    matrix = np.empty((len(rows), dimension), dtype=np.float64)
+    for i, row in enumerate(rows):
+        matrix[i] = row
+    return matrix
+
+
 class CosineScorer:
     """The cosine of one query with every stored vector, by one matrix-vector product.
 
-    ``rows`` must be vectors (``is_vector``) of one length, ``dimension``; ``source`` names them
-    in errors (a file name). The rows are copied into one normalised float64 matrix.
+    ``matrix`` (float64, one stored vector a row) is normalised in place and kept; ``source``
+    names the vectors in errors (a file name).
     """
 
-    def __init__(self, rows: Sequence[Sequence[float]], dimension: int, source: str) -> None:
-        matrix = np.empty((len(rows), dimension), dtype=np.float64)
-        for i, row in enumerate(rows):  # row by row: twice as fast as np.array(rows) on lists
-            matrix[i] = row
+    def __init__(self, matrix: np.ndarray, source: str) -> None:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms > 0, norms, 1.0)
         matrix += 0.0  # -0.0 becomes 0.0, so equal vectors have equal bits
         self._matrix = matrix
         self._copies = first_copies(matrix)
-        self.dimension = dimension
+        self.dimension = matrix.shape[1]
         self.source = source
 
     def __len__(self) -> int:

@@ -25,9 +25,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from hybrid_rag.compat.cosine import CosineScorer, is_vector, top_indices
 from hybrid_rag.errors import CorruptIndexError, HybridRagError, NoIndexError
@@ -106,11 +109,49 @@ def _field(chunk: dict[str, Any], names: tuple[str, ...], number: int, path: Pat
     raise _corrupted(path, f"chunk {number} has no {' or '.join(repr(n) for n in names)}")
 
 
+class _VectorRow(int):
+    """Stands in a parsed chunk for its embedding: the row of that vector in the collector's buffer."""
+
+
+class _VectorCollector:
+    """A ``json.load`` object hook that moves each chunk's embedding (an object with ``text`` and
+    an ``embedding`` vector) into one flat float64 buffer as the file is parsed, so the vectors
+    never all exist as Python floats at once (32 bytes each, and memory the allocator keeps)."""
+
+    def __init__(self) -> None:
+        self.buffer = array("d")
+        self.dimension = 0
+        self.rows = 0
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        embedding = obj.get("embedding")
+        if "text" in obj and is_vector(embedding) and len(embedding) == (self.dimension or len(embedding)):
+            self.dimension = len(embedding)
+            self.buffer.extend(embedding)
+            obj["embedding"] = _VectorRow(self.rows)
+            self.rows += 1
+        return obj  # a vector of another dimension stays a list, for the check to name it
+
+    def restore(self, value: Any) -> Any:
+        """``value`` with every collected embedding in it turned back into its list (for the
+        vector-like objects found outside the chunks, e.g. in ``config``)."""
+        if isinstance(value, dict):
+            return {key: self.restore(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.restore(item) for item in value]
+        if isinstance(value, _VectorRow):
+            start = value * self.dimension
+            return self.buffer[start : start + self.dimension].tolist()
+        return value
+
+
 def read_index(path: Path) -> _LoadedIndex:
     """Parse and check an ``embeddings.json`` (FileNotFoundError if it is missing)."""
     stamp = _stamp(path)
+    collector = _VectorCollector()
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with path.open(encoding="utf-8-sig") as handle:
+            data = json.load(handle, object_hook=collector)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _corrupted(path, f"not a JSON file ({exc})") from None
     chunks = data.get("chunks") if isinstance(data, dict) else None
@@ -119,33 +160,34 @@ def read_index(path: Path) -> _LoadedIndex:
     if not isinstance(chunks, list):
         raise _corrupted(path, f"'chunks' must be a list, got {type(chunks).__name__}")
     records: list[_Chunk] = []
-    vectors: list[list[float]] = []
+    rows: list[int] = []
     for number, chunk in enumerate(chunks, 1):
         if not isinstance(chunk, dict):
             raise _corrupted(path, f"chunk {number} is not a JSON object")
-        embedding = _field(chunk, ("embedding",), number, path)
-        if not is_vector(embedding):
-            raise _corrupted(path, f"chunk {number}: 'embedding' is not a non-empty list of numbers")
-        if len(embedding) != len(vectors[0] if vectors else embedding):
-            raise _corrupted(
-                path,
-                f"chunk {number}: embedding of dimension {len(embedding)}, chunk 1's is {len(vectors[0])}",
-            )
-        vectors.append(embedding)
-        records.append(
-            _Chunk(
-                chunk_id=_field(chunk, ("chunk_id", "id"), number, path),
-                text=_field(chunk, ("text",), number, path),
-                source_file=_field(chunk, ("source_file", "source"), number, path),
-                position=_field(chunk, ("position",), number, path),
-            )
+        record = _Chunk(
+            chunk_id=_field(chunk, ("chunk_id", "id"), number, path),
+            text=_field(chunk, ("text",), number, path),
+            source_file=_field(chunk, ("source_file", "source"), number, path),
+            position=_field(chunk, ("position",), number, path),
         )
+        embedding = _field(chunk, ("embedding",), number, path)
+        if not isinstance(embedding, _VectorRow):
+            detail = "is not a non-empty list of finite numbers"
+            if is_vector(embedding):
+                detail = f"has dimension {len(embedding)}, the first chunk's has {collector.dimension}"
+            raise _corrupted(path, f"chunk {number}: the embedding {detail}")
+        records.append(record)
+        rows.append(embedding)
+    indexed_at, config = collector.restore(data.get("indexed_at")), collector.restore(data.get("config", {}))
+    matrix = np.frombuffer(collector.buffer, dtype=np.float64).reshape(-1, collector.dimension)
+    if rows != list(range(len(matrix))):  # vector-like objects outside the chunks
+        matrix = matrix[rows]
     return _LoadedIndex(
         stamp=stamp,
         chunks=records,
-        scorer=CosineScorer(vectors, len(vectors[0]), source=str(path)),
-        indexed_at=data.get("indexed_at"),
-        config=data.get("config", {}),
+        scorer=CosineScorer(matrix, source=str(path)),  # normalises the buffer in place
+        indexed_at=indexed_at,
+        config=config,
     )
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.compat.cosine import CosineScorer, is_vector, top_indices
+from hybrid_rag.compat.cosine import CosineScorer, is_vector, matrix_of, top_indices
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.files import file_sha256
 
@@ -76,7 +76,7 @@ class _Rows:
                     f"the vectors in {self.source} have several dimensions ({found}); "
                     "every row must come from one embedding model"
                 )
-            self._scorer = CosineScorer(vectors, len(vectors[0]), source=self.source)
+            self._scorer = CosineScorer(matrix_of(vectors, len(vectors[0])), source=self.source)
         return self._scorer
 
 

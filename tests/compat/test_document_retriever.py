@@ -312,3 +312,11 @@ def test_a_deleted_file_keeps_the_loaded_index(tmp_path: Path) -> None:
     assert retriever.load_index() is False
     assert retriever.is_index_loaded()
     assert len(retriever.search("q")) == 1
+
+
+def test_index_stats_return_the_config_as_written(tmp_path: Path) -> None:
+    config = {"model": "m", "probe": {"text": "t", "embedding": [0.5, 0.25]}, "sizes": [500, 800]}
+    path = write_index(tmp_path / "e.json", [chunk(0, [1.0, 0.0]), chunk(1, [0.0, 1.0])], config=config)
+    retriever = DocumentRetriever(path, Generator({"q": [0.0, 1.0]}))
+    assert retriever.get_index_stats()["config"] == config
+    assert [r.position for r in retriever.search("q", top_k=2)] == [1, 0]
