@@ -41,6 +41,7 @@ import numpy as np
 from hybrid_rag.compat.cosine import CosineScorer, is_vector, matrix_of, top_indices
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.files import file_sha256
+from hybrid_rag.jsonlines import read_json_lines
 
 MANIFEST_FILE = "manifest.json"
 DEFAULT_K = 5
@@ -93,17 +94,12 @@ def _cache_key(path: Path) -> _CacheKey:
 
 def _parse(path: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
+    for number, row in read_json_lines(path):
+        if isinstance(row, json.JSONDecodeError):
+            raise InputError(f"{path}:{number}: not valid JSON ({row.msg})")
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
     return rows
 
 

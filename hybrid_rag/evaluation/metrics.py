@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.jsonlines import read_json_lines
 
 DEFAULT_METRICS: tuple[str, ...] = ("ndcg@10", "mrr@10", "precision@3", "recall@50", "recall@100")
 Run = Mapping[str, Mapping[str, float]]
@@ -99,21 +100,16 @@ def _read_jsonl(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
     if not path.is_file():
         raise InputError(f"dataset file not found: {path}")
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "_id" not in row:
-                raise InputError(f'{path}:{number}: expected an object with an "_id"')
-            key = str(row["_id"])
-            if key in seen:
-                raise InputError(f"{path}:{number}: duplicate _id {key!r}")
-            seen.add(key)
-            yield key, row
+    for number, row in read_json_lines(path):
+        if isinstance(row, json.JSONDecodeError):
+            raise InputError(f"{path}:{number}: not valid JSON ({row.msg})")
+        if not isinstance(row, dict) or "_id" not in row:
+            raise InputError(f'{path}:{number}: expected an object with an "_id"')
+        key = str(row["_id"])
+        if key in seen:
+            raise InputError(f"{path}:{number}: duplicate _id {key!r}")
+        seen.add(key)
+        yield key, row
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:

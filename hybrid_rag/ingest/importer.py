@@ -37,6 +37,7 @@ import numpy as np
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import IndexBuilder
 from hybrid_rag.ingest.loaders import classify
+from hybrid_rag.jsonlines import json_lines
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store import FileChunks, MetadataStore
 from hybrid_rag.tokens import count_tokens
@@ -149,20 +150,10 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def _jsonl_items(text: str, path: Path) -> Iterator[tuple[str, Any]]:
-    found = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if not found and number == 1:
-                raise InputError(
-                    f"{path} is neither embeddings.json nor JSON lines: line 1: {exc.msg}"
-                ) from None
-            item = exc  # reported as a skipped row
-        found = True
-        yield f"line {number}", item
+    for number, item in json_lines(text.splitlines()):
+        if number == 1 and isinstance(item, json.JSONDecodeError):
+            raise InputError(f"{path} is neither embeddings.json nor JSON lines: line 1: {item.msg}")
+        yield f"line {number}", item  # a line that is not JSON is reported as a skipped row
 
 
 def _parse_rows(items: Sequence[tuple[str, Any]], fmt: str, path: Path) -> ParsedFile:
