@@ -6,14 +6,17 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import HybridRagError
+from hybrid_rag.errors import HybridRagError, describe
 from hybrid_rag.settings import Settings, load_settings
 
-EXIT_USER_ERROR = 2
+EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
+EXIT_BUG = 1  # anything else
 
 
 def display_path(path: str) -> str:
@@ -483,6 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data-dir", help="where the store and indices live (default ./data, or $HYBRID_RAG_HOME)"
     )
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", help="ingest folders, files (or a zip) into the store and indices")
@@ -491,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_ingest)
+    p.set_defaults(func=cmd_ingest, writes=True)
 
     p = sub.add_parser(
         "import", help="import an embeddings.json / embeddings.jsonl index, reusing its vectors and metadata"
@@ -501,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--collection", default=None, help="collection of the imported documents (default: file name)"
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_import)
+    p.set_defaults(func=cmd_import, writes=True)
 
     p = sub.add_parser("query", help="ranked chunks for a question")
     _query_flags(p)
@@ -538,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("rebuild", help="rebuild both indices from the store into a new version, atomically")
-    p.set_defaults(func=cmd_rebuild)
+    p.set_defaults(func=cmd_rebuild, writes=True)
 
     p = sub.add_parser("versions", help="list index versions on disk (* = live)")
     p.add_argument("--json", action="store_true")
@@ -546,16 +550,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rollback", help="make an older index version live")
     p.add_argument("version", type=int)
-    p.set_defaults(func=cmd_rollback)
+    p.set_defaults(func=cmd_rollback, writes=True)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI boundary: the project's errors are one line and exit 2; anything else (a bug) is
+    one line too, exit 1, with its traceback in ``logs/errors.log`` and on stderr with ``--debug``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, Settings], int] = args.func
+    settings: Settings | None = None
     try:
+        from hybrid_rag.store.store import check_data_dir
+
         settings = load_settings(args.config, data_dir=args.data_dir)
+        check_data_dir(settings.data_dir, write=getattr(args, "writes", False))
         return func(args, settings)
     except HybridRagError as exc:
         print(f"hybrid-rag: error: {exc}", file=sys.stderr)
@@ -563,6 +573,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hybrid-rag: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: never a bare traceback for the user, always the details kept
+        if args.debug:
+            traceback.print_exc()
+        logged = _log_crash(settings, exc)
+        where = f"details in {logged}; " if logged else ""
+        print(
+            f"hybrid-rag: error: unexpected {describe(exc)} ({where}run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
+
+
+def _log_crash(settings: Settings | None, exc: BaseException) -> Path | None:
+    """Append the traceback to ``logs/errors.log`` of the data dir, when there is one to write."""
+    if settings is None or not settings.data_dir.is_dir():
+        return None
+    path = settings.logs_dir / "errors.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as log:
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            log.write(f"--- {stamp} hybrid-rag {' '.join(sys.argv[1:])}\n")
+            log.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return None
+    return path
 
 
 if __name__ == "__main__":

@@ -13,15 +13,34 @@ import os
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from hybrid_rag.errors import ConfigError
 
 ENV_PREFIX = "HYBRID_RAG_"
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+def _not_a_bool(value: Any) -> Any:
+    """true / false are not counts or weights (pydantic would read them as 1 / 0)."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_not_a_bool)]
+Float = Annotated[float, BeforeValidator(_not_a_bool)]
 
 
 class _Section(BaseModel):
@@ -48,7 +67,7 @@ class PathSettings(_Section):
     indices_path: str = "indices"  # relative to data_dir unless absolute
     store_file: str = "store.sqlite3"
     logs_path: str = "logs"
-    keep_versions: int = Field(3, ge=1)  # index versions kept on disk for rollback
+    keep_versions: Int = Field(3, ge=1)  # index versions kept on disk for rollback
 
 
 class LoadingSettings(_Section):
@@ -76,24 +95,24 @@ class LoadingSettings(_Section):
         "data/indices",
     )
     use_gitignore: bool = True
-    max_file_bytes: int = Field(5_000_000, gt=0)
+    max_file_bytes: Int = Field(5_000_000, gt=0)
 
 
 class ArchiveSettings(_Section):
     """Limits for zip ingestion; an archive past any of them is refused whole."""
 
-    max_members: int = Field(20_000, gt=0)
-    max_total_bytes: int = Field(1_000_000_000, gt=0)  # uncompressed
-    max_ratio: float = Field(100.0, gt=1)  # uncompressed / compressed, per member and overall
+    max_members: Int = Field(20_000, gt=0)
+    max_total_bytes: Int = Field(1_000_000_000, gt=0)  # uncompressed
+    max_ratio: Float = Field(100.0, gt=1)  # uncompressed / compressed, per member and overall
 
 
 class DedupeSettings(_Section):
     """Near-duplicate chunks (MinHash over word shingles) are stored once."""
 
     enabled: bool = True
-    threshold: float = Field(0.9, gt=0, le=1)  # estimated Jaccard similarity
-    num_perm: int = Field(128, gt=0)
-    shingle_words: int = Field(5, gt=0)
+    threshold: Float = Field(0.9, gt=0, le=1)  # estimated Jaccard similarity
+    num_perm: Int = Field(128, gt=0)
+    shingle_words: Int = Field(5, gt=0)
 
 
 class IndexSettings(_Section):
@@ -104,9 +123,9 @@ class IndexSettings(_Section):
 
 
 class ChunkingSettings(_Section):
-    min_tokens: int = Field(500, gt=0)
-    max_tokens: int = Field(800, gt=0)
-    overlap: float = Field(0.15, ge=0.0, lt=0.5)
+    min_tokens: Int = Field(500, gt=0)
+    max_tokens: Int = Field(800, gt=0)
+    overlap: Float = Field(0.15, ge=0.0, lt=0.5)
     encoding: Literal["cl100k_base", "o200k_base"] = "cl100k_base"
 
     @model_validator(mode="after")
@@ -123,13 +142,13 @@ class EmbeddingSettings(_Section):
     model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
     base_url: str | None = None  # provider openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
     api_key_env: str = "OPENAI_API_KEY"  # the variable holding the server's key (sent as a Bearer token)
-    timeout_seconds: float = Field(30.0, gt=0)  # per request to a remote provider
-    retries: int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
-    batch_size: int = Field(32, gt=0)
+    timeout_seconds: Float = Field(30.0, gt=0)  # per request to a remote provider
+    retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
+    batch_size: Int = Field(32, gt=0)
     device: str = "cpu"
-    threads: int | None = Field(None, gt=0)  # torch CPU threads for this process (None: torch's default)
+    threads: Int | None = Field(None, gt=0)  # torch CPU threads for this process (None: torch's default)
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
-    window_overlap_tokens: int = Field(32, ge=0)
+    window_overlap_tokens: Int = Field(32, ge=0)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
 
@@ -142,9 +161,9 @@ class EmbeddingSettings(_Section):
 class BM25Settings(_Section):
     backend: Literal["bm25s", "rank_bm25"] = "bm25s"
     variant: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
-    k1: float = Field(1.5, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
-    bm25_min_df: int = Field(1, ge=1)
+    k1: Float = Field(1.5, gt=0)
+    b: Float = Field(0.75, ge=0, le=1)
+    bm25_min_df: Int = Field(1, ge=1)
     tokenizer: Literal["spacy", "regex"] = "spacy"
     stopwords: Literal["spacy", "lucene", "none"] = "spacy"  # spacy: 326 words; lucene: 33 function words
     stemmer: Literal["none", "english"] = "none"
@@ -153,25 +172,25 @@ class BM25Settings(_Section):
 
 class RetrievalSettings(_Section):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
-    min_score_code: float | None = None  # per-source-type minimum final score (None: no threshold)
-    min_score_text: float | None = None
+    min_score_code: Float | None = None  # per-source-type minimum final score (None: no threshold)
+    min_score_text: Float | None = None
     threshold_on: Literal["final", "dense"] = "final"  # the score the floors read: ranked, or the cosine
     # with features.parent_context: neighbours, or enclosing (a code chunk's definition, a text
     # chunk's section; "definition" is the old name of enclosing)
     parent_mode: Literal["neighbours", "enclosing", "definition"] = "neighbours"
-    parent_radius: int = Field(1, ge=0)
-    top_k: int = Field(10, gt=0)
-    dense_top_k: int = Field(50, gt=0)
-    bm25_top_k: int = Field(50, gt=0)
+    parent_radius: Int = Field(1, ge=0)
+    top_k: Int = Field(10, gt=0)
+    dense_top_k: Int = Field(50, gt=0)
+    bm25_top_k: Int = Field(50, gt=0)
     fusion: Literal["zscore", "rrf", "weighted"] = "zscore"  # see benchmarks/fusion_study.py
-    rrf_k: int = Field(60, gt=0)
+    rrf_k: Int = Field(60, gt=0)
     # score-based fusion sees every candidate's exact score in every list (fusion.complete_runs)
     exact_scores: bool = True
     # fusion weights of a text chunk (and any type without its own pair) and of a code chunk
-    dense_weight: float = Field(0.65, ge=0)
-    bm25_weight: float = Field(0.35, ge=0)
-    code_dense_weight: float = Field(0.85, ge=0)
-    code_bm25_weight: float = Field(0.15, ge=0)
+    dense_weight: Float = Field(0.65, ge=0)
+    bm25_weight: Float = Field(0.35, ge=0)
+    code_dense_weight: Float = Field(0.85, ge=0)
+    code_bm25_weight: Float = Field(0.15, ge=0)
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
@@ -193,8 +212,8 @@ class GeneratorSettings(_Section):
     base_url: str | None = None  # e.g. http://127.0.0.1:8080/v1 (llama.cpp, Ollama, vLLM, OpenAI)
     model: str = "local-model"
     api_key_env: str = "OPENAI_API_KEY"
-    timeout_seconds: float = Field(30.0, gt=0)
-    retries: int = Field(1, ge=0)
+    timeout_seconds: Float = Field(30.0, gt=0)
+    retries: Int = Field(1, ge=0)
 
     @field_validator("base_url")
     @classmethod
@@ -209,11 +228,11 @@ class ExpansionSettings(_Section):
         "from a technical document or source file would. Do not mention the question.\n\n"
         "Question: {query}"
     )
-    hyde_max_tokens: int = Field(256, gt=0)
+    hyde_max_tokens: Int = Field(256, gt=0)
     hyde_replace_query: bool = False  # search with the passage instead of alongside the query
-    multi_query_n: int = Field(3, ge=1)  # with features.multi_query
-    prf_docs: int = Field(5, ge=1)
-    prf_terms: int = Field(8, ge=1)
+    multi_query_n: Int = Field(3, ge=1)  # with features.multi_query
+    prf_docs: Int = Field(5, ge=1)
+    prf_terms: Int = Field(8, ge=1)
 
 
 class RerankSettings(_Section):
@@ -222,17 +241,17 @@ class RerankSettings(_Section):
     fallback_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
     api_url: str | None = None
     api_key_env: str = "RERANK_API_KEY"
-    top_n_in: int = Field(40, gt=0)
-    batch_size: int = Field(16, gt=0)
-    max_length: int = Field(512, gt=0)
+    top_n_in: Int = Field(40, gt=0)
+    batch_size: Int = Field(16, gt=0)
+    max_length: Int = Field(512, gt=0)
     api_format: Literal["cohere", "tei"] = "cohere"  # cohere: Cohere / Jina request and answer
-    timeout_seconds: float = Field(30.0, gt=0)  # api: per request
-    retries: int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
-    window_words: int = Field(64, gt=0)  # embedding_windows: words in a window
-    window_overlap_words: int = Field(16, ge=0)
+    timeout_seconds: Float = Field(30.0, gt=0)  # api: per request
+    retries: Int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
+    window_words: Int = Field(64, gt=0)  # embedding_windows: words in a window
+    window_overlap_words: Int = Field(16, ge=0)
     # final score: the reranker's alone (none), or mixed with the previous order (RESULTS.md section 5)
     blend: Literal["none", "rrf", "linear"] = "linear"
-    weight: float = Field(0.3, ge=0, le=1)  # the reranker's share in a blend
+    weight: Float = Field(0.3, ge=0, le=1)  # the reranker's share in a blend
 
     @field_validator("api_url")
     @classmethod
@@ -241,23 +260,23 @@ class RerankSettings(_Section):
 
 
 class MMRSettings(_Section):
-    mmr_lambda: float = Field(0.7, ge=0, le=1)
-    top_n: int = Field(12, gt=0)
+    mmr_lambda: Float = Field(0.7, ge=0, le=1)
+    top_n: Int = Field(12, gt=0)
     # MMR chooses among the first `pool` candidates only (after a rerank: only the reranked head)
-    pool: int = Field(40, gt=0)
+    pool: Int = Field(40, gt=0)
 
 
 class ContextSettings(_Section):
-    max_context_tokens: int = Field(3000, gt=0)
-    seed: int = 0
-    confidence_threshold: float = Field(0.25, ge=0, le=1)
-    max_retries: int = Field(2, ge=0)
-    max_clusters: int = Field(6, gt=0)  # topics: round(sqrt(n / 2)) for n results, 1 when n <= 3
-    summary_sentences: int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
-    summary_max_tokens: int = Field(60, gt=0)
-    summary_map_chunks: int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
-    quote_max_tokens: int = Field(400, gt=0)  # the most one quote may take when the budget allows
-    max_embedded_units: int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
+    max_context_tokens: Int = Field(3000, gt=0)
+    seed: Int = 0
+    confidence_threshold: Float = Field(0.25, ge=0, le=1)
+    max_retries: Int = Field(2, ge=0)
+    max_clusters: Int = Field(6, gt=0)  # topics: round(sqrt(n / 2)) for n results, 1 when n <= 3
+    summary_sentences: Int = Field(2, gt=0)  # extractive summary: sentences / signatures per topic
+    summary_max_tokens: Int = Field(60, gt=0)
+    summary_map_chunks: Int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
+    quote_max_tokens: Int = Field(400, gt=0)  # the most one quote may take when the budget allows
+    max_embedded_units: Int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"
     system_prompt: str = (

@@ -315,7 +315,7 @@ def iter_files(paths: Sequence[Path | str], settings: LoadingSettings) -> Iterat
     seen: set[str] = set()
     for root in roots:
         if root.is_dir():
-            items = _walk(root, root.parts, (), [], rules, settings)
+            items = _walk(root, root.parts, rules, settings)
         else:
             items = iter([load_file(root, settings.max_file_bytes)])
         for item in items:
@@ -324,25 +324,25 @@ def iter_files(paths: Sequence[Path | str], settings: LoadingSettings) -> Iterat
                 yield item
 
 
+_Folder = tuple[Path, tuple[str, ...], list[tuple[int, "pathspec.GitIgnoreSpec"]], Iterator[os.DirEntry[str]]]
+
+
 def _walk(
-    folder: Path,
-    root_parts: tuple[str, ...],
-    rel: tuple[str, ...],
-    specs: list[tuple[int, pathspec.GitIgnoreSpec]],
-    rules: IgnoreRules,
-    settings: LoadingSettings,
+    root: Path, root_parts: tuple[str, ...], rules: IgnoreRules, settings: LoadingSettings
 ) -> Iterator[LoadedFile | SkippedFile]:
-    if settings.use_gitignore:
-        spec = _read_gitignore(folder)
-        if spec is not None:
-            specs = [*specs, (len(rel), spec)]
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as exc:
-        yield SkippedFile(folder.as_posix(), f"cannot read folder: {exc.strerror or exc}")
+    """Depth first, each folder's entries in name order, with an explicit stack (a tree thousands
+    of levels deep is walked like any other; a folder the OS cannot open is skipped with why)."""
+    opened = _open_folder(root, (), [], settings)
+    if isinstance(opened, SkippedFile):
+        yield opened
         return
-    for entry in entries:
+    stack = [opened]
+    while stack:
+        folder, rel, specs, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
         child_rel = (*rel, entry.name)
         is_link = entry.is_symlink()
         is_dir = not is_link and entry.is_dir(follow_symlinks=False)
@@ -354,8 +354,31 @@ def _walk(
         if is_link:
             yield SkippedFile(path.as_posix(), "symbolic link (not followed)")
         elif is_dir:
-            yield from _walk(path, root_parts, child_rel, specs, rules, settings)
+            child = _open_folder(path, child_rel, specs, settings)
+            if isinstance(child, SkippedFile):
+                yield child
+            else:
+                stack.append(child)
         elif entry.is_file(follow_symlinks=False):
             yield load_file(path, settings.max_file_bytes)
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
+
+
+def _open_folder(
+    folder: Path,
+    rel: tuple[str, ...],
+    specs: list[tuple[int, pathspec.GitIgnoreSpec]],
+    settings: LoadingSettings,
+) -> _Folder | SkippedFile:
+    """A folder's sorted entries and the .gitignore rules in force in it, or why it cannot be read."""
+    if settings.use_gitignore:
+        spec = _read_gitignore(folder)
+        if spec is not None:
+            specs = [*specs, (len(rel), spec)]
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        return SkippedFile(folder.as_posix(), f"cannot read folder: {exc.strerror or exc}")
+    return folder, rel, specs, iter(entries)

@@ -80,6 +80,8 @@ _OPERATORS = {
     DATE: ("=", "!=", *_ORDER),
     META: ("=", "!=", *_ORDER, "~", "in"),
 }
+MAX_DEPTH = 64  # "not" and parentheses nested: deeper is refused, not a RecursionError
+INT64 = (-(2**63), 2**63 - 1)  # SQLite's INTEGER: the number fields' range
 _OP_TOKENS = ("==", "!=", ">=", "<=", "=", ">", "<", "~")  # longest first
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")  # a field name, or meta.<key>[.<key>...]
@@ -188,7 +190,16 @@ def _number(name: str, value: str) -> float | int:
         raise InputError(f"{name} needs a number, got {value!r}") from None
     if not math.isfinite(number):
         raise InputError(f"{name} needs a finite number, got {value!r}")
-    return int(number) if number.is_integer() else number
+    if not number.is_integer():
+        return number
+    whole = int(value) if re.fullmatch(r"\s*[-+]?\d+\s*", value) else int(number)
+    if not INT64[0] <= whole <= INT64[1]:
+        if name.startswith(META_PREFIX) or name == "meta":
+            return number  # metadata numbers compare as JSON numbers (REAL): no range to keep
+        raise InputError(
+            f"{name} = {value.strip()} is out of range: {name} is an integer from {INT64[0]} to {INT64[1]}"
+        )
+    return whole
 
 
 def parse_when(value: str) -> tuple[datetime, datetime | None]:
@@ -305,11 +316,18 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0  # "not" and "(" nested around the current position
 
     def fail(self, message: str, pos: int | None = None) -> InputError:
         at = self.pos if pos is None else pos
         where = "at the end" if at >= len(self.text) else f"at position {at + 1}"
-        return InputError(f"invalid filter {self.text!r} {where}: {message}")
+        shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
+        return InputError(f"invalid filter {shown!r} {where}: {message}")
+
+    def nest(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(f"nested deeper than {MAX_DEPTH} levels of 'not' and parentheses")
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -351,11 +369,16 @@ class _Parser:
 
     def not_(self) -> FilterExpr:
         if self.keyword("not"):
-            return Not(self.not_())
+            self.nest()
+            expr: FilterExpr = Not(self.not_())
+            self.depth -= 1
+            return expr
         if self.char("("):
+            self.nest()
             expr = self.or_()
             if not self.char(")"):
                 raise self.fail("expected ')'")
+            self.depth -= 1
             return expr
         return self.compare()
 

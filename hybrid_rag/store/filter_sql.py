@@ -6,9 +6,11 @@ its AST into a SQLAlchemy condition over the ``documents`` and ``chunks`` tables
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, column, exists, func, literal, not_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, column, exists, false, func, literal, not_, or_, select
 
 from hybrid_rag.retrieval.filters import (
     DATE,
@@ -32,22 +34,31 @@ _COLUMNS = {
 }
 
 
+LARGE_SET = 100  # an IN list longer than this is bound as one JSON array (SQLite's json_each)
+_FLAT = 32  # and / or terms per level of the balanced tree (SQLite's expression depth is 1000)
+
+
 def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
-    """The condition over the documents and chunks columns (for ``MetadataStore.chunk_ids_matching``)."""
+    """The condition over the documents and chunks columns (for ``MetadataStore.chunk_ids_matching``).
+
+    However long the filter, the SQL stays shallow: ``or`` chains of ``=`` on one field become
+    one ``IN``, a long ``IN`` list is one bound JSON array, and other long ``and`` / ``or``
+    chains become a balanced tree."""
     if isinstance(expr, And):
-        return and_(*(to_sql(i) for i in expr.items))
+        return _balanced(and_, [to_sql(i) for i in expr.items])
     if isinstance(expr, Or):
-        return or_(*(to_sql(i) for i in expr.items))
+        return _balanced(or_, [to_sql(i) for i in _merge_equalities(expr.items)])
     if isinstance(expr, Not):
         return not_(to_sql(expr.item))
     if isinstance(expr, InList):
         kind = check(expr.field, "in", expr.values)
+        typed = [convert(expr.field, kind, "in", v) for v in expr.values]
         if kind == META:
             key = _MetaKey(expr.field)
-            matched = or_(*(key.equals(convert(expr.field, kind, "in", v)) for v in expr.values))
+            matched = key.equals_any(typed)  # type: ignore[arg-type]
             return and_(key.present, not_(matched)) if expr.negated else matched
         column = _COLUMNS[expr.field]
-        values = [convert(expr.field, kind, "in", v) for v in expr.values]
+        values = _value_set(typed) if len(typed) > LARGE_SET else typed
         return column.not_in(values) if expr.negated else column.in_(values)
     if isinstance(expr, Compare):
         op = "=" if expr.op == "==" else expr.op
@@ -56,6 +67,45 @@ def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
             return _MetaKey(expr.field).compare(op, convert(expr.field, kind, op, expr.value))
         return _compare(_COLUMNS[expr.field], kind, op, convert(expr.field, kind, op, expr.value))
     raise TypeError(f"not a filter expression: {expr!r}")
+
+
+def _merge_equalities(items: Sequence[FilterExpr]) -> list[FilterExpr]:
+    """``a = x or a = y or a in (z)`` as ``a in (x, y, z)``, other items kept, in first-seen order."""
+    merged: dict[str, list[str]] = {}
+    out: list[FilterExpr | str] = []
+    for item in items:
+        values = None
+        if isinstance(item, Compare) and item.op in ("=", "=="):
+            values = [item.value]
+        elif isinstance(item, InList) and not item.negated:
+            values = list(item.values)
+        if values is None:
+            out.append(item)
+            continue
+        if item.field not in merged:
+            merged[item.field] = []
+            out.append(item.field)
+        merged[item.field].extend(values)
+    return [InList(i, tuple(merged[i])) if isinstance(i, str) else i for i in out]
+
+
+def _balanced(
+    join: Callable[..., ColumnElement[bool]], terms: list[ColumnElement[bool]]
+) -> ColumnElement[bool]:
+    if len(terms) <= _FLAT:
+        return join(*terms)
+    step = -(-len(terms) // _FLAT)
+    # NOT (NOT (...)): the same truth value (NULL too), and parentheses SQLAlchemy keeps (it
+    # flattens nested and_ / or_, and drops a plain Grouping, back into one long chain)
+    groups = (_balanced(join, terms[i : i + step]) for i in range(0, len(terms), step))
+    return join(*(not_(not_(g)) for g in groups))
+
+
+def _value_set(values: Sequence[object]) -> Select:
+    """``SELECT value FROM json_each(:values)``: any number of values in one bound parameter."""
+    return select(column("value", is_literal=True)).select_from(
+        func.json_each(literal(json.dumps(list(values))))
+    )
 
 
 def _compare(column: ColumnElement, kind: str, op: str, value: object) -> ColumnElement[bool]:
@@ -100,6 +150,23 @@ class _MetaKey:
         self.value = func.coalesce(*(func.json_extract(m, path) for m in sources))
         self.type = func.coalesce(*(func.json_type(m, path) for m in sources))
         self.present = self.type.is_not(None)
+
+    def equals_any(self, typed: Sequence[tuple[str, object]]) -> ColumnElement[bool]:
+        """The key's value is one of ``typed`` (or a list holding one), numbers and texts each
+        matched as one bound set, dates one by one."""
+        terms = [self.equals(t) for t in typed if t[0] == "date"]
+        for kind in ("number", "text"):
+            values = [v for k, v in typed if k == kind]
+            if values:
+                scalar = self._typed(kind) & self.value.in_(_value_set(values))
+                element = column("value", is_literal=True)
+                in_list = exists(
+                    select(literal(1))
+                    .select_from(func.json_each(self.value).alias("je"))
+                    .where(element.in_(_value_set(values)))
+                )
+                terms.append(and_(self.present, or_(scalar, and_(self.type == "array", in_list))))
+        return _balanced(or_, terms) if terms else false()
 
     def equals(self, typed: tuple[str, object]) -> ColumnElement[bool]:
         """The key's value is ``typed``, or a list holding it; false (never NULL) without the key."""

@@ -9,6 +9,7 @@ happens in one transaction, so an ingest that fails half-way leaves the store as
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -96,6 +97,28 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor.close()
 
 
+def check_data_dir(path: Path, *, write: bool) -> None:
+    """StoreError unless ``path`` is a folder, or (``write``) one that can be made, and is writable.
+
+    Checked once at start (the CLI) and before the store opens, so a data dir that is a file or
+    sits under one is one clear line, not a traceback from the first ``mkdir``."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise StoreError(
+            f"the data dir {path} is not a folder: set --data-dir or HYBRID_RAG_HOME to a folder"
+        )
+    if not write:
+        return
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise StoreError(f"the data dir {path} cannot be made: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not writable" if existing == path else f"cannot be made: {existing} is not writable"
+        raise StoreError(f"the data dir {path} {what}")
+
+
 class MetadataStore:
     """The SQLite store. Cheap to construct; the database opens on first use."""
 
@@ -113,7 +136,11 @@ class MetadataStore:
     def _open(self) -> sessionmaker[Session]:
         if self._sessions is not None:
             return self._sessions
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_data_dir(self.path.parent, write=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot make the data dir {self.path.parent}: {exc.strerror or exc}") from None
         engine = create_engine(f"sqlite:///{self.path}", connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _on_connect)
         try:
