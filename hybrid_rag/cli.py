@@ -16,7 +16,7 @@ from hybrid_rag.errors import HybridRagError, describe
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
-EXIT_BUG = 1  # anything else
+EXIT_BUG = 70  # anything else: a bug (sysexits EX_SOFTWARE; 1 means "no results")
 
 
 def display_path(path: str) -> str:
@@ -556,7 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI boundary: the project's errors are one line and exit 2; anything else (a bug) is
-    one line too, exit 1, with its traceback in ``logs/errors.log`` and on stderr with ``--debug``."""
+    one line too, exit 70, with its traceback in ``logs/errors.log`` and on stderr with ``--debug``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace, Settings], int] = args.func
