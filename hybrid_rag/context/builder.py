@@ -51,11 +51,17 @@ from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.selfcheck import Checked, confidence
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
+from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import QueryResult, ScoredChunk, SourceType, StageTiming, Trace
+from hybrid_rag.vectors import pool_windows
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 NO_CUTS: Cuts = (False, False)
+
+
+def _one_row(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    return [row[None, :] for row in embedder.embed_passages(texts)]
 
 
 def cached_embed(embedder: Embedder, store: MetadataStore) -> EmbedFn:
@@ -63,16 +69,11 @@ def cached_embed(embedder: Embedder, store: MetadataStore) -> EmbedFn:
     embedding cache (keyed by model and the text's sha256) and embeds only the rest (not cached)."""
 
     def embed(texts: Sequence[str]) -> np.ndarray:
-        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        known = store.cached_embeddings(embedder.model_name, shas) if store.exists else {}
-        missing = [i for i, sha in enumerate(shas) if sha not in known]
-        fresh = embedder.embed_passages([texts[i] for i in missing]) if missing else None
-        rows = [known.get(sha) for sha in shas]
-        for j, i in enumerate(missing):
-            rows[i] = fresh[j]  # type: ignore[index]
-        if not rows:
+        if not texts:
             return np.zeros((0, embedder.dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32)
+        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        windows, _ = embed_missing(store, embedder, dict(zip(shas, texts, strict=True)), embed=_one_row)
+        return np.vstack([pool_windows(windows[sha]) for sha in shas]).astype(np.float32)
 
     return embed
 

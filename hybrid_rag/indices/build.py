@@ -27,6 +27,7 @@ from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST, IndexVersions
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
+from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
 from hybrid_rag.vectors import pool_windows
 
@@ -42,36 +43,6 @@ class BuildReport:
     embedded: int
     seconds: dict[str, float]
     incremental: bool
-
-
-def embed_windows(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
-    """Window vectors of each text (n_windows, d); one row each for an embedder without windows."""
-    windowed = getattr(embedder, "embed_passage_windows", None)
-    if windowed is not None:
-        return list(windowed(texts))
-    return [row[None, :] for row in embedder.embed_passages(texts)]
-
-
-def embed_missing(
-    store: MetadataStore,
-    embedder: Embedder,
-    texts_by_sha: dict[str, str],
-    *,
-    batch_size: int = 256,
-    progress: Progress | None = None,
-) -> tuple[dict[str, np.ndarray], int]:
-    """Window vectors for every sha: from the cache when there, else embedded in batches (not yet stored).
-
-    Returns (window matrices by sha, how many texts were newly embedded).
-    """
-    windows = store.cached_windows(embedder.model_name, texts_by_sha)
-    missing = [sha for sha in texts_by_sha if sha not in windows]
-    for start in range(0, len(missing), batch_size):
-        batch = missing[start : start + batch_size]
-        windows.update(zip(batch, embed_windows(embedder, [texts_by_sha[sha] for sha in batch]), strict=True))
-        if progress:
-            progress(len(batch))
-    return windows, len(missing)
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:
@@ -156,10 +127,8 @@ class IndexBuilder:
             dense = new_dense(self.config.index, self.embedder)
             removed, todo = 0, chunks
         windows, embedded = embed_missing(
-            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress
+            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress, keep=True
         )
-        if embedded:
-            self.store.put_embeddings(self.embedder.model_name, windows)
         if todo:
             todo_ids = np.array([c.id for c in todo], dtype=np.int64)
             if isinstance(dense, WindowedVectorIndex):

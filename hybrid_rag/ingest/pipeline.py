@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.indices.build import BuildReport, IndexBuilder, embed_missing
+from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.dedupe import NearDuplicateFilter
@@ -24,6 +24,7 @@ from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
 from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import LoadedFile, SkippedFile
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -202,6 +203,7 @@ class Ingestor:
             texts,
             batch_size=self.settings.embed_batch,
             progress=_embedded,
+            keep=True,  # a failure half-way (an embedding server gone) keeps what was embedded
         )
         seconds["embed"] = time.perf_counter() - t
 

@@ -72,6 +72,11 @@ def weight_of(weights: Weights | None, name: str, chunk_id: int) -> float:
     return float(table.get(name, 0.0))
 
 
+def rrf_term(rank: float | np.ndarray, k: int = RRF_K, weight: float = 1.0) -> float | np.ndarray:
+    """A list's contribution for a hit at ``rank`` (from 1): ``weight / (k + rank)``."""
+    return weight / (k + rank)
+
+
 def reciprocal_rank_fusion(
     runs: Mapping[str, Sequence[Hit]],
     *,
@@ -85,7 +90,7 @@ def reciprocal_rank_fusion(
     parts: dict[int, dict[str, float]] = {}
     for name in sorted(runs):
         for rank, hit in enumerate(runs[name], start=1):
-            term = weight_of(weights, name, hit.id) / (k + rank)
+            term = rrf_term(rank, k, weight_of(weights, name, hit.id))
             totals[hit.id] = totals.get(hit.id, 0.0) + term
             parts.setdefault(hit.id, {})[name] = term
     return [Fused(i, s, parts[i]) for i, s in rank_order(totals)]

@@ -45,7 +45,7 @@ from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker
-from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize
+from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize, rrf_term
 from hybrid_rag.settings import BM25Settings, RerankSettings
 from hybrid_rag.types import ScoredChunk
 from hybrid_rag.vectors import window_spans
@@ -92,7 +92,7 @@ def blend_scores(
         raise ValueError(f"rerank weight must be in [0, 1], got {weight}")
     if blend == "rrf":
         previous_rank = np.arange(1, len(rerank) + 1, dtype=np.float64)
-        return weight / (k + competition_ranks(rerank)) + (1.0 - weight) / (k + previous_rank)
+        return rrf_term(competition_ranks(rerank), k, weight) + rrf_term(previous_rank, k, 1.0 - weight)
     if blend == "linear":
         return weight * minmax_normalize(rerank) + (1.0 - weight) * minmax_normalize(previous)
     raise ValueError(f"unknown blend {blend!r}; valid: none, rrf, linear")

@@ -51,7 +51,6 @@ from hybrid_rag.store.schema import (
     _Tokens,
 )
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
-from hybrid_rag.vectors import pool_windows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
 
@@ -348,10 +347,6 @@ class MetadataStore:
                         np.frombuffer(row.vector, dtype=np.float32).reshape(-1, row.dimension).copy()
                     )
         return out
-
-    def cached_embeddings(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
-        """One vector per chunk sha256: the normalised mean of its cached windows."""
-        return {sha: pool_windows(w) for sha, w in self.cached_windows(model, sha256s).items()}
 
     def put_embeddings(self, model: str, embeddings: Mapping[str, np.ndarray]) -> None:
         """Cache vectors by chunk sha256: a (dimension,) vector or a (n_windows, dimension) matrix."""

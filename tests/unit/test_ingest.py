@@ -7,6 +7,7 @@ from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, InputError
 from hybrid_rag.indices.versions import IndexVersions
+from hybrid_rag.vectors import pool_windows
 
 
 def _index_ids(engine: Engine) -> set[int]:
@@ -104,7 +105,9 @@ def test_index_vectors_come_from_the_embedding_cache(engine, corpus):
     engine.ingest([corpus])
     live = engine.indices.get()
     chunk = next(engine.store.iter_chunks())
-    cached = engine.store.cached_embeddings(engine.embedder.model_name, [chunk.sha256])[chunk.sha256]
+    cached = pool_windows(
+        engine.store.cached_windows(engine.embedder.model_name, [chunk.sha256])[chunk.sha256]
+    )
     np.testing.assert_allclose(live.dense.vectors(np.array([chunk.id]))[0], cached, rtol=1e-6)
 
 

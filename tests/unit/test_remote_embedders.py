@@ -23,14 +23,16 @@ FAKE = FakeEmbedder(dimension=32)
 
 
 @contextmanager
-def embedding_server(provider: str, *, fail_first: int = 0) -> Iterator[dict]:
-    """A server that embeds with the fake embedder; records each request's inputs."""
+def embedding_server(provider: str, *, fail_first: int = 0, answer_only: int | None = None) -> Iterator[dict]:
+    """A server that embeds with the fake embedder (after ``fail_first`` 503s; with ``answer_only``,
+    503 after that many answers); records each answered request's inputs."""
     state: dict = {"inputs": [], "failures": fail_first}
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if state["failures"] > 0:
+            gone = answer_only is not None and len(state["inputs"]) >= answer_only
+            if state["failures"] > 0 or gone:
                 state["failures"] -= 1
                 self.send_response(503)
                 self.end_headers()
@@ -156,6 +158,40 @@ def test_query_with_the_embedder_down_answers_from_bm25_with_a_note(tmp_path, co
     with pytest.raises(RemoteServiceError):
         down.query("compost", features={"bm25": False})  # nothing left to answer: an error, not []
     down.close()
+
+
+def test_an_ingest_cut_off_by_the_server_keeps_what_was_embedded(tmp_path, corpus) -> None:
+    def engine_with(base_url: str) -> Engine:
+        settings = Settings().with_overrides(
+            {
+                "paths.data_dir": str(tmp_path / "data"),
+                "embedding.provider": "openai",
+                "embedding.model": "served-model",
+                "embedding.base_url": base_url,
+                "embedding.retries": 0,
+                "embedding.batch_size": 1,  # one window a request; 8 texts a cached batch
+            }
+        )
+        engine = Engine(settings)
+        engine.embedder.backoff = 0.0  # type: ignore[attr-defined]
+        return engine
+
+    for i in range(12):
+        (corpus / "docs" / f"extra{i}.md").write_text(f"# extra {i}\n\nsome words about topic {i}\n")
+    with embedding_server("openai", answer_only=10) as server:
+        engine = engine_with(server["base_url"])
+        with pytest.raises(RemoteServiceError):
+            engine.ingest([corpus])
+        kept = engine.store.counts()["cached_embeddings"]
+        engine.close()
+    assert kept >= 8, "the first full batch was cached before the server went"
+    with embedding_server("openai") as server:
+        engine = engine_with(server["base_url"])
+        engine.ingest([corpus])
+        total = engine.store.counts()["cached_embeddings"]
+        engine.close()
+    embedded_again = sum(len(batch) for batch in server["inputs"])
+    assert embedded_again <= total - kept + 1  # the dimension probe aside, nothing embedded twice
 
 
 def test_ingest_with_the_embedder_down_stops_with_a_clear_error(tmp_path, corpus) -> None:
