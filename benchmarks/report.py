@@ -20,6 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from suite_format import expand  # noqa: E402
+
 from hybrid_rag.evaluation.metrics import Comparison, EvalReport, compare  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -584,6 +586,8 @@ def load_results(directory: Path) -> dict[str, dict[str, Any]]:
         path = directory / f"{name}.json"
         if path.is_file():
             found[name] = json.loads(path.read_text(encoding="utf-8"))
+    if "suite" in found:
+        found["suite"] = expand(found["suite"])
     return found
 
 
@@ -597,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--test", choices=["student", "fisher"], default="student")
     args = p.parse_args(argv)
     if args.compare:
-        a, b = (json.loads(Path(x).read_text(encoding="utf-8")) for x in args.compare)
+        a, b = (expand(json.loads(Path(x).read_text(encoding="utf-8"))) for x in args.compare)
         print(compare_suites(a, b, args.test))
         return 0
     found = load_results(Path(args.results))

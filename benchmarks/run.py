@@ -32,6 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from suite_format import compact  # noqa: E402
+
 from configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs  # noqa: E402
 from hybrid_rag.embedders import make_embedder  # noqa: E402
 from hybrid_rag.engine import Engine  # noqa: E402
@@ -290,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     path = Path(args.out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(compact(out), separators=(",", ":")) + "\n", encoding="utf-8")
     log(f"wrote {path} ({out['wall_seconds']:.0f} s)")
     return 0
 
