@@ -138,6 +138,7 @@ class Engine:
                 settings.chunking,
                 settings.dedupe,
                 embed_batch=settings.embedding.batch_size * 8,
+                data_dir=settings.data_dir,
             ),
         )
         self.context_builder = ContextBuilder(

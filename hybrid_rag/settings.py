@@ -94,8 +94,12 @@ class LoadingSettings(_Section):
         ".ipynb_checkpoints",
         "data/indices",
     )
-    use_gitignore: bool = True
+    use_gitignore: bool = True  # .hybridragignore (same syntax) is always read
     max_file_bytes: Int = Field(5_000_000, gt=0)
+    # machine-generated data is skipped (each with its reason): lock files, minified assets,
+    # and data files (.json .jsonl .csv .tsv .ndjson) larger than max_data_file_bytes
+    skip_generated: bool = True
+    max_data_file_bytes: Int = Field(32_000, gt=0)
 
 
 class ArchiveSettings(_Section):

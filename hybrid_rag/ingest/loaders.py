@@ -182,8 +182,11 @@ def decode_text(raw: bytes) -> tuple[str | None, str]:
         return None, f"not valid UTF-8 (byte 0x{raw[at]:02x} at offset {at})"
 
 
-def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
-    """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty)."""
+def load_file(
+    path: Path, max_bytes: int, *, settings: LoadingSettings | None = None
+) -> LoadedFile | SkippedFile:
+    """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty;
+    with ``settings``, machine-generated: ``generated_reason``)."""
     path = Path(path).resolve()
     shown = path.as_posix()
     try:
@@ -197,6 +200,9 @@ def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
         return SkippedFile(shown, f"binary file type ({suffix})")
     if st.st_size > max_bytes:
         return SkippedFile(shown, f"too large ({st.st_size} bytes > max_file_bytes {max_bytes})")
+    generated = generated_reason(path, st.st_size, settings) if settings is not None else None
+    if generated:
+        return SkippedFile(shown, generated)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -210,6 +216,10 @@ def load_file(path: Path, max_bytes: int) -> LoadedFile | SkippedFile:
         return SkippedFile(shown, reason)
     if not text.strip():
         return SkippedFile(shown, "empty file (whitespace only)")
+    if settings is not None and minified_text(path, text, settings):
+        return SkippedFile(
+            shown, f"minified (lines average over {MINIFIED_LINE_CHARS} characters; generated)"
+        )
     source_type, language = classify(path)
     loaded = LoadedFile(
         path=shown,
@@ -275,12 +285,49 @@ class IgnoreRules:
         return False
 
 
-def _read_gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+def _read_gitignore(folder: Path, name: str = ".gitignore") -> pathspec.GitIgnoreSpec | None:
     try:
-        text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        text = (folder / name).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+
+IGNORE_FILE = ".hybridragignore"  # gitignore syntax, read in every folder like .gitignore
+LOCK_FILES = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+        "poetry.lock", "pipfile.lock", "uv.lock", "pdm.lock", "cargo.lock", "gemfile.lock",
+        "composer.lock", "go.sum", "flake.lock", "mix.lock", "pubspec.lock", "packages.lock.json",
+    }
+)  # fmt: skip
+DATA_EXTENSIONS = frozenset({".json", ".jsonl", ".ndjson", ".csv", ".tsv"})
+MINIFIED_LINE_CHARS = 1_000  # a .js / .css file whose lines average longer than this is minified
+
+
+def generated_reason(path: Path, size: int, settings: LoadingSettings) -> str | None:
+    """Why a file looks machine-generated (skipped by default), or None.
+
+    >>> generated_reason(Path("web/app.min.js"), 10, LoadingSettings())
+    'minified asset (generated)'
+    """
+    if not settings.skip_generated:
+        return None
+    name = path.name.lower()
+    if name in LOCK_FILES or name.endswith(".lock"):
+        return "lock file (generated)"
+    if any(name.endswith(s) for s in (".min.js", ".min.css", ".min.mjs", ".js.map", ".css.map")):
+        return "minified asset (generated)"
+    if path.suffix.lower() in DATA_EXTENSIONS and size > settings.max_data_file_bytes:
+        return f"data file of {size} bytes > loading.max_data_file_bytes {settings.max_data_file_bytes}"
+    return None
+
+
+def minified_text(path: Path, text: str, settings: LoadingSettings) -> bool:
+    """A .js / .css file whose lines are, on average, longer than ``MINIFIED_LINE_CHARS``."""
+    if not settings.skip_generated or path.suffix.lower() not in (".js", ".mjs", ".css"):
+        return False
+    return len(text) / (text.count("\n") + 1) > MINIFIED_LINE_CHARS
 
 
 def _git_ignored(
@@ -296,12 +343,15 @@ def _git_ignored(
     return ignored
 
 
-def iter_files(paths: Sequence[Path | str], settings: LoadingSettings) -> Iterator[LoadedFile | SkippedFile]:
+def iter_files(
+    paths: Sequence[Path | str], settings: LoadingSettings, *, exclude: Sequence[Path] = ()
+) -> Iterator[LoadedFile | SkippedFile]:
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
     Roots are taken in the given order and resolved (a root may itself be a symlink); inside
     them symbolic links are not followed (skipped with a reason). Ignored files are not
-    yielded at all; a file reached twice is yielded once.
+    yielded at all; a file reached twice is yielded once. Folders in ``exclude`` (the data dir)
+    are skipped with a reason.
 
     Raises InputError if a path does not exist, before yielding anything.
     """
@@ -315,9 +365,9 @@ def iter_files(paths: Sequence[Path | str], settings: LoadingSettings) -> Iterat
     seen: set[str] = set()
     for root in roots:
         if root.is_dir():
-            items = _walk(root, root.parts, rules, settings)
+            items = _walk(root, root.parts, rules, settings, frozenset(p.resolve() for p in exclude))
         else:
-            items = iter([load_file(root, settings.max_file_bytes)])
+            items = iter([load_file(root, settings.max_file_bytes, settings=settings)])
         for item in items:
             if item.path not in seen:
                 seen.add(item.path)
@@ -328,7 +378,11 @@ _Folder = tuple[Path, tuple[str, ...], list[tuple[int, "pathspec.GitIgnoreSpec"]
 
 
 def _walk(
-    root: Path, root_parts: tuple[str, ...], rules: IgnoreRules, settings: LoadingSettings
+    root: Path,
+    root_parts: tuple[str, ...],
+    rules: IgnoreRules,
+    settings: LoadingSettings,
+    exclude: frozenset[Path] = frozenset(),
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Depth first, each folder's entries in name order, with an explicit stack (a tree thousands
     of levels deep is walked like any other; a folder the OS cannot open is skipped with why)."""
@@ -353,6 +407,8 @@ def _walk(
         path = folder / entry.name
         if is_link:
             yield SkippedFile(path.as_posix(), "symbolic link (not followed)")
+        elif is_dir and path in exclude:
+            yield SkippedFile(path.as_posix(), "the data dir (hybrid-rag's own store and indices)")
         elif is_dir:
             child = _open_folder(path, child_rel, specs, settings)
             if isinstance(child, SkippedFile):
@@ -360,7 +416,7 @@ def _walk(
             else:
                 stack.append(child)
         elif entry.is_file(follow_symlinks=False):
-            yield load_file(path, settings.max_file_bytes)
+            yield load_file(path, settings.max_file_bytes, settings=settings)
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
 
@@ -372,8 +428,9 @@ def _open_folder(
     settings: LoadingSettings,
 ) -> _Folder | SkippedFile:
     """A folder's sorted entries and the .gitignore rules in force in it, or why it cannot be read."""
-    if settings.use_gitignore:
-        spec = _read_gitignore(folder)
+    names = (".gitignore", IGNORE_FILE) if settings.use_gitignore else (IGNORE_FILE,)
+    for name in names:
+        spec = _read_gitignore(folder, name)
         if spec is not None:
             specs = [*specs, (len(rel), spec)]
     try:

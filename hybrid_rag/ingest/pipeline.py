@@ -39,6 +39,7 @@ class IngestSettings:
     chunking: ChunkingSettings
     dedupe: DedupeSettings
     embed_batch: int  # texts embedded between progress reports
+    data_dir: Path | None = None  # never ingested (an ingest of "." must not read its own store)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,8 @@ class Ingestor:
             files.extend(members)
             skipped.extend(passed)
         plain = [Path(p) for p in paths if Path(p) not in archives]
-        for item in iter_files(plain, self.settings.loading) if plain else ():
+        exclude = [self.settings.data_dir] if self.settings.data_dir is not None else []
+        for item in iter_files(plain, self.settings.loading, exclude=exclude) if plain else ():
             (files if isinstance(item, LoadedFile) else skipped).append(item)
         roots = [Path(p).resolve().as_posix() for p in paths if Path(p).is_dir() or Path(p) in archives]
         if not files and not self._stored_under(roots):
