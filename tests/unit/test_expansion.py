@@ -80,6 +80,13 @@ class CannedGenerator:
         return self.answer
 
 
+def make_expander(settings: Settings, embedder, generator=None) -> QueryExpander:
+    """The expander as the Engine builds it from its settings sections."""
+    return QueryExpander(
+        settings.expansion, embedder, generator, retrieval=settings.retrieval, bm25=settings.bm25
+    )
+
+
 @pytest.fixture(scope="module")
 def embedder() -> RecordingEmbedder:
     return RecordingEmbedder()
@@ -327,9 +334,7 @@ def test_prf_adds_a_lexical_and_a_dense_run(
 ) -> None:
     query = "faiss index"
     passes = first_pass(query, live, embedder)
-    result = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand(query, passes, live, None, chunk_terms)
+    result = make_expander(settings, embedder, None).expand(query, passes, live, None, chunk_terms)
     assert set(result.runs) == {"prf_bm25", "prf_dense"}
     assert not result.replace_dense and not result.notes
     assert result.queries and not {"faiss", "index"} & set(result.queries)
@@ -344,9 +349,7 @@ def test_prf_dense_is_a_search_with_the_rocchio_vector(
 ) -> None:
     query = "dense vectors"
     passes = first_pass(query, live, embedder)
-    result = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand(query, passes, live, None, chunk_terms)
+    result = make_expander(settings, embedder, None).expand(query, passes, live, None, chunk_terms)
     top = np.array([h.id for h in feedback_hits(passes, settings.expansion.prf_docs)])
     assert len(top) == settings.expansion.prf_docs
     vector = rocchio(embedder.embed_queries([query])[0], live.dense.vectors(top))
@@ -358,9 +361,9 @@ def test_prf_uses_the_given_query_vector(settings: Settings, live: LiveIndex) ->
     passes = first_pass("faiss index", live, counting)
     calls = counting.query_calls
     vector = counting.embed_queries(["faiss index"])[0]
-    QueryExpander(
-        settings.expansion, counting, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand("faiss index", passes, live, None, chunk_terms, query_vector=vector)
+    make_expander(settings, counting, None).expand(
+        "faiss index", passes, live, None, chunk_terms, query_vector=vector
+    )
     assert counting.query_calls == calls + 1  # only the call above
 
 
@@ -371,9 +374,7 @@ def test_prf_respects_allowed_ids(settings: Settings, live: LiveIndex, embedder:
         "dense": live.dense.search(embedder.embed_queries([query])[0], 10, allowed),
         "bm25": live.bm25.search(query, 10, allowed),
     }
-    result = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand(query, passes, live, allowed, chunk_terms)
+    result = make_expander(settings, embedder, None).expand(query, passes, live, allowed, chunk_terms)
     assert result.runs["prf_dense"]
     for hits in result.runs.values():
         assert {h.id for h in hits} <= set(allowed.tolist())
@@ -382,9 +383,7 @@ def test_prf_respects_allowed_ids(settings: Settings, live: LiveIndex, embedder:
 def test_prf_adds_only_the_kinds_of_list_the_first_pass_used(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
-    expander = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    )
+    expander = make_expander(settings, embedder, None)
     passes = first_pass("faiss index", live, embedder)
     only_bm25 = expander.expand("faiss index", {"bm25": passes["bm25"]}, live, None, chunk_terms)
     only_dense = expander.expand("faiss index", {"dense": passes["dense"]}, live, None, chunk_terms)
@@ -395,9 +394,9 @@ def test_prf_adds_only_the_kinds_of_list_the_first_pass_used(
 def test_prf_with_empty_first_pass_notes_it(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
-    result = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand("zzz", {"dense": [], "bm25": []}, live, None, chunk_terms)
+    result = make_expander(settings, embedder, None).expand(
+        "zzz", {"dense": [], "bm25": []}, live, None, chunk_terms
+    )
     assert result == Expansion(notes=("prf: the first pass found nothing to feed back",))
 
 
@@ -405,18 +404,14 @@ def test_prf_survives_chunks_deleted_since_indexing(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     passes = first_pass("faiss index", live, embedder)
-    expander = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    )
+    expander = make_expander(settings, embedder, None)
     result = expander.expand("faiss index", passes, live, None, lambda ids, tokenizer: {})
     assert "prf_bm25" not in result.runs and "prf_dense" in result.runs
     assert result.notes == ("prf: no expansion terms in the feedback documents",)
 
 
 def test_an_empty_query_is_skipped(settings: Settings, live: LiveIndex, embedder: FakeEmbedder) -> None:
-    result = QueryExpander(
-        settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
-    ).expand("  ", {}, live, None, chunk_terms)
+    result = make_expander(settings, embedder, None).expand("  ", {}, live, None, chunk_terms)
     assert result == Expansion(notes=("expansion skipped: empty query",))
 
 
@@ -439,7 +434,7 @@ def test_hyde_searches_the_dense_index_with_the_generated_passage(
     generator = CannedGenerator(passage)
     s = hyde_settings(settings, hyde_max_tokens=100)
     passes = first_pass("how fast is vector search", live, embedder)
-    result = QueryExpander(s.expansion, embedder, generator, retrieval=s.retrieval, bm25=s.bm25).expand(
+    result = make_expander(s, embedder, generator).expand(
         "how fast is vector search", passes, live, None, chunk_terms
     )
     assert generator.prompts == [(s.expansion.hyde_prompt.format(query="how fast is vector search"), 100)]
@@ -454,9 +449,7 @@ def test_hyde_caps_the_passage_and_can_replace_the_dense_list(
     generator = CannedGenerator("dense vectors and inner product search " * 50)
     s = hyde_settings(settings, hyde_max_tokens=12, hyde_replace_query=True)
     passes = first_pass("vector search", live, embedder)
-    result = QueryExpander(s.expansion, embedder, generator, retrieval=s.retrieval, bm25=s.bm25).expand(
-        "vector search", passes, live, None, chunk_terms
-    )
+    result = make_expander(s, embedder, generator).expand("vector search", passes, live, None, chunk_terms)
     assert count_tokens(result.queries[0]) <= 12
     assert result.replace_dense is True and result.runs["hyde"]
 
@@ -466,13 +459,9 @@ def test_hyde_needs_the_dense_list_and_prf_takes_its_place(
 ) -> None:
     generator = CannedGenerator("anything")
     passes = {"bm25": live.bm25.search("faiss index", 10)}
-    result = QueryExpander(
-        (hyde_settings(settings)).expansion,
-        embedder,
-        generator,
-        retrieval=(hyde_settings(settings)).retrieval,
-        bm25=(hyde_settings(settings)).bm25,
-    ).expand("faiss index", passes, live, None, chunk_terms)
+    result = make_expander(hyde_settings(settings), embedder, generator).expand(
+        "faiss index", passes, live, None, chunk_terms
+    )
     assert generator.prompts == [] and set(result.runs) == {"prf_bm25"}
     assert "dense index" in result.notes[0] and result.notes[1] == PRF_INSTEAD
 
@@ -483,7 +472,7 @@ def test_multi_query_searches_each_rewrite_both_ways_beside_the_method(
     generator = CannedGenerator("1. inner product search\n2. BM25 term frequency\n3. fusion of rankings\n")
     s = settings.with_overrides({"expansion.multi_query_n": 2})
     passes = first_pass("faiss index", live, embedder)
-    expander = QueryExpander(s.expansion, embedder, generator, retrieval=s.retrieval, bm25=s.bm25)
+    expander = make_expander(s, embedder, generator)
     result = expander.expand("faiss index", passes, live, None, chunk_terms, method=False, multi_query=True)
     assert result.queries == ("inner product search", "BM25 term frequency")
     assert set(result.runs) == {"mq1_dense", "mq1_bm25", "mq2_dense", "mq2_bm25"}
@@ -500,13 +489,9 @@ def test_multi_query_with_no_usable_rewrite_is_skipped(
     settings: Settings, live: LiveIndex, embedder: FakeEmbedder
 ) -> None:
     passes = first_pass("faiss", live, embedder)
-    result = QueryExpander(
-        settings.expansion,
-        embedder,
-        CannedGenerator("Here you go:\n1. Faiss\n"),
-        retrieval=settings.retrieval,
-        bm25=settings.bm25,
-    ).expand("faiss", passes, live, None, chunk_terms, method=False, multi_query=True)
+    result = make_expander(settings, embedder, CannedGenerator("Here you go:\n1. Faiss\n")).expand(
+        "faiss", passes, live, None, chunk_terms, method=False, multi_query=True
+    )
     assert result.runs == {}
     assert result.notes == ("expansion skipped (multi_query): the generator returned no usable rewrites",)
 
@@ -520,7 +505,7 @@ def _expand_with(
     """HyDE as the method, or multi-query alone, through ``generator`` (None: not configured)."""
     s = hyde_settings(settings) if name == "hyde" else settings
     passes = first_pass("faiss index", live, embedder)
-    return QueryExpander(s.expansion, embedder, generator, retrieval=s.retrieval, bm25=s.bm25).expand(  # type: ignore[arg-type]
+    return make_expander(s, embedder, generator).expand(  # type: ignore[arg-type]
         "faiss index", passes, live, None, chunk_terms, method=name == "hyde", multi_query=name != "hyde"
     )
 
@@ -580,7 +565,7 @@ def test_a_hyde_prompt_with_unknown_fields_is_a_config_error(
 ) -> None:
     bad = settings.with_overrides({"expansion.hyde_prompt": "Answer {question}"})
     with pytest.raises(ConfigError, match="expansion.hyde_prompt"):
-        QueryExpander(bad.expansion, embedder, None, retrieval=bad.retrieval, bm25=bad.bm25)
+        make_expander(bad, embedder, None)
 
 
 def test_method_enum_lists_valid_values() -> None:

@@ -130,7 +130,7 @@ def test_endpoints_and_missing_base_url() -> None:
         make_embedder(EmbeddingSettings(provider="ollama", model="m"))
 
 
-def _engine(tmp_path, base_url: str) -> Engine:
+def _engine(tmp_path, base_url: str, **overrides: object) -> Engine:
     settings = Settings().with_overrides(
         {
             "paths.data_dir": str(tmp_path / "data"),
@@ -138,6 +138,7 @@ def _engine(tmp_path, base_url: str) -> Engine:
             "embedding.model": "served-model",
             "embedding.base_url": base_url,
             "embedding.retries": 0,
+            **overrides,
         }
     )
     engine = Engine(settings)
@@ -161,20 +162,8 @@ def test_query_with_the_embedder_down_answers_from_bm25_with_a_note(tmp_path, co
 
 
 def test_an_ingest_cut_off_by_the_server_keeps_what_was_embedded(tmp_path, corpus) -> None:
-    def engine_with(base_url: str) -> Engine:
-        settings = Settings().with_overrides(
-            {
-                "paths.data_dir": str(tmp_path / "data"),
-                "embedding.provider": "openai",
-                "embedding.model": "served-model",
-                "embedding.base_url": base_url,
-                "embedding.retries": 0,
-                "embedding.batch_size": 1,  # one window a request; 8 texts a cached batch
-            }
-        )
-        engine = Engine(settings)
-        engine.embedder.backoff = 0.0  # type: ignore[attr-defined]
-        return engine
+    def engine_with(base_url: str) -> Engine:  # one window a request; 8 texts a cached batch
+        return _engine(tmp_path, base_url, **{"embedding.batch_size": 1})
 
     for i in range(12):
         (corpus / "docs" / f"extra{i}.md").write_text(f"# extra {i}\n\nsome words about topic {i}\n")
