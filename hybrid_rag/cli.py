@@ -406,9 +406,9 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
-    from hybrid_rag.indices.versions import IndexVersions
+    from hybrid_rag.indices.live import IndexConfig, open_versions
 
-    versions = IndexVersions(settings.indices_dir)
+    versions = open_versions(IndexConfig.of(settings))
     live = versions.current()
     rows = []
     for v in versions.versions():

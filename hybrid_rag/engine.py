@@ -14,7 +14,7 @@ from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import NoIndexError, RemoteServiceError, describe
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
-from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider
+from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, open_versions
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
@@ -95,9 +95,9 @@ class Engine:
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.store = MetadataStore(settings.store_path)
+        self.store = MetadataStore(settings.store_path, url=settings.store.url)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
-        index_config = IndexConfig(settings.indices_dir, settings.index, settings.bm25)
+        index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
         self.generator = make_generator(settings.generator)
         expander = QueryExpander(
@@ -185,8 +185,8 @@ class Engine:
 
     def rollback(self, version: int) -> None:
         """Point the live index at an older version still on disk (the next ingest catches it up)."""
-        versions = IndexVersions(self.settings.indices_dir)
-        manifest = versions.manifest(version) if versions.directory(version).is_dir() else None
+        versions = open_versions(self.index_config)
+        manifest = versions.manifest(version) if version in versions.versions() else None
         if manifest is None:
             on_disk = ", ".join(f"v{v}" for v in versions.versions()) or "none"
             raise NoIndexError(f"index version {version} is not on disk (on disk: {on_disk})")
@@ -292,20 +292,23 @@ class Engine:
         return Answer(text, context, checked, system, prompt, answer, error)
 
     def stats(self) -> Stats:
-        versions = IndexVersions(self.settings.indices_dir)
+        versions = open_versions(self.index_config)
         counts = (
             self.store.counts()
             if self.store.exists
             else {"documents": 0, "chunks": 0, "cached_embeddings": 0}
         )
         records = self.store.index_versions() if self.store.exists else []
-        on_disk = {v: versions.directory(v) for v in versions.versions()}
+        on_disk = set(versions.versions())
         sizes = {
             "store": sum(
                 _tree_size(p) for p in self.settings.data_dir.glob(self.settings.paths.store_file + "*")
             )
         }
-        sizes.update({f"v{v}": _tree_size(p) for v, p in on_disk.items()})
+        if isinstance(versions, IndexVersions):
+            sizes.update({f"v{v}": _tree_size(versions.directory(v)) for v in on_disk})
+        else:  # every version in one milvus-lite folder (nothing local for a server)
+            sizes["milvus"] = _tree_size(Path(self.index_config.milvus.uri))
         return Stats(
             data_dir=str(self.settings.data_dir),
             model=self.embedder.model_name,

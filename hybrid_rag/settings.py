@@ -21,6 +21,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SecretStr,
     ValidationError,
     field_validator,
     model_validator,
@@ -68,6 +69,26 @@ class PathSettings(_Section):
     store_file: str = "store.sqlite3"
     logs_path: str = "logs"
     keep_versions: Int = Field(3, ge=1)  # index versions kept on disk for rollback
+
+
+class StoreSettings(_Section):
+    # a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/hybrid_rag, with its driver installed);
+    # None: the SQLite file paths.store_file in the data dir
+    url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            make_url(value)
+        except ArgumentError:
+            raise ValueError(f"{value!r} is not a SQLAlchemy URL; expected e.g. sqlite:///store.db") from None
+        return value
 
 
 class LoadingSettings(_Section):
@@ -120,10 +141,48 @@ class DedupeSettings(_Section):
 
 
 class IndexSettings(_Section):
-    dense_backend: Literal["faiss", "chroma"] = "faiss"
+    dense_backend: Literal["faiss", "chroma", "milvus"] = "faiss"
     # maxp: every window of a long chunk is a vector and a chunk scores as its best window;
     # pooled: one vector per chunk, the mean of its windows
     dense_scoring: Literal["maxp", "pooled"] = "maxp"
+
+
+class MilvusSettings(_Section):
+    """Where the Milvus backend (``index.dense_backend: milvus`` with ``bm25.backend: milvus``) keeps
+    its collections, and how they are indexed (``indices/milvus*.py``, ``docs/scale-out.md``)."""
+
+    # a local path ending in .db (relative to paths.data_dir) runs milvus-lite in-process;
+    # http(s)://host:19530 is a Milvus standalone server or cluster
+    uri: str = "milvus.db"
+    token: SecretStr | None = None  # "user:password" or an API key; better set by HYBRID_RAG_MILVUS__TOKEN
+    db_name: str = ""  # "": the server's default database
+    collection_prefix: str = Field("hybrid_rag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,180}$")
+    index_type: Literal["HNSW", "IVF_FLAT", "IVF_PQ", "DISKANN", "FLAT"] = "HNSW"
+    hnsw_m: Int = Field(32, ge=2, le=2048)
+    hnsw_ef_construction: Int = Field(200, gt=0)
+    hnsw_ef: Int = Field(256, gt=0)  # search breadth; at least the k asked for is used
+    ivf_nlist: Int = Field(1024, gt=0)
+    ivf_nprobe: Int = Field(64, gt=0)
+    ivf_pq_m: Int = Field(48, gt=0)  # IVF_PQ: sub-vectors (must divide the dimension), 8 bits each
+    diskann_search_list: Int = Field(200, gt=0)
+    shards: Int = Field(1, ge=1, le=16)  # a collection's write channels (a server: set when it is created)
+    replicas: Int = Field(1, ge=1)  # in-memory copies served by different query nodes (read QPS, failover)
+    mmap: bool = False  # query nodes map raw data from local disk instead of holding it in memory
+    # Session: this client reads its own writes, other clients within the server's staleness bound
+    consistency_level: Literal["Strong", "Session", "Bounded", "Eventually"] = "Session"
+    timeout_seconds: Float = Field(30.0, gt=0)
+    insert_batch: Int = Field(1000, gt=0)  # rows a request
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, value: str) -> str:
+        if value.startswith(("http://", "https://")):
+            return http_url(value, "http://localhost:19530") or value
+        if not value.endswith(".db"):
+            raise ValueError(
+                f"{value!r} is neither an http(s) URL nor a milvus-lite file (a path ending in .db)"
+            )
+        return value
 
 
 class ChunkingSettings(_Section):
@@ -163,7 +222,7 @@ class EmbeddingSettings(_Section):
 
 
 class BM25Settings(_Section):
-    backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    backend: Literal["bm25s", "rank_bm25", "milvus"] = "bm25s"
     variant: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     k1: Float = Field(1.5, gt=0)
     b: Float = Field(0.75, ge=0, le=1)
@@ -313,10 +372,12 @@ class FeatureFlags(_Section):
 
 class Settings(_Section):
     paths: PathSettings = PathSettings()
+    store: StoreSettings = StoreSettings()
     loading: LoadingSettings = LoadingSettings()
     archive: ArchiveSettings = ArchiveSettings()
     dedupe: DedupeSettings = DedupeSettings()
     index: IndexSettings = IndexSettings()
+    milvus: MilvusSettings = MilvusSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     bm25: BM25Settings = BM25Settings()
@@ -328,6 +389,22 @@ class Settings(_Section):
     context: ContextSettings = ContextSettings()
     features: FeatureFlags = FeatureFlags()
 
+    @model_validator(mode="after")
+    def _milvus_holds_both_indices(self) -> Settings:
+        """Milvus versions are one collection pair behind one alias, so both indices live there or neither."""
+        on_milvus = (self.index.dense_backend == "milvus", self.bm25.backend == "milvus")
+        if any(on_milvus) and not all(on_milvus):
+            raise ValueError(
+                "index.dense_backend and bm25.backend must both be milvus or neither "
+                f"(got {self.index.dense_backend!r} and {self.bm25.backend!r})"
+            )
+        if all(on_milvus) and (self.bm25.variant != "lucene" or self.bm25.bm25_min_df != 1):
+            raise ValueError(
+                "bm25.backend milvus scores BM25 as Lucene does: bm25.variant must be lucene "
+                "and bm25.bm25_min_df 1"
+            )
+        return self
+
     @property
     def data_dir(self) -> Path:
         return self.paths.data_dir
@@ -335,6 +412,14 @@ class Settings(_Section):
     @property
     def indices_dir(self) -> Path:
         return self.paths.data_dir / self.paths.indices_path
+
+    @property
+    def milvus_config(self) -> MilvusSettings:
+        """``milvus`` with a milvus-lite file made absolute against the data dir."""
+        uri = self.milvus.uri
+        if uri.startswith(("http://", "https://")) or Path(uri).is_absolute():
+            return self.milvus
+        return self.milvus.model_copy(update={"uri": str(self.paths.data_dir.resolve() / uri)})
 
     @property
     def store_path(self) -> Path:

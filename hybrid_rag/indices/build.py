@@ -20,10 +20,10 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.live import IndexConfig, load_dense, new_dense
+from hybrid_rag.indices.live import IndexConfig, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.tokenize import chunk_terms
-from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST, IndexVersions
+from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
@@ -104,11 +104,15 @@ class IndexBuilder:
         self.config = config
         self.chunking = chunking  # recorded in the manifest: chunk ids depend on it
         self.keep_versions = keep_versions
-        self.versions = IndexVersions(config.directory)
+        self.versions = open_versions(config)
 
     def build(
         self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
     ) -> BuildReport:
+        if self.config.index.dense_backend == "milvus":
+            from hybrid_rag.indices.milvus_versions import build_milvus
+
+            return build_milvus(self, full=full, reason=reason, progress=progress)
         seconds: dict[str, float] = {}
         start = time.perf_counter()
         chunks = list(self.store.iter_chunks())

@@ -15,7 +15,7 @@ from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import BM25Settings, IndexSettings
+from hybrid_rag.settings import BM25Settings, IndexSettings, MilvusSettings, Settings
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,11 @@ class IndexConfig:
     directory: Path
     index: IndexSettings
     bm25: BM25Settings
+    milvus: MilvusSettings = field(default_factory=MilvusSettings)  # index.dense_backend milvus; uri absolute
+
+    @classmethod
+    def of(cls, settings: Settings) -> IndexConfig:
+        return cls(settings.indices_dir, settings.index, settings.bm25, settings.milvus_config)
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,19 @@ def load_dense(
     return backend.load(directory, **kwargs)
 
 
+def open_versions(config: IndexConfig) -> IndexVersions:
+    """The versions of the configured backend: folders under ``config.directory``, or on Milvus
+    collections behind an alias (``milvus_versions.MilvusVersions``, the same methods)."""
+    if config.index.dense_backend == "milvus":
+        from hybrid_rag.indices.milvus_versions import MilvusVersions
+
+        return MilvusVersions(config)  # type: ignore[return-value]
+    return IndexVersions(config.directory)
+
+
 def load_version(versions: IndexVersions, version: int, config: IndexConfig, embedder: Embedder) -> LiveIndex:
+    if config.index.dense_backend == "milvus":
+        return versions.load(version, embedder)  # type: ignore[attr-defined]
     directory = versions.directory(version)
     manifest = versions.manifest(version)
     params = manifest.get("params", {})
@@ -100,7 +117,7 @@ class LiveIndexProvider:
     def __init__(self, config: IndexConfig, embedder: Embedder) -> None:
         self.config = config
         self.embedder = embedder
-        self.versions = IndexVersions(config.directory)
+        self.versions = open_versions(config)
         self._live: LiveIndex | None = None
         self._lock = threading.Lock()
 

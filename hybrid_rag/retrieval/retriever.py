@@ -16,6 +16,7 @@ import numpy as np
 
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
+from hybrid_rag.indices.milvus_filter import with_filter
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval import filters as filter_lang
@@ -193,13 +194,12 @@ class HybridRetriever:
         expr = filter_lang.as_filter(filters) if flags.filters else None
         if filters is not None and not flags.filters:
             tracer.note("filters ignored: features.filters is off")
-        allowed = None if expr is None else self.store.chunk_ids_matching(expr)
+        allowed = None if expr is None else with_filter(self.store.chunk_ids_matching(expr), expr)
         if flags.routing:
             route = code_route_filter(text)
             if route is not None:
-                routed = self.store.chunk_ids_matching(
-                    route if expr is None else filter_lang.And((expr, route))
-                )
+                both = route if expr is None else filter_lang.And((expr, route))
+                routed = with_filter(self.store.chunk_ids_matching(both), both)
                 if routed.size:
                     tracer.note("routed to source_type=code: the query looks like code")
                     return routed

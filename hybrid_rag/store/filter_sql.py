@@ -75,8 +75,8 @@ def _merge_equalities(items: Sequence[FilterExpr]) -> list[FilterExpr]:
     out: list[FilterExpr | str] = []
     for item in items:
         values = None
-        if isinstance(item, Compare) and item.op in ("=", "=="):
-            values = [item.value]
+        if isinstance(item, Compare) and item.op in ("=", "==") and FIELDS.get(item.field) != DATE:
+            values = [item.value]  # (a date's "=" is a whole day, not one value: kept as it is)
         elif isinstance(item, InList) and not item.negated:
             values = list(item.values)
         if values is None:

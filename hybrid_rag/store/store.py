@@ -29,8 +29,8 @@ from sqlalchemy import (
     or_,
     select,
 )
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -119,10 +119,14 @@ def check_data_dir(path: Path, *, write: bool) -> None:
 
 
 class MetadataStore:
-    """The SQLite store. Cheap to construct; the database opens on first use."""
+    """The metadata store: the SQLite file ``path``, or any database SQLAlchemy reaches by ``url``
+    (``store.url``: a server database such as PostgreSQL when several processes or hosts share the
+    store). Cheap to construct; the database opens on first use."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, url: str | None = None) -> None:
         self.path = Path(path)
+        self.url = url or f"sqlite:///{self.path}"
+        self._file = url is None  # the SQLite file in the data dir
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
 
@@ -130,23 +134,36 @@ class MetadataStore:
 
     @property
     def exists(self) -> bool:
-        return self.path.exists()
+        """Whether the store has been created (a database behind a URL is taken to exist)."""
+        return self.path.exists() if self._file else True
+
+    @property
+    def where(self) -> str:
+        """The store's file, or its URL without the password (for messages)."""
+        return str(self.path) if self._file else make_url(self.url).render_as_string(hide_password=True)
 
     def _open(self) -> sessionmaker[Session]:
         if self._sessions is not None:
             return self._sessions
-        check_data_dir(self.path.parent, write=True)
+        if self._file:
+            check_data_dir(self.path.parent, write=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                where = self.path.parent
+                raise StoreError(f"cannot make the data dir {where}: {exc.strerror or exc}") from None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot make the data dir {self.path.parent}: {exc.strerror or exc}") from None
-        engine = create_engine(f"sqlite:///{self.path}", connect_args={"check_same_thread": False})
-        event.listen(engine, "connect", _on_connect)
+            sqlite = make_url(self.url).get_backend_name() == "sqlite"
+            engine = create_engine(self.url, connect_args={"check_same_thread": False} if sqlite else {})
+        except (ArgumentError, ImportError) as exc:  # a malformed URL, or its driver is not installed
+            raise StoreError(f"cannot open the store at {self.where}: {exc}") from None
+        if sqlite:
+            event.listen(engine, "connect", _on_connect)
         try:
             self._check_schema(engine)
         except (DatabaseError, OperationalError) as exc:
             engine.dispose()
-            raise StoreError(f"cannot open the store at {self.path}: {exc.orig}") from None
+            raise StoreError(f"cannot open the store at {self.where}: {exc.orig}") from None
         except StoreError:
             engine.dispose()
             raise
@@ -175,7 +192,7 @@ class MetadataStore:
             found = str(SCHEMA_VERSION)
         if found != str(SCHEMA_VERSION):
             raise StoreError(
-                f"the store at {self.path} was written by schema {found or 'unknown'}, this version "
+                f"the store at {self.where} was written by schema {found or 'unknown'}, this version "
                 f"reads schema {SCHEMA_VERSION}: ingest again into a new --data-dir"
             )
 

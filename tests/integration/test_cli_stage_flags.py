@@ -16,8 +16,10 @@ def cli(tmp_path, monkeypatch, corpus):
     monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
     monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
     long_doc = corpus / "docs" / "guide.md"
-    sections = [f"## Part {i}\n\n" + "\n".join(f"Step {i}.{j}: water the compost heap." for j in range(40))
-                for i in range(4)]
+    sections = [
+        f"## Part {i}\n\n" + "\n".join(f"Step {i}.{j}: water the compost heap." for j in range(40))
+        for i in range(4)
+    ]
     long_doc.write_text("# Guide\n\n" + "\n\n".join(sections) + "\n")
     assert main(["ingest", str(corpus)]) == 0
     return lambda *args: main(list(args))
@@ -55,9 +57,10 @@ def test_mmr_and_rerank_switch_on_per_call(cli, capsys):
 def test_multi_query_without_a_generator_is_a_note(cli, capsys):
     data = query_json(cli, capsys, "--multi-query", "--no-expansion")
     assert data["results"] and "expansion" in stages(data)
-    assert "expansion skipped (multi_query): no generator configured (set generator.base_url)" in data[
-        "trace"
-    ]["notes"]
+    assert (
+        "expansion skipped (multi_query): no generator configured (set generator.base_url)"
+        in data["trace"]["notes"]
+    )
 
 
 def test_routing_sends_a_code_question_to_code(cli, capsys):

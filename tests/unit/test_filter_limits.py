@@ -73,3 +73,9 @@ def test_numbers_beyond_an_integer_column_name_the_value(text: str) -> None:
 def test_the_largest_integer_still_works(engine: Engine) -> None:
     assert names(engine, f"size < {INT64[1]}") == {f"n{i}.md" for i in range(6)}
     assert names(engine, "meta.k > 99999999999999999999999") == set()  # metadata numbers are JSON numbers
+
+
+def test_or_chains_of_dates_are_not_merged_into_in(engine: Engine) -> None:
+    """A date's ``=`` is a whole day, and dates take no ``in``: an ``or`` of them stays an ``or``."""
+    chain = " or ".join(f"ingested_at = 20{y:02d}-01-01" for y in range(0, 60)) + " or size >= 0"
+    assert names(engine, chain) == {f"n{i}.md" for i in range(6)}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import date, datetime, timezone
 
 import numpy as np
 import pytest
+from filter_store import write_documents
 
-import hybrid_rag.store.store as store_module
 from hybrid_rag.errors import InputError
 from hybrid_rag.retrieval.filters import (
     FIELDS,
@@ -25,9 +24,9 @@ from hybrid_rag.retrieval.filters import (
     parse_filters,
     parse_when,
 )
-from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.filter_sql import to_sql
-from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.types import SourceType
 
 
 def _ts(text: str) -> float:
@@ -54,32 +53,7 @@ MAIN, UTIL, GUIDE, JS, README = (d[0] for d in DOCS)
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> MetadataStore:
     s = MetadataStore(tmp_path_factory.mktemp("filters") / "store.sqlite3")
-    mp = pytest.MonkeyPatch()
-    for path, collection, kind, language, size, mtime, ingested, spans in DOCS:
-        at = datetime.fromisoformat(ingested).replace(tzinfo=timezone.utc)
-
-        class _Clock(datetime):
-            @classmethod
-            def now(cls, tz=None):  # type: ignore[override]
-                return at  # noqa: B023 (used at once, inside this iteration)
-
-        mp.setattr(store_module, "datetime", _Clock)
-        text = "\n".join(f"line {i} of {path}" for i in range(1, spans[-1][1] + 1))
-        loaded = LoadedFile(
-            path,
-            text,
-            hashlib.sha256(path.encode()).hexdigest(),
-            size,
-            _ts(mtime),
-            SourceType(kind),
-            language,
-        )
-        chunk_spans = [
-            ChunkSpan(f"{path}:{a}-{b}", a, b, n, hashlib.sha256(f"{path}{a}".encode()).hexdigest())
-            for a, b, n in spans
-        ]
-        s.write_files([FileChunks(loaded, chunk_spans)], collection=collection)
-    mp.undo()
+    write_documents(s, DOCS)
     yield s
     s.close()
 

@@ -95,7 +95,9 @@ def test_make_generator_is_none_without_base_url() -> None:
 
 
 @pytest.mark.parametrize("key", ["generator.base_url", "rerank.api_url"])
-@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://host/v1", "http://", "http://[::1/v1", "http://h:x/v1"])
+@pytest.mark.parametrize(
+    "url", ["localhost:8080/v1", "ftp://host/v1", "http://", "http://[::1/v1", "http://h:x/v1"]
+)
 def test_a_url_that_is_not_http_stops_at_load_naming_the_key(key: str, url: str) -> None:
     section, name = key.split(".")
     with pytest.raises(ConfigError, match=rf"{section}\.{name}: .*{re.escape(url)}"):

@@ -1,0 +1,216 @@
+"""The filter language (``retrieval/filters.py``) compiled to a Milvus boolean expression.
+
+Both Milvus collections of a version hold each chunk's filterable fields (``FILTER_FIELDS``), so a
+filter runs inside Milvus as a prefilter of the ANN or BM25 search: k hits come back whenever k
+chunks match. The expression means exactly what ``store/filter_sql.py`` means in SQL (tested: on
+random filters the ids Milvus matches equal the ids the store matches). Details:
+
+* text fields compare exactly, ``source_type`` folded to lower case as the parser does;
+* the number fields are integers in the store, so a bound with a fraction is rounded the way
+  the comparison means it (``size > 10.5`` is ``size >= 11``, ``size = 10.5`` matches nothing);
+* dates: ``mtime`` is stored as unix seconds (float), ``ingested_at`` as integer microseconds
+  since the epoch (UTC), so a day (``= 2026-01-01``) is a half-open range, as in SQL;
+* globs become ``like`` patterns where that is exact: ``**`` is ``%``, and ``*`` is ``%`` where
+  whatever precedes it may end anywhere (the start of a pattern without a leading ``/``, or
+  right after ``**``): ``*.py``, ``src/**``, ``docs/**/*.md`` compile; ``src/*.py`` (``*`` must
+  stop at ``/``) and any ``?`` do not, since ``like`` has no "any character but ``/``".
+  ``to_milvus`` then answers None, and the caller sends the store's matching ids instead
+  (``chunk_id in [...]``: still a prefilter, only a longer expression).
+
+``meta.*`` fields: when the filter language gains them, store the document metadata in a JSON
+field and map ``meta.key`` to ``meta["key"]`` in ``_column`` (the one place that names fields).
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+import numpy as np
+
+from hybrid_rag.retrieval.filters import (
+    DATE,
+    FIELDS,
+    NUMBER,
+    And,
+    Compare,
+    FilterExpr,
+    InList,
+    Not,
+    Or,
+    check,
+    convert,
+)
+
+# Every chunk id is a positive SQLite row id: these are the constant false and true.
+FALSE = "chunk_id < 0"
+TRUE = "chunk_id >= 0"
+MAX_LIKE_ALTERNATIVES = 16  # a glob with many ``/**/`` expands to 2^n patterns; past this, no push-down
+INT_FIELDS = ("size", "start_line", "end_line", "token_count")
+
+
+class FilteredIds(np.ndarray):
+    """Allowed chunk ids that remember the filter that selected them (``with_filter``).
+
+    Every index takes them as plain ids; one that can evaluate the filter itself (Milvus) may send
+    the filter instead of a long id list. Only ``with_filter`` sets the filter: any array derived
+    from one (a slice, an intersection) has none, since it may hold other ids.
+    """
+
+    filter_expr: FilterExpr | None = None
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.filter_expr = None
+
+
+def with_filter(ids: np.ndarray, expr: FilterExpr | None) -> np.ndarray:
+    """``ids`` (int64) marked as the chunks ``expr`` matches (``FilteredIds``); plain when no ``expr``."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if expr is None:
+        return ids
+    marked = ids.view(FilteredIds)
+    marked.filter_expr = expr
+    return marked
+
+
+class _NotExpressible(Exception):
+    """A glob that ``like`` cannot state exactly."""
+
+
+def to_milvus(expr: FilterExpr) -> str | None:
+    """The Milvus boolean expression that matches what ``expr`` matches, or None when a glob in it
+    has no exact ``like`` form.
+
+    >>> to_milvus(parse_filter("source_type=code and path ~ 'src/**'"))  # doctest: +SKIP
+    '(source_type == "code" and (path like "src/%" or path like "%/src/%"))'
+    """
+    try:
+        return _compile(expr)
+    except _NotExpressible:
+        return None
+
+
+def ids_expr(ids: Sequence[int] | np.ndarray, field: str = "chunk_id") -> str:
+    """``field in [...]`` for integer ids (the fallback prefilter, and lookups by id)."""
+    values = np.asarray(ids, dtype=np.int64).reshape(-1)
+    return f"{field} in [{','.join(map(str, values.tolist()))}]"
+
+
+def string_literal(value: str) -> str:
+    """A double-quoted Milvus string literal (C-style escapes)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + '"'
+
+
+def unix_micros(when: datetime) -> int:
+    """A naive-UTC (or aware) datetime as integer microseconds since the epoch, exactly."""
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+    return calendar.timegm(when.timetuple()) * 1_000_000 + when.microsecond
+
+
+def _column(field: str) -> str:
+    """The Milvus field of a filter field (the hook for ``meta.*``: a JSON path such as ``meta["k"]``)."""
+    if field not in FIELDS:
+        raise ValueError(f"no Milvus field for filter field {field!r}")
+    return field
+
+
+def _compile(expr: FilterExpr) -> str:
+    if isinstance(expr, And):
+        return "(" + " and ".join(_compile(i) for i in expr.items) + ")"
+    if isinstance(expr, Or):
+        return "(" + " or ".join(_compile(i) for i in expr.items) + ")"
+    if isinstance(expr, Not):
+        return f"not ({_compile(expr.item)})"
+    if isinstance(expr, InList):
+        kind = check(expr.field, "in", expr.values)
+        values = [convert(expr.field, kind, "in", v) for v in expr.values]
+        if expr.field in INT_FIELDS:  # an integer column never equals a fraction
+            values = [int(v) for v in values if float(v).is_integer()]  # type: ignore[arg-type]
+        literals = ", ".join(string_literal(v) if isinstance(v, str) else repr(v) for v in values)
+        matched = f"{_column(expr.field)} in [{literals}]"
+        return f"not ({matched})" if expr.negated else matched
+    if isinstance(expr, Compare):
+        op = "=" if expr.op == "==" else expr.op
+        kind = check(expr.field, op, [expr.value])
+        return _compare(expr.field, kind, op, convert(expr.field, kind, op, expr.value), expr.value)
+    raise TypeError(f"not a filter expression: {expr!r}")
+
+
+def _compare(field: str, kind: str, op: str, value: object, raw: str) -> str:
+    column = _column(field)
+    if op == "~":
+        patterns = glob_like_patterns(raw)
+        if patterns is None:
+            raise _NotExpressible(raw)
+        return "(" + " or ".join(f"{column} like {string_literal(p)}" for p in patterns) + ")"
+    if kind == DATE:
+        start, end = value  # type: ignore[misc]
+        start, end = (_date_value(field, start), None if end is None else _date_value(field, end))
+        if end is not None:  # a whole day: [start, end)
+            return {
+                "=": f"({column} >= {start} and {column} < {end})",
+                "!=": f"({column} < {start} or {column} >= {end})",
+                ">": f"{column} >= {end}",
+                ">=": f"{column} >= {start}",
+                "<": f"{column} < {start}",
+                "<=": f"{column} < {end}",
+            }[op]
+        return f"{column} {'==' if op == '=' else op} {start}"
+    if kind == NUMBER and field in INT_FIELDS and not float(value).is_integer():  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]
+        return {
+            "=": FALSE,
+            "!=": TRUE,
+            ">": f"{column} >= {math.ceil(number)}",
+            ">=": f"{column} >= {math.ceil(number)}",
+            "<": f"{column} <= {math.floor(number)}",
+            "<=": f"{column} <= {math.floor(number)}",
+        }[op]
+    literal = string_literal(value) if isinstance(value, str) else repr(value)
+    return f"{column} {'==' if op == '=' else op} {literal}"
+
+
+def _date_value(field: str, value: object) -> str:
+    """A date bound in the stored unit: unix seconds for ``mtime``, integer microseconds otherwise."""
+    if isinstance(value, datetime):
+        return str(unix_micros(value))
+    return repr(float(value))  # type: ignore[arg-type]
+
+
+def glob_like_patterns(pattern: str) -> list[str] | None:
+    """The ``like`` patterns whose union is exactly the glob (``retrieval/filters.py`` semantics), or
+    None when there is none. ``%`` and ``_`` in the glob are escaped with a backslash."""
+    if not pattern:
+        return None
+    anchored = pattern.startswith("/")
+    if pattern.endswith("/"):
+        pattern += "**"
+    alternatives = [""] if anchored else ["", "%/"]  # the start, or just after any "/"
+    absorbs = not anchored  # what precedes may end anywhere, so a following "*" may be "%"
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("/**/", i):
+            pieces, i, absorbs = ("/", "/%/"), i + 4, True
+        elif i == 0 and pattern.startswith("**/"):
+            pieces, i, absorbs = ("", "%/"), i + 3, True
+        elif pattern.startswith("**", i) or (pattern[i] == "*" and absorbs):
+            pieces, i, absorbs = ("%",), i + (2 if pattern.startswith("**", i) else 1), True
+        elif pattern[i] in "*?":
+            return None
+        else:
+            char = pattern[i]
+            pieces, i, absorbs = ("\\" + char if char in "%_\\" else char,), i + 1, False
+        alternatives = [a + p for a in alternatives for p in pieces]
+        if len(alternatives) > MAX_LIKE_ALTERNATIVES:
+            return None
+    return _without_subsumed(alternatives)
+
+
+def _without_subsumed(patterns: list[str]) -> list[str]:
+    """Drop repeats, and ``%/%X`` when ``%X`` is there too (which matches all it matches); keep order."""
+    unique = list(dict.fromkeys(patterns))
+    return [p for p in unique if not (p.startswith("%/%") and p[2:] in unique)]
