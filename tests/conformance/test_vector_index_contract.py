@@ -1,0 +1,228 @@
+"""The ``VectorIndex`` contract: one suite that every dense index passes.
+
+Each entry of ``FACTORIES`` makes an empty index and reopens a saved one; every test runs once per
+entry. The contract (``protocols.VectorIndex``, ``indices/dense.py``'s conventions):
+
+* search equals a numpy brute force (MaxP for a windowed index: a chunk scores as its best window),
+  best first, **ties by ascending id**, k hits whenever k exist and never padding;
+* add / remove / ids / contains / score agree with each other and with search;
+* ``allowed_ids`` is a prefilter: k hits whenever k allowed ids are held, unknown ids ignored;
+* degenerate cases give ``[]``: ``k <= 0``, an empty index, an empty or all-zero query, an empty
+  allowed set; a stored zero vector scores 0;
+* bad input is refused with the same messages (duplicates, ids already held, NaN, dimension);
+* save / load round-trips (an empty index too) and refuses another model or dimension.
+
+To add a backend, append a ``VectorFactory`` (an approximate index passes the contract on these
+small sets; its recall on large ones is a backend-specific test beside it). Backend-specific
+behaviour (file formats, checksums, HNSW recall, Chroma's working folder, Milvus expressions) stays
+in ``tests/unit/test_<backend>*.py``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hybrid_rag.protocols import VectorIndex
+from hybrid_rag.types import Hit
+
+DIM = 24
+MODEL = "test-model"
+NO_MILVUS = pytest.mark.skipif(
+    find_spec("pymilvus") is None, reason="the [milvus] extra (pymilvus, milvus-lite) is not installed"
+)
+
+
+@dataclass(frozen=True)
+class VectorFactory:
+    """How the contract makes, fills and reopens one kind of dense index.
+
+    ``make(dimension, model_name, workdir)`` returns an empty index; ``load(directory, model_name,
+    dimension, workdir)`` reopens what ``index.save(directory)`` wrote. ``windowed``: ``add`` takes
+    one window matrix a chunk and the index ranks by the best window (MaxP); otherwise one row a
+    chunk (an (n, d) array).
+    """
+
+    name: str
+    make: Callable[[int, str, Path], Any]
+    load: Callable[[Path, str, int, Path], Any]
+    windowed: bool = False
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+def _faiss(dimension: int, model: str, _: Path) -> Any:
+    from hybrid_rag.indices.dense import FaissVectorIndex
+
+    return FaissVectorIndex(dimension, model)
+
+
+def _faiss_load(directory: Path, model: str, dimension: int, _: Path) -> Any:
+    from hybrid_rag.indices.dense import FaissVectorIndex
+
+    return FaissVectorIndex.load(directory, model_name=model, dimension=dimension)
+
+
+def _maxp(dimension: int, model: str, _: Path) -> Any:
+    from hybrid_rag.indices.multivector import WindowedVectorIndex
+
+    return WindowedVectorIndex.create(dimension, model)
+
+
+def _maxp_load(directory: Path, model: str, dimension: int, _: Path) -> Any:
+    from hybrid_rag.indices.multivector import WindowedVectorIndex
+
+    return WindowedVectorIndex.load(directory, model_name=model, dimension=dimension)
+
+
+def _chroma(dimension: int, model: str, _: Path) -> Any:
+    from hybrid_rag.indices.chroma import ChromaVectorIndex
+
+    return ChromaVectorIndex(dimension, model)
+
+
+def _chroma_load(directory: Path, model: str, dimension: int, _: Path) -> Any:
+    from hybrid_rag.indices.chroma import ChromaVectorIndex
+
+    return ChromaVectorIndex.load(directory, model_name=model, dimension=dimension)
+
+
+def _milvus_client(workdir: Path) -> Any:
+    """One milvus-lite file for the whole session (a new collection per index)."""
+    from hybrid_rag.indices.milvus_client import connect
+    from hybrid_rag.settings import MilvusSettings
+
+    return connect(MilvusSettings(uri="conformance.db"), workdir)
+
+
+def _milvus(scoring: str) -> Callable[[int, str, Path], Any]:
+    def make(dimension: int, model: str, workdir: Path) -> Any:
+        from hybrid_rag.indices.milvus import MilvusVectorIndex
+        from hybrid_rag.settings import MilvusSettings
+
+        settings = MilvusSettings(index_type="FLAT")
+        name = "c_" + uuid.uuid4().hex[:12]
+        client = _milvus_client(workdir)
+        return MilvusVectorIndex.create(
+            client, name, settings, dimension=dimension, model_name=model, scoring=scoring
+        )
+
+    return make
+
+
+def _milvus_load(directory: Path, model: str, dimension: int, workdir: Path) -> Any:
+    from hybrid_rag.indices.milvus import MilvusVectorIndex
+    from hybrid_rag.settings import MilvusSettings
+
+    client = _milvus_client(workdir)
+    settings = MilvusSettings(index_type="FLAT")
+    return MilvusVectorIndex.load(directory, client, settings, model_name=model, dimension=dimension)
+
+
+FACTORIES: list[VectorFactory] = [
+    VectorFactory("faiss-flat", _faiss, _faiss_load),
+    VectorFactory("maxp-faiss", _maxp, _maxp_load, windowed=True),
+    VectorFactory("chroma", _chroma, _chroma_load),
+    VectorFactory("milvus-maxp", _milvus("maxp"), _milvus_load, windowed=True, marks=(NO_MILVUS,)),
+    VectorFactory("milvus-pooled", _milvus("pooled"), _milvus_load, marks=(NO_MILVUS,)),
+]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield tmp_path_factory.mktemp("vector-contract")
+    if find_spec("pymilvus") is not None:
+        from hybrid_rag.indices.milvus_client import forget_clients
+
+        forget_clients()  # release the milvus-lite file
+
+
+@pytest.fixture(params=[pytest.param(f, id=f.name, marks=f.marks) for f in FACTORIES])
+def factory(request: pytest.FixtureRequest) -> VectorFactory:
+    return request.param
+
+
+@dataclass(frozen=True)
+class Data:
+    """Chunks under sparse, large ids, each with its window matrix, and queries."""
+
+    ids: np.ndarray
+    mats: list[np.ndarray]
+    queries: np.ndarray
+
+    def best(self, q: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Each chunk's best window score (MaxP; one window: the plain inner product)."""
+        picked = range(len(self.ids)) if rows is None else rows
+        return np.array([float((self.mats[i] @ q).max()) for i in picked])
+
+    def truth(self, q: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[list[int], np.ndarray]:
+        """The brute-force top k: (ids, scores), ties by ascending id."""
+        rows = np.arange(len(self.ids)) if rows is None else np.asarray(rows)
+        scores = self.best(q, rows)
+        order = np.lexsort((self.ids[rows], -scores))[:k]
+        return self.ids[rows][order].tolist(), scores[order]
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    x = rng.standard_normal((n, DIM)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _data(factory: VectorFactory, n: int = 300, seed: int = 7) -> Data:
+    """``n`` chunks: 1-4 windows each for a windowed index, one row each otherwise."""
+    rng = np.random.default_rng(seed)
+    ids = np.sort(rng.choice(10**9, size=n, replace=False)).astype(np.int64) + 2**40
+    sizes = rng.integers(1, 5, size=n) if factory.windowed else np.ones(n, dtype=int)
+    return Data(ids, [_unit(rng, int(s)) for s in sizes], _unit(rng, 12))
+
+
+def add(factory: VectorFactory, index: Any, ids: np.ndarray, mats: Sequence[np.ndarray]) -> None:
+    """Add chunks in the form the index takes: window matrices, or one (n, d) array of rows."""
+    if factory.windowed:
+        index.add(np.asarray(ids, dtype=np.int64), list(mats))
+    else:
+        rows = np.vstack(mats) if len(mats) else np.empty((0, DIM), dtype=np.float32)
+        index.add(np.asarray(ids, dtype=np.int64), rows)
+
+
+@pytest.fixture
+def data(factory: VectorFactory) -> Data:
+    return _data(factory)
+
+
+@pytest.fixture
+def filled(factory: VectorFactory, data: Data, workdir: Path) -> Any:
+    """The 300 chunks, added in two calls."""
+    index = factory.make(DIM, MODEL, workdir)
+    add(factory, index, data.ids[:200], data.mats[:200])
+    add(factory, index, data.ids[200:], data.mats[200:])
+    return index
+
+
+def _ids(hits: list[Hit]) -> list[int]:
+    return [h.id for h in hits]
+
+
+# ------------------------------------------------------------------------------------ the contract
+
+
+def test_implements_the_protocol(filled: Any) -> None:
+    assert isinstance(filled, VectorIndex)
+    assert filled.dimension == DIM and len(filled) == 300
+    ids = filled.ids()
+    assert ids.dtype == np.int64 and len(ids) == 300
+
+
+def test_search_equals_a_numpy_brute_force(filled: Any, data: Data) -> None:
+    for q in data.queries:
+        want_ids, want_scores = data.truth(q, 10)
+        hits = filled.search(q, 10)
+        assert _ids(hits) == want_ids
+        np.testing.assert_allclose([h.score for h in hits], want_scores, rtol=1e-5, atol=1e-6)
+        assert all(isinstance(h, Hit) and type(h.id) is int and type(h.score) is float for h in hits)
