@@ -238,3 +238,64 @@ def test_ranks_as_the_reference_over_the_same_terms(factory: KeywordFactory, bui
             np.testing.assert_allclose(got * ratio, want[keep][order], rtol=1e-5)
         compared += len(hits)
     assert compared > 40  # the queries match a fair part of the corpus, not one document each
+
+
+def test_ties_break_by_ascending_id(factory: KeywordFactory, workdir: Path) -> None:
+    texts = ["alpha beta", "alpha beta", "gamma", "alpha beta", "delta", "", "epsilon", "zeta", "eta"]
+    index = make(factory, workdir, np.array([90, 20, 50, 70, 10, 30, 40, 60, 80]), texts)
+    hits = index.search("alpha", 10)
+    assert [h.id for h in hits] == [20, 70, 90]
+    assert hits[0].score == pytest.approx(hits[1].score) == pytest.approx(hits[2].score) and hits[0].score > 0
+    assert [h.id for h in index.search("alpha", 2)] == [20, 70]
+    assert [h.id for h in index.search("alpha", 1, allowed_ids=np.array([90, 70]))] == [70]
+
+
+def test_allowed_ids_are_applied_before_top_k(built: Any) -> None:
+    query = "document path index"
+    everything = built.search(query, len(CORPUS))
+    assert len(everything) >= 8
+    allowed = np.array([h.id for h in everything[-4:]] + [999_999])  # the weakest matches, an unknown id
+    assert [h.id for h in built.search(query, 3, allowed_ids=allowed)] == [h.id for h in everything[-4:-1]]
+    assert built.search(query, 10, allowed_ids=allowed) == everything[-4:]
+    assert built.search(query, 10, allowed_ids=np.array([IDS[4]])) == []  # allowed, but no match
+
+
+def test_score_equals_the_search_scores(built: Any) -> None:
+    for query in ("document frequency", "get file name", "c++ e.g."):
+        hits = built.search(query, len(CORPUS))
+        unmatched = next(i for i in IDS.tolist() if i not in {h.id for h in hits})
+        asked = np.array([*[h.id for h in hits][::-1], unmatched, 999], dtype=np.int64)
+        scores = built.score(query, asked)
+        np.testing.assert_allclose(scores[:-2], [h.score for h in hits][::-1], rtol=1e-6)
+        assert scores[-2] == 0.0 and np.isnan(scores[-1])  # held without a query term; not held
+    assert built.score("", IDS[:2]).tolist() == [0.0, 0.0]
+
+
+def test_degenerate_cases_give_empty_results(factory: KeywordFactory, built: Any, workdir: Path) -> None:
+    assert built.search("dense", 0) == [] and built.search("dense", -1) == []
+    assert built.search("", 5) == [] and built.search("   ", 5) == [] and built.search("!! ?", 5) == []
+    assert built.search("xylophone", 5) == []  # an unknown term
+    assert built.search("dense", 5, allowed_ids=np.empty(0, dtype=np.int64)) == []
+    empty = factory.make(factory.settings(), workdir)
+    assert len(empty) == 0 and empty.search("dense", 5) == [] and np.isnan(empty.score("x", IDS[:1])).all()
+    empty.build(np.empty(0, dtype=np.int64), [])
+    assert len(empty) == 0 and empty.search("dense", 5) == []
+    blank = make(factory, workdir, np.array([4, 8]), ["", "!! ??"])  # documents without a single term
+    assert len(blank) == 2 and np.array_equal(blank.ids(), [4, 8]) and blank.search("dense", 5) == []
+
+
+def test_build_replaces_the_corpus_and_refuses_duplicates(factory: KeywordFactory, built: Any) -> None:
+    built.build(np.array([1, 2, 3]), ["alpha", "beta", "gamma"])
+    assert len(built) == 3 and np.array_equal(built.ids(), [1, 2, 3]) and built.search("dense", 5) == []
+    assert [h.id for h in built.search("beta", 5)] == [2]
+    with pytest.raises(ValueError, match="duplicate"):
+        built.build(np.array([1, 1]), ["a", "b"])
+
+
+def test_save_and_load_round_trip(factory: KeywordFactory, built: Any, tmp_path: Path, workdir: Path) -> None:
+    built.save(tmp_path)
+    loaded = factory.load(tmp_path, factory.settings(), workdir)
+    assert np.array_equal(loaded.ids(), built.ids())
+    for query in QUERIES:
+        assert loaded.search(query, 10) == built.search(query, 10)
+        assert loaded.search(query, 10, IDS[::3]) == built.search(query, 10, IDS[::3])

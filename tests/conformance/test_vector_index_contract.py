@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.protocols import VectorIndex
 from hybrid_rag.types import Hit
 
@@ -226,3 +227,145 @@ def test_search_equals_a_numpy_brute_force(filled: Any, data: Data) -> None:
         assert _ids(hits) == want_ids
         np.testing.assert_allclose([h.score for h in hits], want_scores, rtol=1e-5, atol=1e-6)
         assert all(isinstance(h, Hit) and type(h.id) is int and type(h.score) is float for h in hits)
+
+
+def test_search_after_removals_equals_a_brute_force(factory: VectorFactory, filled: Any, data: Data) -> None:
+    gone = np.random.default_rng(1).choice(data.ids, size=100, replace=False)
+    assert filled.remove(np.concatenate([gone, gone[:10], np.array([1, 2, 3])])) == 100
+    assert filled.remove(gone) == 0
+    keep = np.flatnonzero(~np.isin(data.ids, gone))
+    assert len(filled) == 200 and np.array_equal(np.sort(filled.ids()), data.ids[keep])
+    for q in data.queries:
+        assert _ids(filled.search(q, 15)) == data.truth(q, 15, keep)[0]
+
+
+def test_allowed_ids_are_a_prefilter_that_still_gives_k(filled: Any, data: Data) -> None:
+    rows = np.sort(np.random.default_rng(2).choice(len(data.ids), size=15, replace=False))
+    for q in data.queries:
+        want_ids, want_scores = data.truth(q, 10, rows)
+        hits = filled.search(q, 10, allowed_ids=data.ids[rows])
+        assert _ids(hits) == want_ids and len(hits) == 10
+        np.testing.assert_allclose([h.score for h in hits], want_scores, rtol=1e-5, atol=1e-6)
+
+
+def test_allowed_ids_fewer_than_k_and_unknown_ids(filled: Any, data: Data) -> None:
+    rows = np.array([5, 50, 250])
+    allowed = np.concatenate([data.ids[rows], [-7, 123]])  # two ids the index does not hold
+    q = data.queries[0]
+    assert _ids(filled.search(q, 10, allowed_ids=allowed)) == data.truth(q, 10, rows)[0]
+    assert filled.search(q, 10, allowed_ids=np.array([-7, 123])) == []
+
+
+def test_k_larger_than_the_index_gives_everything_without_padding(
+    factory: VectorFactory, data: Data, workdir: Path
+) -> None:
+    index = factory.make(DIM, MODEL, workdir)
+    add(factory, index, data.ids[:7], data.mats[:7])
+    q = data.queries[0]
+    assert _ids(index.search(q, 100)) == data.truth(q, 100, np.arange(7))[0]
+
+
+def test_degenerate_cases_give_empty_results(
+    factory: VectorFactory, filled: Any, data: Data, workdir: Path
+) -> None:
+    q = data.queries[0]
+    assert filled.search(q, 0) == [] and filled.search(q, -3) == []
+    assert filled.search(np.empty(0, dtype=np.float32), 5) == []
+    assert filled.search(np.zeros(DIM, dtype=np.float32), 5) == []
+    assert filled.search(q, 5, allowed_ids=np.empty(0, dtype=np.int64)) == []
+    empty = factory.make(DIM, MODEL, workdir)
+    assert len(empty) == 0 and empty.ids().tolist() == [] and empty.search(q, 5) == []
+    assert empty.contains(data.ids[:3]).tolist() == [False] * 3 and empty.remove(data.ids[:3]) == 0
+    assert np.isnan(empty.score(q, data.ids[:2])).all()
+
+
+def test_a_stored_zero_vector_scores_zero(factory: VectorFactory, workdir: Path) -> None:
+    index = factory.make(DIM, MODEL, workdir)
+    x = np.zeros((3, DIM), dtype=np.float32)
+    x[0, 0], x[2, 0] = 1.0, -1.0  # id 20 is the zero vector
+    add(factory, index, np.array([10, 20, 30]), [row[None, :] for row in x])
+    q = np.eye(1, DIM, dtype=np.float32)[0]
+    hits = index.search(q, 3)
+    assert [(h.id, h.score) for h in hits] == [(10, 1.0), (20, 0.0), (30, -1.0)]
+    assert index.score(q, np.array([20])).tolist() == [0.0]
+
+
+def test_ties_break_by_ascending_id(factory: VectorFactory, workdir: Path) -> None:
+    rng = np.random.default_rng(3)
+    x = _unit(rng, 100)
+    x[::3] = x[0]  # 34 identical rows: the best match for a query equal to them
+    ids = rng.permutation(np.arange(1000, 1100)).astype(np.int64)
+    index = factory.make(DIM, MODEL, workdir)
+    add(factory, index, ids, [row[None, :] for row in x])
+    tied = np.sort(ids[::3])
+    assert _ids(index.search(x[0], 5)) == tied[:5].tolist()
+    assert _ids(index.search(x[0], 40))[:34] == tied.tolist()
+    allowed = ids[::3][::2]
+    assert _ids(index.search(x[0], 4, allowed_ids=allowed)) == np.sort(allowed)[:4].tolist()
+
+
+def test_bad_input_is_refused(factory: VectorFactory, filled: Any, data: Data, workdir: Path) -> None:
+    with pytest.raises(ValueError, match="already in the index"):
+        add(factory, filled, data.ids[3:5], data.mats[3:5])
+    index = factory.make(DIM, MODEL, workdir)
+    one = [m[:1] for m in data.mats[:3]]
+    with pytest.raises(ValueError, match="duplicate ids"):
+        add(factory, index, np.array([1, 2, 1]), one)
+    with pytest.raises(ValueError, match="shape"):
+        add(factory, index, np.array([1]), [one[0][:, :10]])
+    with pytest.raises(ValueError, match="ids for"):
+        add(factory, index, np.array([1, 2]), one)
+    with pytest.raises(ValueError, match="NaN"):
+        add(factory, index, np.array([1]), [np.full((1, DIM), np.nan, dtype=np.float32)])
+    with pytest.raises(ValueError, match="dimension"):
+        filled.search(np.ones(DIM + 1, dtype=np.float32), 3)
+    add(factory, index, np.empty(0, dtype=np.int64), [])
+    assert len(index) == 0
+
+
+def test_ids_contains_and_score_follow_adds_and_removals(
+    factory: VectorFactory, data: Data, workdir: Path
+) -> None:
+    index = factory.make(DIM, MODEL, workdir)
+    add(factory, index, data.ids[:30], data.mats[:30])
+    probe = np.array([data.ids[5], 7, data.ids[20], data.ids[5]], dtype=np.int64)
+    assert index.contains(probe).tolist() == [True, False, True, True]
+    assert index.remove(data.ids[[5]]) == 1
+    assert index.contains(probe).tolist() == [False, False, True, False]
+    add(factory, index, np.array([7]), data.mats[40:41])
+    assert index.contains(probe).tolist() == [False, True, True, False]
+    assert np.array_equal(np.sort(index.ids()), np.sort(np.concatenate([np.delete(data.ids[:30], 5), [7]])))
+    q = data.queries[1]
+    hits = index.search(q, 8)
+    asked = np.array([*_ids(hits)[::-1], data.ids[5], 424242], dtype=np.int64)
+    scores = index.score(q, asked)
+    np.testing.assert_allclose(scores[:-2], [h.score for h in hits][::-1], rtol=1e-5, atol=1e-6)
+    assert np.isnan(scores[-2:]).all()  # removed; never held
+
+
+def test_save_and_load_round_trip(
+    factory: VectorFactory, filled: Any, data: Data, tmp_path: Path, workdir: Path
+) -> None:
+    target = tmp_path / "new" / "dir"
+    filled.save(target)
+    loaded = factory.load(target, MODEL, DIM, workdir)
+    assert len(loaded) == 300 and np.array_equal(np.sort(loaded.ids()), np.sort(filled.ids()))
+    allowed = data.ids[::20]
+    for q in data.queries[:5]:
+        assert loaded.search(q, 10) == filled.search(q, 10)
+        assert loaded.search(q, 10, allowed) == filled.search(q, 10, allowed)
+
+
+def test_an_empty_index_round_trips(factory: VectorFactory, tmp_path: Path, workdir: Path) -> None:
+    factory.make(DIM, MODEL, workdir).save(tmp_path)
+    loaded = factory.load(tmp_path, MODEL, DIM, workdir)
+    assert len(loaded) == 0 and loaded.search(np.ones(DIM, dtype=np.float32), 3) == []
+
+
+@pytest.mark.parametrize(("model", "dim"), [("other-model", DIM), (MODEL, 2 * DIM)])
+def test_load_refuses_another_model_or_dimension(
+    factory: VectorFactory, filled: Any, tmp_path: Path, workdir: Path, model: str, dim: int
+) -> None:
+    filled.save(tmp_path)
+    with pytest.raises(IndexMismatchError, match=rf"{MODEL} \(dim {DIM}\).*`hybrid-rag rebuild`"):
+        factory.load(tmp_path, model, dim, workdir)
