@@ -59,7 +59,9 @@ def imports_of(module: str) -> set[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(module, node)
-            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names
+            ]
         else:
             continue
         found.update(name for name in names if name in MODULES and name != module)
