@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -30,15 +30,11 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str) -> ModuleType:
-    """A script from benchmarks/ as a module (they import each other by bare name)."""
+    """A module of benchmarks/ (``harness``, ``report``, ``studies.suite``, ...), imported as the
+    harness imports it (benchmarks/ on the path)."""
     if str(BENCHMARKS) not in sys.path:
         sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(name)
 
 
 # -- the quick bench -------------------------------------------------------------------------------
@@ -155,7 +151,7 @@ def test_machine_info_names_the_machine() -> None:
 
 
 def test_every_configuration_in_the_ablation_list_is_valid() -> None:
-    configs = _load("configs")
+    configs = _load("studies._suite_configs")
     names = [c.name for c in configs.CONFIGS]
     assert len(names) == len(set(names)) and configs.BASELINE in names
     for config in configs.CONFIGS:
@@ -165,7 +161,7 @@ def test_every_configuration_in_the_ablation_list_is_valid() -> None:
 
 
 def test_configurations_share_an_ingest_unless_they_change_the_index() -> None:
-    configs = _load("configs")
+    configs = _load("studies._suite_configs")
     query_time = configs.BenchConfig("a", "", "hybrid", {"rerank": True}, {"retrieval.rrf_k": 10})
     other_k1 = configs.BenchConfig("b", "", "bm25", {}, {"bm25.k1": 0.9})
     groups = configs.group_by_index([configs.CONFIGS[0], query_time, other_k1], Settings())
@@ -176,7 +172,7 @@ def test_configurations_share_an_ingest_unless_they_change_the_index() -> None:
 
 
 def test_limit_queries_keeps_evenly_spaced_queries() -> None:
-    run = _load("run")
+    run = _load("studies.suite")
     dataset = quick_dataset(docs=10, queries=10)
     kept = run.limit_queries(dataset, 3)
     assert list(kept.queries) == ["q000", "q003", "q006"]
@@ -184,21 +180,22 @@ def test_limit_queries_keeps_evenly_spaced_queries() -> None:
     assert run.limit_queries(dataset, None) is dataset
 
 
-def test_replace_section_keeps_everything_outside_the_markers() -> None:
-    report = _load("report")
-    first = report.replace_section("# Results\n\nOthers' text.\n", "table one")
+def test_replace_block_keeps_everything_outside_the_markers() -> None:
+    harness = _load("harness")
+    first = harness.replace_block("# Results\n\nOthers' text.\n", "suite", "table one")
     assert first.startswith(
         "# Results\n\nOthers' text.\n\n<!-- suite:begin -->\ntable one\n<!-- suite:end -->"
     )
     around = "intro\n" + first + "\n## Later section by someone else\n"
-    second = report.replace_section(around, "table two")
+    second = harness.replace_block(around, "suite", "table two")
     assert "table one" not in second and "table two" in second
     assert second.startswith("intro\n# Results\n\nOthers' text.") and second.endswith(
         "## Later section by someone else\n"
     )
-    assert report.replace_section(second, "table two") == second
+    assert harness.replace_block(second, "suite", "table two") == second
+    assert harness.replace_block(second, "peers", "x").count("<!-- suite:begin -->") == 1
     with pytest.raises(ValueError, match="markers"):
-        report.replace_section("<!-- suite:begin --> no end", "x")
+        harness.replace_block("<!-- suite:begin --> no end", "suite", "x")
 
 
 def _record(dataset: str, config: str, ndcg: list[float]) -> dict[str, object]:
@@ -221,7 +218,7 @@ def test_compare_suites_runs_a_paired_test_per_configuration() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| d | x | nDCG@10"))
     assert "| +0.30" in row and row.endswith(" * |")
     assert "in one run only: d/only-a" in text
-    assert isinstance(report.report_of(_record("d", "x", base)), EvalReport)
+    assert isinstance(_load("studies._suite_tables").report_of(_record("d", "x", base)), EvalReport)
 
 
 def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: Path) -> None:
@@ -248,7 +245,7 @@ def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: 
 
 
 def test_summarize_notes_counts_per_query_notes_under_their_prefix() -> None:
-    report = _load("report")
+    report = _load("studies._suite_tables")
     notes = {f"expanded with: term{i}" for i in range(5)} | {"rerank skipped: no reranker configured"}
     out = report.summarize_notes(notes)
     assert out == [

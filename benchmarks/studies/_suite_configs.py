@@ -9,7 +9,7 @@ default with one stage switched on, ``-x`` with one switched off. Add an entry t
 
 Overrides that change what is indexed (chunking, embedding, BM25, the dense scoring) need their
 own ingest: :func:`index_key` groups configurations by the settings an index is built from, and
-``run.py`` ingests once per dataset and group.
+the suite study (``studies/suite.py``) ingests once per dataset and group.
 """
 
 from __future__ import annotations

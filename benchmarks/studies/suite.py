@@ -7,12 +7,13 @@ run) and is scored with ranx: nDCG@10, MRR@10, P@3, Recall@50, Recall@100, mean 
 so that two runs can be compared with a paired test (``report.py --compare A.json B.json``).
 Latency percentiles per stage come from the query traces (``wall``: around the call).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/run.py                      # the full suite
-    .venv/bin/python benchmarks/run.py --fake --max-queries 20 --configs bm25 default   # a quick look
-    .venv/bin/python benchmarks/report.py                                     # tables and plots
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run suite          # the full suite
+    .venv/bin/python benchmarks/harness.py run suite --fake --max-queries 20 --configs bm25 default
+    .venv/bin/python benchmarks/harness.py report suite                        # its RESULTS.md tables
 
-The result records the machine (cores, CPU, RAM, load average at start and end), the data
-(files' sha256, counts), each configuration's full settings, the warm-up, and the git commit.
+The result records the data (files' sha256, counts), the base settings once and each
+configuration's overrides, the warm-up; the harness adds the machine, the load and the commit.
+It is written compact (``_suite_tables.compact``: query ids once, one array a metric).
 """
 
 from __future__ import annotations
@@ -29,25 +30,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hybrid_rag.embedders import make_embedder
+from hybrid_rag.engine import Engine
+from hybrid_rag.evaluation.experiment import ExperimentResult, evaluate_engine, ingest_dataset
+from hybrid_rag.evaluation.metrics import BeirDataset, load_beir
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.retrieval.retriever import resolve_flags
+from hybrid_rag.settings import Settings, load_settings
+from studies._suite_configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs
+from studies._suite_tables import compact, expand, quality_section, stage_section
 
-from suite_format import compact  # noqa: E402
-
-from configs import BASELINE, CONFIGS, BenchConfig, group_by_index, select_configs  # noqa: E402
-from hybrid_rag.embedders import make_embedder  # noqa: E402
-from hybrid_rag.engine import Engine  # noqa: E402
-from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
-from hybrid_rag.evaluation.experiment import ExperimentResult, evaluate_engine, ingest_dataset  # noqa: E402
-from hybrid_rag.evaluation.metrics import BeirDataset, load_beir  # noqa: E402
-from hybrid_rag.protocols import Embedder  # noqa: E402
-from hybrid_rag.retrieval.retriever import resolve_flags  # noqa: E402
-from hybrid_rag.settings import Settings, load_settings  # noqa: E402
-
-DATASETS = ROOT.parent / "shared" / "datasets"
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets"))
 WORK = ROOT / "benchmarks" / "work" / "suite"
-OUT = ROOT / "benchmarks" / "results" / "suite.json"
-FORMAT = "hybrid-rag-suite/1"
 WARMUP = 3
 DIGITS = 6
 
@@ -65,10 +60,10 @@ def find_datasets(root: Path, only: Sequence[str] = ()) -> list[Path]:
     if only:
         missing = sorted(set(only) - {p.name for p in found})
         if missing:
-            raise SystemExit(f"run.py: no dataset {', '.join(missing)} under {root}")
+            raise SystemExit(f"suite: no dataset {', '.join(missing)} under {root}")
         found = [p for p in found if p.name in only]
     if not found:
-        raise SystemExit(f"run.py: no BEIR datasets (folders with corpus.jsonl) under {root}")
+        raise SystemExit(f"suite: no BEIR datasets (folders with corpus.jsonl) under {root}")
     return found
 
 
@@ -220,9 +215,12 @@ def run_dataset(
     return info, records, sorted(notes)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", default=str(DATASETS), help="folder of BEIR datasets (default %(default)s)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--datasets",
+        default=str(DATASETS),
+        help="folder of BEIR datasets (default %(default)s; or HYBRID_RAG_DATASETS)",
+    )
     p.add_argument("--only", nargs="*", default=[], help="dataset names to run (default: all)")
     p.add_argument(
         "--configs", nargs="*", default=[], help=f"configurations (default: all of {len(CONFIGS)})"
@@ -235,7 +233,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=WARMUP, help="untimed queries before each configuration")
     p.add_argument("--work", default=str(WORK), help="ingested stores, kept between runs (%(default)s)")
     p.add_argument("--fresh", action="store_true", help="delete the work folders first (time a full ingest)")
-    p.add_argument("--out", default=str(OUT), help="JSON result (default %(default)s)")
     p.add_argument(
         "--torch-threads",
         type=int,
@@ -243,13 +240,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="torch threads (default 1: on a busy 2-core machine torch's default made one query "
         "embedding take 0.2-1.2 s; 0: torch's default)",
     )
-    return p.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    started = time.time()
-    machine = machine_info()
+def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.torch_threads > 0:
         import torch
 
@@ -268,12 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.extend(records)
         notes.update(dataset_notes)
     out = {
-        "format": FORMAT,
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "git": git_info(ROOT),
-        "machine": machine,
-        "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "protocol": {
             "warmup_queries": args.warmup,
             "repeats": 1,
@@ -288,14 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "datasets": datasets,
         "results": results,
         "notes": sorted(notes),
-        "wall_seconds": round(time.time() - started, 1),
     }
-    path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(compact(out), separators=(",", ":")) + "\n", encoding="utf-8")
-    log(f"wrote {path} ({out['wall_seconds']:.0f} s)")
-    return 0
+    return compact(out)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def render(result: dict[str, Any]) -> str:
+    """The quality table (paired tests against the baseline) and the per-stage latency table."""
+    suite = expand(result)
+    return "\n".join([*quality_section(suite), *stage_section(suite)])

@@ -1,7 +1,7 @@
 """Peers, measured in the same run on the same chunks and vectors, reported as ratios to ours.
 
 On every judged dataset (the chunks and window vectors the suite ingested, read back from the
-store and its embedding cache) and on a synthetic corpus (``scale.py``'s, speed only):
+store and its embedding cache) and on a synthetic corpus (``_peers_synthetic.py``, speed only):
 
 * rank-bm25 ``BM25Okapi`` on whitespace tokens (LangChain's ``BM25Retriever`` default) and on our
   tokenizer's terms; bm25s with its own tokenizer, English stop words and Snowball stemmer
@@ -15,7 +15,7 @@ Every system returns its top 100 per query (``--depth``), scored per document li
 Query vectors are embedded once and shared, so dense timings are the search alone; our
 ``Engine.query`` rows (embedding, search and fetch) are there for context.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/peers.py       # after run.py (re-uses its stores)
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run peers   # after the suite (its stores)
 """
 
 from __future__ import annotations
@@ -23,31 +23,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hybrid_rag.embedders import make_embedder
+from hybrid_rag.evaluation.experiment import percentiles
+from hybrid_rag.evaluation.metrics import chunks_to_doc_scores, evaluate, load_beir
+from hybrid_rag.indices.dense import FaissVectorIndex, _one_openmp_thread
+from hybrid_rag.settings import load_settings
+from hybrid_rag.vectors import pool_windows
+from studies._suite_configs import index_key
+from studies._suite_tables import ms
+from studies.suite import DATASETS, WORK, find_datasets, ingest, limit_queries, log, open_engine
 
-from run import DATASETS, WORK, find_datasets, ingest, limit_queries, log, open_engine  # noqa: E402
-
-from configs import index_key  # noqa: E402
-from hybrid_rag.embedders import make_embedder  # noqa: E402
-from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
-from hybrid_rag.evaluation.experiment import percentiles  # noqa: E402
-from hybrid_rag.evaluation.metrics import chunks_to_doc_scores, evaluate, load_beir  # noqa: E402
-from hybrid_rag.indices.dense import FaissVectorIndex, _one_openmp_thread  # noqa: E402
-from hybrid_rag.settings import load_settings  # noqa: E402
-from hybrid_rag.vectors import pool_windows  # noqa: E402
-
-OUT = ROOT / "benchmarks" / "results" / "peers.json"
 DEPTH = 100
 Search = Callable[[int], list[tuple[int, float]]]  # query index -> [(row, score)], best first
 
@@ -356,10 +349,9 @@ _OFF = {"expansion": False, "rerank": False, "mmr": False, "routing": False}
 
 
 def run_synthetic(n: int, args: argparse.Namespace) -> dict[str, Any]:
-    from scale import Corpus, default_windows, unit_rows
-
     from hybrid_rag.indices.bm25 import BM25IndexManager
     from hybrid_rag.indices.multivector import WindowedVectorIndex
+    from studies._peers_synthetic import Corpus, default_windows, unit_rows
 
     settings = load_settings(args.config)
     corpus = Corpus(n)
@@ -391,8 +383,7 @@ def run_synthetic(n: int, args: argparse.Namespace) -> dict[str, Any]:
     return {"chunks": n, "windows": int(counts.sum()), "queries": args.synthetic_queries, "rows": rows}
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--datasets", default=str(DATASETS))
     p.add_argument("--only", nargs="*", default=[])
     p.add_argument("--config", help="base settings YAML (default: the built-in defaults)")
@@ -404,14 +395,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--synthetic-queries", type=int, default=20)
     p.add_argument("--torch-threads", type=int, default=1, help="torch threads (0: torch's default)")
     p.add_argument("--work", default=str(WORK), help="the suite's stores (%(default)s)")
-    p.add_argument("--out", default=str(OUT))
-    return p.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    started = time.time()
-    machine = machine_info()
+def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.torch_threads:
         import torch
 
@@ -424,13 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_judged(folder, args, embedder) for folder in find_datasets(Path(args.datasets), args.only)
     ]
     synthetic = run_synthetic(args.synthetic, args) if args.synthetic else None
-    out = {
-        "format": "hybrid-rag-peers/1",
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "git": git_info(ROOT),
-        "machine": machine,
-        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+    return {
         "protocol": {
             "depth": args.depth,
             "warmup_queries": args.warmup,
@@ -441,14 +421,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "datasets": datasets,
         "synthetic": synthetic,
-        "wall_seconds": round(time.time() - started, 1),
     }
-    path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    log(f"wrote {path} ({out['wall_seconds']:.0f} s)")
-    return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def size_label(n: int) -> str:
+    return (
+        f"{n // 1_000_000}M"
+        if n >= 1_000_000 and n % 1_000_000 == 0
+        else f"{n // 1000}k"
+        if n >= 1000
+        else str(n)
+    )
+
+
+def render(result: dict[str, Any]) -> str:
+    """One table a dataset (and the synthetic corpus): quality, latency, ratio to ours, build time."""
+    return "\n".join(peers_section(result)).rstrip()
+
+
+def peers_section(peers: Mapping[str, Any]) -> list[str]:
+    p = peers["protocol"]
+    lines = [
+        f"Every system returns its top {p['depth']} a query; {p['warmup_queries']} warm-up queries, one "
+        "timed pass. "
+        "Ratio = the peer's p50 ÷ ours (above 1: the peer is slower); Δ = the peer's nDCG@10 minus ours. "
+        "Dense rows time the search alone (the query vectors are shared).",
+        "",
+    ]
+    blocks = [(d["name"], d) for d in peers["datasets"]]
+    if peers.get("synthetic"):
+        blocks.append(
+            (f"synthetic {size_label(peers['synthetic']['chunks'])} (speed only)", peers["synthetic"])
+        )
+    for name, block in blocks:
+        lines += [
+            f"**{name}** ({block['chunks']} chunks, {block['queries']} queries)",
+            "",
+            "| system | what | nDCG@10 | Δ | p50 ms | p95 ms | ratio | build s |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for key, r in block["rows"].items():
+            ndcg = f"{r['metrics']['ndcg@10']:.3f}" if "metrics" in r else "–"
+            delta = f"{r['ndcg@10_delta']:+.3f}" if "ndcg@10_delta" in r else "–"
+            ratio = (
+                f"{r['latency_ratio_p50']:.2f}× vs {r['compared_to']}" if "latency_ratio_p50" in r else "–"
+            )
+            built = r.get("build_seconds")
+            at_ingest = key.startswith("ours") and not built  # our indices were built by the ingest
+            build = "at ingest" if at_ingest else "–" if built is None else f"{built:.2f}"
+            lines.append(
+                f"| {key} | {r['what']} | {ndcg} | {delta} | {ms(r['latency_ms']['p50'])} | "
+                f"{ms(r['latency_ms']['p95'])} | {ratio} | {build} |"
+            )
+        lines.append("")
+    return lines
