@@ -71,29 +71,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         engine.close()
     plan = report.plan
     if args.json:
-        _print_json(
-            {
-                "added": plan.added,
-                "changed": plan.changed,
-                "unchanged": len(plan.unchanged),
-                "deleted": plan.deleted,
-                "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
-                "duplicates": [
-                    {
-                        "path": d.path,
-                        "start_line": d.start_line,
-                        "end_line": d.end_line,
-                        "duplicate_of": d.duplicate_of,
-                    }
-                    for d in report.duplicates
-                ],
-                "chunks_written": report.chunks_written,
-                "embedded": report.embedded,
-                "dry_run": report.dry_run,
-                "index_version": report.build.version if report.build else None,
-                "seconds": report.seconds,
-            }
-        )
+        _print_json(report.to_dict())
         return 0
     verb = "would ingest" if report.dry_run else "ingested"
     print(
@@ -406,23 +384,11 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
-    from hybrid_rag.indices.live import IndexConfig, open_versions
-
-    versions = open_versions(IndexConfig.of(settings))
-    live = versions.current()
-    rows = []
-    for v in versions.versions():
-        m = versions.manifest(v)
-        rows.append(
-            {
-                "version": v,
-                "live": v == live,
-                "built_at": m.get("built_at"),
-                "chunks": m.get("chunks"),
-                "reason": m.get("reason"),
-                "model": m.get("params", {}).get("model"),
-            }
-        )
+    engine = _engine(settings)
+    try:
+        rows = engine.versions()
+    finally:
+        engine.close()
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -476,6 +442,48 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print(format_quick_bench(result))
     return 0 if result.get("ok") else 1
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """The HTTP API (``hybrid_rag/server``); runs until Ctrl-C / SIGTERM."""
+    try:
+        from hybrid_rag.server.run import serve
+    except ImportError as exc:  # the [server] extra is not installed
+        raise HybridRagError(f"serve needs: pip install 'hybrid-rag[server]' ({exc})") from None
+    s = settings.server
+    serve(
+        settings,
+        config=args.config,
+        host=args.host or s.host,
+        port=s.port if args.port is None else args.port,
+        workers=args.workers or s.workers,
+        no_auth=args.no_auth,
+    )
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """The MCP server (``hybrid_rag/mcp_server.py``) on stdio, or streamable HTTP."""
+    try:
+        from hybrid_rag.mcp_server import run_mcp
+    except ImportError as exc:
+        raise HybridRagError(f"mcp needs: pip install 'hybrid-rag[server]' ({exc})") from None
+    s = settings.server
+    run_mcp(
+        settings,
+        transport=args.transport,
+        host=args.host or s.host,
+        port=s.port if args.port is None else args.port,
+        no_auth=args.no_auth,
+        say=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    return 0
+
+
+def _server_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default=None, help="address to bind (default server.host, 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default server.port, 8000)")
+    p.add_argument("--no-auth", action="store_true", help="no API key (allowed only on a loopback host)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -551,6 +559,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rollback", help="make an older index version live")
     p.add_argument("version", type=int)
     p.set_defaults(func=cmd_rollback, writes=True)
+
+    p = sub.add_parser("serve", help="the HTTP API (FastAPI on uvicorn), bearer keys by default")
+    _server_flags(p)
+    p.add_argument("--workers", type=int, default=None, help="processes (default server.workers, 1)")
+    p.set_defaults(func=cmd_serve, writes=True)
+
+    p = sub.add_parser("mcp", help="a Model Context Protocol server for agents (stdio, or --transport http)")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    _server_flags(p)
+    p.set_defaults(func=cmd_mcp, writes=True)
     return parser
 
 

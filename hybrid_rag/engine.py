@@ -11,7 +11,7 @@ from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
 from hybrid_rag.embedders import make_embedder
-from hybrid_rag.errors import NoIndexError, RemoteServiceError, describe
+from hybrid_rag.errors import InputError, NoIndexError, RemoteServiceError, describe
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, open_versions
@@ -25,7 +25,7 @@ from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import Settings, load_settings
-from hybrid_rag.store import MetadataStore
+from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.types import QueryResult
 
 
@@ -177,6 +177,22 @@ class Engine:
         dimension is the model's (``ingest/importer.py``)."""
         return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
 
+    def documents(self, collection: str | None = None) -> list[DocumentRecord]:
+        """Every stored document (of ``collection``), by path; none before the first ingest."""
+        return self.store.documents(collection) if self.store.exists else []
+
+    def delete(self, paths: Sequence[str]) -> BuildReport:
+        """Remove documents by their stored path (absolute, as ``list_documents`` shows them) and
+        make a version without them live; InputError names a path the store does not hold."""
+        if not paths:
+            raise InputError("no document path given to delete")
+        stored = self.store.document_hashes() if self.store.exists else {}
+        missing = [p for p in paths if p not in stored]
+        if missing:
+            raise InputError(f"no document {missing[0]!r} in the store")
+        self.store.write_files([], collection="default", delete_paths=paths)
+        return self.ingestor.builder.build(reason="delete")
+
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""
         if not self.store.exists or self.store.chunk_count() == 0:
@@ -194,6 +210,25 @@ class Engine:
         self.store.record_index_version(
             INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), "rolled back to"
         )
+
+    def versions(self) -> list[dict[str, Any]]:
+        """The index versions on disk, oldest first, as ``hybrid-rag versions --json`` lists them."""
+        versions = open_versions(self.index_config)
+        live = versions.current()
+        rows = []
+        for v in versions.versions():
+            m = versions.manifest(v)
+            rows.append(
+                {
+                    "version": v,
+                    "live": v == live,
+                    "built_at": m.get("built_at"),
+                    "chunks": m.get("chunks"),
+                    "reason": m.get("reason"),
+                    "model": m.get("params", {}).get("model"),
+                }
+            )
+        return rows
 
     def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
         """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl.

@@ -31,6 +31,8 @@ from hybrid_rag.errors import ConfigError
 
 ENV_PREFIX = "HYBRID_RAG_"
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# HYBRID_RAG_* variables that are not setting overrides (API_KEY: the server's key, never a setting)
+NOT_SETTINGS = (ENV_PREFIX + "CONFIG", ENV_PREFIX + "HOME", ENV_PREFIX + "API_KEY")
 
 
 def _not_a_bool(value: Any) -> Any:
@@ -370,6 +372,25 @@ class FeatureFlags(_Section):
     self_check: bool = True
 
 
+class ServerSettings(_Section):
+    """``hybrid-rag serve`` and ``hybrid-rag mcp`` (``hybrid_rag/server/``, ``mcp_server.py``)."""
+
+    host: str = "127.0.0.1"  # a non-loopback host needs an API key (never --no-auth)
+    port: Int = Field(8000, ge=0, le=65535)  # 0: any free port
+    workers: Int = Field(1, ge=1, le=64)  # processes, each with its own engine (up to the core count)
+    api_keys_file: str | None = None  # one key a line; None: api_keys in the data dir (generated 0600)
+    ingest_roots: tuple[str, ...] = ()  # server-side ingest only below these folders; () : refused
+    max_body_bytes: Int = Field(1_000_000, gt=0)  # a JSON request body
+    max_upload_bytes: Int = Field(20_000_000, gt=0)  # a multipart upload, every file together
+    max_query_chars: Int = Field(4_000, gt=0)
+    max_top_k: Int = Field(100, gt=0)
+    max_tokens: Int = Field(32_000, gt=0)  # context / ask budget a request may ask for
+    max_concurrency: Int = Field(16, gt=0)  # engine calls running at once in a process; more wait
+    request_timeout_seconds: Float = Field(60.0, gt=0)  # then 504 (the call finishes in the background)
+    shutdown_grace_seconds: Float = Field(30.0, ge=0)  # in-flight requests get this long on SIGTERM
+    mcp_ingest_enabled: bool = False  # the MCP tool ingest_path (still only below ingest_roots)
+
+
 class Settings(_Section):
     paths: PathSettings = PathSettings()
     store: StoreSettings = StoreSettings()
@@ -388,6 +409,7 @@ class Settings(_Section):
     mmr: MMRSettings = MMRSettings()
     context: ContextSettings = ContextSettings()
     features: FeatureFlags = FeatureFlags()
+    server: ServerSettings = ServerSettings()
 
     @model_validator(mode="after")
     def _milvus_holds_both_indices(self) -> Settings:
@@ -452,7 +474,7 @@ def load_settings(
         data = _read_yaml(Path(config_file))
         source = str(config_file)
     for name, raw in sorted(env.items()):
-        if not name.startswith(ENV_PREFIX) or name in (ENV_PREFIX + "CONFIG", ENV_PREFIX + "HOME"):
+        if not name.startswith(ENV_PREFIX) or name in NOT_SETTINGS:
             continue
         path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__")]
         _set_dotted(data, path, _parse_env_value(name, raw), name)

@@ -77,6 +77,31 @@ class IngestReport:
     dry_run: bool = False
     duplicates: tuple[Duplicate, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """The shape of ``ingest --json`` and of the HTTP API's ingest job result."""
+        plan = self.plan
+        return {
+            "added": list(plan.added),
+            "changed": list(plan.changed),
+            "unchanged": len(plan.unchanged),
+            "deleted": list(plan.deleted),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in plan.skipped],
+            "duplicates": [
+                {
+                    "path": d.path,
+                    "start_line": d.start_line,
+                    "end_line": d.end_line,
+                    "duplicate_of": d.duplicate_of,
+                }
+                for d in self.duplicates
+            ],
+            "chunks_written": self.chunks_written,
+            "embedded": self.embedded,
+            "dry_run": self.dry_run,
+            "index_version": self.build.version if self.build else None,
+            "seconds": self.seconds,
+        }
+
 
 def plan_changes(
     files: Sequence[LoadedFile],

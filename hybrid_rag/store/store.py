@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -129,6 +130,7 @@ class MetadataStore:
         self._file = url is None  # the SQLite file in the data dir
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
+        self._opening = threading.Lock()  # threads (a server's requests) share one store
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -143,8 +145,13 @@ class MetadataStore:
         return str(self.path) if self._file else make_url(self.url).render_as_string(hide_password=True)
 
     def _open(self) -> sessionmaker[Session]:
-        if self._sessions is not None:
-            return self._sessions
+        sessions = self._sessions
+        if sessions is not None:
+            return sessions
+        with self._opening:  # one thread creates the schema; the others wait and share its engine
+            return self._sessions if self._sessions is not None else self._open_once()
+
+    def _open_once(self) -> sessionmaker[Session]:
         if self._file:
             check_data_dir(self.path.parent, write=True)
             try:

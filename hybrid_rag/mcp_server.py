@@ -1,0 +1,161 @@
+"""``hybrid-rag mcp``: the engine as a Model Context Protocol server (the official ``mcp`` SDK), for
+coding agents and desktop assistants. stdio by default; ``--transport http`` serves streamable HTTP
+at ``/mcp`` behind the same bearer keys as ``serve``.
+
+Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, and ``ingest_path`` only with
+``server.mcp_ingest_enabled`` (and then only below ``server.ingest_roots``). Each is a thin call
+into ``Engine``; the engine's errors come back as tool errors with their one-line message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.errors import HybridRagError
+from hybrid_rag.server.errors import ApiError
+from hybrid_rag.server.limits import ContextBody, QueryBody, check_query
+from hybrid_rag.server.roots import confine, resolved_roots
+from hybrid_rag.server.shapes import document_dict
+from hybrid_rag.settings import Settings
+
+T = TypeVar("T")
+INSTRUCTIONS = (
+    "Search an indexed collection of documents and source code (hybrid dense + keyword retrieval). "
+    "Use get_context when you need evidence to answer a question: it returns quotes cited as "
+    "[n] path:start-end within a token budget. Use search to locate files or code by topic and see "
+    "ranked hits. Cite path:start-end when you use what you found."
+)
+
+
+def _tool_errors(fn: Callable[[], T]) -> T:
+    """The engine's and the limits' errors as one-line tool errors (the agent can read and correct)."""
+    try:
+        return fn()
+    except (HybridRagError, ApiError) as exc:
+        raise ToolError(str(exc)) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ToolError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
+    """The MCP server for ``settings``; ``engine`` built from them unless given (tests, embedding)."""
+    engine = engine or Engine(settings)
+    limits = settings.server
+    mcp = MCPServer("hybrid-rag", instructions=INSTRUCTIONS, version="1")
+
+    @mcp.tool()
+    def search(
+        query: str,
+        top_k: int = 8,
+        filters: str | None = None,
+        mode: Literal["hybrid", "dense", "bm25"] | None = None,
+    ) -> dict[str, Any]:
+        """Find the chunks of the indexed documents and code most relevant to a query, best first.
+
+        Use it to locate where something is defined, documented or discussed. Each result has a
+        citation `path:start-end`, a score, and the chunk's text. `query`: natural language or
+        identifiers (both work: retrieval is dense + keyword). `top_k`: how many results (1-100).
+        `filters`: optional expression, e.g. "source_type=code", "path~src/**/*.py",
+        "language=python and not path~tests/**", "meta.team=search". `mode`: hybrid (default),
+        dense (meaning), or bm25 (exact words)."""
+
+        def run() -> dict[str, Any]:
+            body = QueryBody(query=query, top_k=top_k, filters=filters, mode=mode)
+            result = engine.query(query, log=True, **check_query(body, limits, settings.features))
+            return {
+                "index_version": result.index_version,
+                "results": [
+                    {
+                        "citation": hit.citation,
+                        "score": round(hit.score, 4),
+                        "source_type": hit.source_type.value,
+                        "language": hit.chunk.language,
+                        "text": hit.text,
+                    }
+                    for hit in result.chunks
+                ],
+            }
+
+        return _tool_errors(run)
+
+    @mcp.tool()
+    def get_context(query: str, max_tokens: int = 3000, filters: str | None = None) -> str:
+        """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
+        topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
+        verdict (weak evidence is flagged: then say the collection may not contain the answer).
+        Prefer this over `search` when you will answer from what it returns; quote and cite the
+        [n] ids you use. `filters` as for `search`."""
+
+        def run() -> str:
+            body = ContextBody(query=query, max_tokens=max_tokens, filters=filters)
+            kwargs = check_query(body, limits, settings.features)
+            context, _ = engine.context(query, max_tokens=max_tokens, log=True, **kwargs)
+            verdict = "weak evidence" if context.weak_evidence else "evidence found"
+            return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
+
+        return _tool_errors(run)
+
+    @mcp.tool()
+    def list_documents(collection: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """The documents in the index (path, collection, type, language, size), by path: to see
+        what the collection covers before searching, or to pick a `path~...` filter."""
+        records = _tool_errors(lambda: engine.documents(collection))
+        limit = max(1, min(limit, 1000))
+        return {"total": len(records), "documents": [document_dict(r) for r in records[:limit]]}
+
+    @mcp.tool()
+    def stats() -> dict[str, Any]:
+        """Size and state of the index: documents, chunks, live index version, embedding model."""
+        found = _tool_errors(engine.stats)
+        return {k: v for k, v in found.to_dict().items() if k != "bytes_on_disk"}
+
+    if limits.mcp_ingest_enabled:
+        roots = resolved_roots(limits.ingest_roots)
+
+        @mcp.tool()
+        def ingest_path(path: str, collection: str = "default") -> dict[str, Any]:
+            """Add or update a folder, file or zip on the server's disk in the index (only below the
+            configured ingest roots). Re-ingesting is incremental: only changed files are
+            re-embedded, and files removed from an ingested folder are dropped. Takes seconds to
+            minutes; use it after files changed, not before every search."""
+
+            def run() -> dict[str, Any]:
+                target = confine(path, roots, field="path")
+                return engine.ingest([target], collection=collection).to_dict()
+
+            return _tool_errors(run)
+
+    return mcp
+
+
+def run_mcp(
+    settings: Settings,
+    *,
+    transport: Literal["stdio", "http"],
+    host: str,
+    port: int,
+    no_auth: bool,
+    say: Callable[[str], None],
+) -> None:
+    """Serve on stdio (an agent launches this as its subprocess), or streamable HTTP at ``/mcp``."""
+    server = build_server(settings)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    from hybrid_rag.server.auth import decide_auth, require_bearer
+
+    decision = decide_auth(settings, host=host, no_auth=no_auth)
+    say(f"hybrid-rag: MCP over HTTP at http://{host}:{port}/mcp; auth: {decision.source}")
+    if decision.generated is not None:
+        say(f"hybrid-rag: API key (shown once; kept in the data dir, mode 0600): {decision.generated}")
+    app = server.streamable_http_app(host=host)
+    uvicorn.run(require_bearer(app, decision.keys), host=host, port=port, log_level="info")

@@ -1,0 +1,316 @@
+"""The HTTP API: FastAPI routes over the engine's public API, one engine per process.
+
+Engine calls run in worker threads (at most ``server.max_concurrency`` at once), each bounded by
+``server.request_timeout_seconds``; queries run in parallel with each other and with the one
+writer (``jobs.py``). Shapes are the CLI's ``--json`` (``shapes.py``); errors are ``errors.py``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, File, Form, Response, UploadFile
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.errors import NoIndexError
+from hybrid_rag.querylog import QueryLog
+from hybrid_rag.server import errors
+from hybrid_rag.server.auth import ApiKeys
+from hybrid_rag.server.errors import ApiError
+from hybrid_rag.server.jobs import JobRunner
+from hybrid_rag.server.limits import (
+    AskBody,
+    BodyLimit,
+    ContextBody,
+    IngestBody,
+    QueryBody,
+    RollbackBody,
+    check_query,
+)
+from hybrid_rag.server.metrics import Metrics
+from hybrid_rag.server.roots import confine, resolved_roots
+from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
+from hybrid_rag.settings import Settings
+
+T = TypeVar("T")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")  # an uploaded file's or a collection's name
+UPLOADS = "uploads"  # in the data dir: uploaded files, one folder per collection
+
+
+class Service:
+    """What the routes share: the engine, the writer, the limits, the metrics."""
+
+    def __init__(self, engine: Engine, keys: ApiKeys | None) -> None:
+        settings = self.settings = engine.settings
+        self.limits = settings.server
+        self.engine = engine
+        self.keys = keys
+        self.jobs = JobRunner(settings.data_dir / "jobs")
+        self.metrics = Metrics()
+        self.roots = resolved_roots(settings.server.ingest_roots)
+        self.limiter = anyio.CapacityLimiter(settings.server.max_concurrency)
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn`` in a worker thread, within the request timeout (then 504; the call itself runs on)."""
+        timeout = self.limits.request_timeout_seconds
+        try:
+            with anyio.fail_after(timeout):
+                return await anyio.to_thread.run_sync(
+                    functools.partial(fn, *args, **kwargs), limiter=self.limiter, abandon_on_cancel=True
+                )
+        except TimeoutError:
+            raise ApiError(
+                504,
+                f"the request took longer than server.request_timeout_seconds ({timeout:g} s)",
+                kind="timeout",
+            ) from None
+
+    def authorize(self, credentials: HTTPAuthorizationCredentials | None) -> None:
+        if self.keys is None:
+            return
+        if credentials is None:
+            raise ApiError(
+                401,
+                "missing API key: send the header 'Authorization: Bearer <key>'",
+                field="Authorization",
+                kind="unauthorized",
+            )
+        if not self.keys.check(credentials.credentials):
+            raise ApiError(401, "wrong API key", field="Authorization", kind="unauthorized")
+
+    def warm_up(self) -> None:
+        """Load the model and the live index once, before the first request pays for them."""
+        self.engine.embedder.embed_queries(["warm up"])
+        with contextlib.suppress(NoIndexError):
+            self.engine.indices.get()
+
+    def ingest_job(
+        self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+            report = self.engine.ingest(
+                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+            )
+            return report.to_dict()
+
+        return self.jobs.submit("ingest", work, request=request)
+
+
+def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | None = None) -> FastAPI:
+    """The app for ``settings`` (``keys`` None: no auth, which ``serve`` allows only on loopback)."""
+    service = Service(engine or Engine(settings), keys)
+    settings = service.settings  # a given engine's own
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(service.warm_up)
+        yield
+        await anyio.to_thread.run_sync(service.jobs.stop, settings.server.shutdown_grace_seconds)
+        service.engine.close()
+
+    app = FastAPI(
+        title="hybrid-rag",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="Hybrid retrieval (dense + BM25) with cited, token-budgeted context. Send "
+        "'Authorization: Bearer <key>' to every /v1 route and /metrics.",
+    )
+    app.state.service = service
+    errors.install(app, settings.logs_dir)
+    app.add_middleware(BodyLimit, limits=settings.server)
+    app.add_middleware(service.metrics.middleware)  # outermost: counts the 413s too
+
+    bearer = HTTPBearer(auto_error=False)
+
+    def require_key(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+        service.authorize(credentials)
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """The process answers (no key needed)."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz(response: Response) -> dict[str, Any]:
+        """Ready to answer queries: the model is loaded and an index version is live (no key needed)."""
+        try:
+            await service.call(service.engine.indices.get)
+        except NoIndexError as exc:
+            response.status_code = 503
+            return {"ready": False, "reason": str(exc)}
+        return {"ready": True}
+
+    secured = APIRouter(dependencies=[Depends(require_key)])
+
+    @secured.get("/metrics", tags=["ops"], response_class=Response)
+    async def metrics() -> Response:
+        """Prometheus text: requests and latency per route and per pipeline stage, index version, chunks."""
+        stats = await service.call(service.engine.stats)
+        body, content_type = service.metrics.render(
+            version=stats.live_version, chunks=stats.chunks, documents=stats.documents
+        )
+        return Response(body, media_type=content_type)
+
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)])
+
+    @v1.post("/query")
+    async def query(body: QueryBody) -> dict[str, Any]:
+        """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
+        kwargs = check_query(body, service.limits, settings.features)
+        self_check = bool((body.features or {}).get("self_check"))
+        result, checked = await service.call(
+            service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
+        )
+        service.metrics.observe_result(result)
+        return query_dict(result, checked)
+
+    @v1.post("/context")
+    async def context(body: ContextBody) -> dict[str, Any]:
+        """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
+        kwargs = check_query(body, service.limits, settings.features)
+        built, checked = await service.call(
+            service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
+        )
+        service.metrics.observe_result(built.result)
+        return context_dict(built, checked)
+
+    @v1.post("/ask")
+    async def ask(body: AskBody) -> dict[str, Any]:
+        """The context and, with generator.base_url set, the generator's cited answer."""
+        kwargs = check_query(body, service.limits, settings.features)
+        answer = await service.call(
+            service.engine.ask,
+            body.query,
+            max_tokens=body.max_tokens,
+            answer_tokens=body.answer_tokens,
+            log=True,
+            **kwargs,
+        )
+        service.metrics.observe_result(answer.context.result)
+        return answer.to_dict()
+
+    @v1.post("/ingest", status_code=202)
+    async def ingest(body: IngestBody, response: Response) -> dict[str, Any]:
+        """Ingest server-side paths (only below server.ingest_roots) as a job; poll GET /v1/jobs/{id}."""
+        paths = [confine(p, service.roots, field=f"paths[{i}]") for i, p in enumerate(body.paths)]
+        request = {"paths": [str(p) for p in paths], "collection": body.collection, "dry_run": body.dry_run}
+        job = service.ingest_job(
+            paths, collection=body.collection, metadata=body.metadata, dry_run=body.dry_run, request=request
+        )
+        response.headers["Location"] = f"/v1/jobs/{job['id']}"
+        return job
+
+    @v1.get("/jobs/{job_id}")
+    async def job(job_id: str) -> dict[str, Any]:
+        """A job's status (queued, running, done, failed, interrupted), progress per stage, result."""
+        return service.jobs.get(job_id)
+
+    @v1.post("/documents", status_code=202)
+    async def upload(
+        response: Response,
+        files: list[UploadFile] = File(..., description="the files to ingest"),  # noqa: B008
+        collection: str = Form("uploads"),
+    ) -> dict[str, Any]:
+        """Upload files (multipart, at most server.max_upload_bytes together) and ingest them as a job."""
+        if not NAME.match(collection):
+            raise ApiError(
+                422,
+                f"collection: {collection!r} is not a name (letters, digits, . _ - space)",
+                field="collection",
+            )
+        folder = settings.data_dir / UPLOADS / collection
+        saved = await service.call(_save_uploads, files, folder, service.limits.max_upload_bytes)
+        request = {"files": [p.name for p in saved], "collection": collection}
+        job = service.ingest_job(saved, collection=collection, metadata=None, dry_run=False, request=request)
+        response.headers["Location"] = f"/v1/jobs/{job['id']}"
+        return job
+
+    @v1.get("/documents")
+    async def documents(collection: str | None = None, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+        """Stored documents by path (``limit`` at most 1000)."""
+        if offset < 0 or not 1 <= limit <= 1000:
+            field = "offset" if offset < 0 else "limit"
+            raise ApiError(422, f"{field}: offset >= 0 and 1 <= limit <= 1000", field=field)
+        records = await service.call(service.engine.documents, collection)
+        page = records[offset : offset + limit]
+        return {"total": len(records), "offset": offset, "documents": [document_dict(r) for r in page]}
+
+    @v1.delete("/documents/{path:path}")
+    async def delete(path: str) -> dict[str, Any]:
+        """Remove one stored document (its path as GET /v1/documents lists it) and its uploaded file."""
+        stored = path if path.startswith("/") else "/" + path
+        build = await service.call(_delete, service, stored)
+        return {"deleted": stored, "index_version": build.version, "chunks": build.chunks}
+
+    @v1.get("/stats")
+    async def stats() -> dict[str, Any]:
+        """Documents, chunks, versions, sizes, model, and the query log's latency summary."""
+        found = await service.call(service.engine.stats)
+        queries = await service.call(QueryLog.in_dir(settings.logs_dir).summarize)
+        return {**found.to_dict(), "queries": queries}
+
+    @v1.get("/versions")
+    async def versions() -> list[dict[str, Any]]:
+        """Index versions on disk, as `hybrid-rag versions --json`."""
+        return await service.call(service.engine.versions)
+
+    @v1.post("/rollback")
+    async def rollback(body: RollbackBody) -> dict[str, Any]:
+        """Make an older version on disk live (409 while an ingest job writes)."""
+        await service.call(_exclusive, service, service.engine.rollback, body.version)
+        return {"live_version": body.version}
+
+    app.include_router(secured)
+    app.include_router(v1)
+    return app
+
+
+def _exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
+    with service.jobs.exclusive(wait=False):
+        return fn(*args)
+
+
+def _delete(service: Service, path: str) -> Any:
+    if path not in {d.path for d in service.engine.documents()}:
+        raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
+    build = _exclusive(service, service.engine.delete, [path])
+    uploads = (service.settings.data_dir / UPLOADS).resolve()
+    if Path(path).resolve().is_relative_to(uploads):  # an uploaded file goes with its document
+        Path(path).unlink(missing_ok=True)
+    return build
+
+
+def _save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path]:
+    """Each upload written under ``folder`` by its bare name; ApiError names a bad or oversized file."""
+    names = [Path(f.filename or "").name for f in files]
+    for i, (upload, name) in enumerate(zip(files, names, strict=True)):
+        if not NAME.match(name) or name != (upload.filename or ""):
+            raise ApiError(
+                422, f"files[{i}]: {upload.filename!r} is not a plain file name", field=f"files[{i}]"
+            )
+    if len(set(names)) < len(names):
+        raise ApiError(422, "files: two files have the same name", field="files")
+    total = sum(f.size or 0 for f in files)
+    if total > limit:
+        raise ApiError(
+            413, f"files: {total} bytes together, over server.max_upload_bytes ({limit})", field="files"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for upload, name in zip(files, names, strict=True):
+        target = folder / name
+        tmp = folder / f".{name}.part"
+        upload.file.seek(0)
+        tmp.write_bytes(upload.file.read())
+        tmp.replace(target)
+        saved.append(target.resolve())
+    return saved

@@ -1,0 +1,156 @@
+"""Request bodies and the limits in ``server.*``: typed request models (strict JSON types, unknown
+fields refused), the per-request checks that name the field, and the body-size guard.
+
+Filters and feature overrides are checked with the engine's own parsers (``retrieval/filters.py``,
+``resolve_flags``) so a bad one is a 422 naming ``filters`` / ``features`` before any work starts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from hybrid_rag.errors import HybridRagError
+from hybrid_rag.retrieval import filters as filter_lang
+from hybrid_rag.retrieval.retriever import resolve_flags
+from hybrid_rag.server.errors import ApiError, error_body
+from hybrid_rag.settings import FeatureFlags, ServerSettings
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+UPLOAD_PATH = "/v1/documents"  # multipart uploads: server.max_upload_bytes instead of max_body_bytes
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class QueryBody(_Body):
+    query: str = Field(min_length=1, description="the question or keywords")
+    top_k: int | None = Field(None, ge=1, description="results to return (default retrieval.top_k)")
+    mode: Literal["dense", "bm25", "hybrid"] | None = None
+    filters: str | list[str] | dict[str, Any] | None = Field(
+        None, description="a filter expression, a list of them (ANDed) or a mapping field -> value(s)"
+    )
+    features: dict[str, bool] | None = Field(
+        None, description='per-call stage switches, e.g. {"rerank": true}'
+    )
+
+
+class ContextBody(QueryBody):
+    max_tokens: int | None = Field(
+        None, ge=1, description="token budget (default context.max_context_tokens)"
+    )
+
+
+class AskBody(ContextBody):
+    answer_tokens: int = Field(512, ge=1, le=32_000)
+
+
+class IngestBody(_Body):
+    paths: list[str] = Field(
+        min_length=1, max_length=1000, description="server-side paths below ingest_roots"
+    )
+    collection: str = Field("default", min_length=1, max_length=200)
+    metadata: dict[str, Any] | None = None
+    dry_run: bool = False
+
+
+class RollbackBody(_Body):
+    version: int = Field(ge=1)
+
+
+def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags) -> dict[str, Any]:
+    """The engine's keyword arguments for ``body``, after the limits; ApiError (422) names the field."""
+    if not body.query.strip():
+        raise ApiError(422, "query: must not be blank", field="query")
+    if len(body.query) > limits.max_query_chars:
+        raise ApiError(
+            422,
+            f"query: {len(body.query)} characters, over server.max_query_chars {limits.max_query_chars}",
+            field="query",
+        )
+    if body.top_k is not None and body.top_k > limits.max_top_k:
+        raise ApiError(422, f"top_k: {body.top_k} is over server.max_top_k {limits.max_top_k}", field="top_k")
+    max_tokens = getattr(body, "max_tokens", None)
+    if max_tokens is not None and max_tokens > limits.max_tokens:
+        raise ApiError(
+            422, f"max_tokens: {max_tokens} is over server.max_tokens {limits.max_tokens}", field="max_tokens"
+        )
+    for field, check in (
+        ("filters", lambda: filter_lang.as_filter(body.filters)),
+        ("features", lambda: resolve_flags(features, body.features)),
+    ):
+        try:
+            check()
+        except HybridRagError as exc:
+            raise ApiError(422, f"{field}: {exc}", field=field) from None
+    return {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
+
+
+class BodyTooLarge(HTTPException):
+    """Raised from ``receive`` mid-stream; FastAPI passes HTTPExceptions through its body parsing."""
+
+    field = "body"
+
+    def __init__(self, limit: int, setting: str) -> None:
+        super().__init__(413, f"the request body is over {setting} ({limit} bytes)")
+
+
+class BodyLimit:
+    """ASGI middleware: refuse a body over ``max_body_bytes`` (uploads: ``max_upload_bytes``) by its
+    Content-Length at once, or while it streams in when it has none (or lies)."""
+
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limits: ServerSettings
+    ) -> None:
+        self.app = app
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        upload = scope["path"] == UPLOAD_PATH
+        limit = self.limits.max_upload_bytes if upload else self.limits.max_body_bytes
+        setting = "server.max_upload_bytes" if upload else "server.max_body_bytes"
+        too_large = BodyTooLarge(limit, setting)
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await _send_json(send, 413, error_body(413, "http_error", str(too_large.detail), "body"))
+            return
+        received = 0
+        started = False
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise too_large
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracked)
+        except BodyTooLarge:
+            if not started:
+                await _send_json(send, 413, error_body(413, "http_error", str(too_large.detail), "body"))
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
