@@ -116,20 +116,27 @@ def replace_block(document: str, name: str, body: str) -> str:
 
 
 def environment_line(result: dict[str, Any]) -> str:
-    """One line stating where and when a result was measured, for every rendered section."""
+    """One line stating where and when a result was measured, for every rendered section; what an
+    older result did not record is left out."""
     env = result.get("environment") or {}
     if not env:
         return "_Machine not recorded._"
-    commit = (env.get("git") or {}).get("commit") or "?"
-    dirty = " (uncommitted changes)" if (env.get("git") or {}).get("dirty") else ""
-    before = env.get("load_average_before") or ["?"]
-    after = env.get("load_average") or ["?"]
-    ram = f"{env['ram_bytes'] / 2**30:.0f} GiB" if env.get("ram_bytes") else "RAM ?"
-    return (
-        f"_Measured {env.get('date', '?')} at commit {commit[:7]}{dirty}: {env.get('cores', '?')} cores"
-        f" ({env.get('cpu_model') or 'CPU ?'}), {ram}, load average {before[0]} before and {after[0]}"
-        f" after, {env.get('seconds', '?')} s: `{env.get('command', '?')}`._"
-    )
+    git = env.get("git") or {}
+    where = f"{env.get('cores', '?')} cores ({env.get('cpu_model') or 'CPU ?'})"
+    if env.get("ram_bytes"):
+        where += f", {env['ram_bytes'] / 2**30:.0f} GiB"
+    parts = [f"_Measured {env.get('date', '?')}"]
+    if git.get("commit"):
+        parts.append(f" at commit {git['commit'][:7]}{' (uncommitted changes)' if git.get('dirty') else ''}")
+    parts.append(f": {where}")
+    before, after = env.get("load_average_before"), env.get("load_average")
+    if before or after:
+        parts.append(f", load average {(before or ['?'])[0]} before and {(after or ['?'])[0]} after")
+    if env.get("seconds") is not None:
+        parts.append(f", {env['seconds']} s")
+    if env.get("command"):
+        parts.append(f": `{env['command']}`")
+    return "".join(parts) + "._"
 
 
 def report(names: Sequence[str]) -> list[str]:

@@ -5,24 +5,23 @@ can only narrow cosqa to what it already is, and a floor per source type is just
 both corpora go into one store (cosqa as ``source_type=code``, cranfield as ``text``, each its own
 collection) and both judged query sets run against it, so a code question can drown in prose and a
 prose question in code. For every configuration and query set: nDCG@10, MRR@10, P@3, R@50 (ranx,
-per document, as ``run.py``), a paired t-test per metric against ``default`` (``bm25 +routing``:
+per document, as the suite), a paired t-test per metric against ``default`` (``bm25 +routing``:
 against ``bm25``), how often routing fired, the share of results of the other source type (in the
 top 10 and in all), and the mean number of results left.
 
     # ingest once (~9 min on 2 busy cores; kept in benchmarks/work/mixed/), then ~3 min
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/mixed_corpus.py
-    .venv/bin/python benchmarks/mixed_corpus.py --fake --max-queries 20 --work /tmp/m --out /tmp/m.json
-    .venv/bin/python benchmarks/mixed_corpus.py --render     # the markdown table from the JSON
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run mixed_corpus
+    .venv/bin/python benchmarks/harness.py run mixed_corpus --out /tmp/m.json --fake --max-queries 20
+    .venv/bin/python benchmarks/harness.py report mixed_corpus     # the markdown table from the JSON
 
 Floors are on the final score, which without rerank is the z-score fusion score (each list
 standardised over the query's candidates, so 0 is "as good as the average candidate"): the grid
-spans the upper part of that scale. ``--render`` prints the table RESULTS.md section 9 quotes.
+spans the upper part of that scale. ``render`` gives the table of RESULTS.md section 9.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -33,26 +32,24 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hybrid_rag.embedders import make_embedder
+from hybrid_rag.engine import Engine
+from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset
+from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.retrieval.routing import looks_like_code_query
+from hybrid_rag.settings import Settings, load_settings
+from hybrid_rag.types import SourceType
+from studies._compact import compact_per_query
 
-from hybrid_rag.embedders import make_embedder  # noqa: E402
-from hybrid_rag.engine import Engine  # noqa: E402
-from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
-from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset  # noqa: E402
-from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir  # noqa: E402
-from hybrid_rag.protocols import Embedder  # noqa: E402
-from hybrid_rag.retrieval.routing import looks_like_code_query  # noqa: E402
-from hybrid_rag.settings import Settings, load_settings  # noqa: E402
-from hybrid_rag.types import SourceType  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
-DATASETS = ROOT.parent / "shared" / "datasets"
+DATASETS = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets"))
 WORK = ROOT / "benchmarks" / "work" / "mixed"
-OUT = ROOT / "benchmarks" / "results" / "mixed_corpus.json"
-FORMAT = "hybrid-rag-mixed/1"
+FORMAT = "hybrid-rag-mixed/2"  # /2: per-query arrays, ids once (query_ids)
 QUERY_SETS: Mapping[str, SourceType] = {"cosqa": SourceType.CODE, "cranfield": SourceType.TEXT}
 METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@50")
-TOP_K = 100  # as run.py: enough for R@50
+TOP_K = 100  # as the suite: enough for R@50
 WARMUP = 3
 DIGITS = 6
 ROUTED_NOTE = "routed to source_type=code"
@@ -250,8 +247,6 @@ def score_profile(engine: Engine, dataset: BeirDataset, expected: SourceType) ->
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    started = time.time()
-    machine = machine_info()
     if args.torch_threads > 0:
         import torch
 
@@ -293,11 +288,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             engine.close()
     return {
         "format": FORMAT,
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "git": git_info(ROOT),
-        "machine": machine,
-        "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "protocol": {
             "warmup_queries": WARMUP,
             "top_k": TOP_K,
@@ -340,9 +330,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             }
             for v in VARIANTS
         ],
-        "results": results,
-        "wall_seconds": round(time.time() - started, 1),
+        **compact_results(results),
     }
+
+
+def compact_results(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The rows with their per-query values as arrays, the query ids once per query set."""
+    rows, ids = compact_per_query(results, "query_set")
+    return {"query_ids": ids, "results": rows}
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -381,8 +376,7 @@ def render(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--datasets", default=str(DATASETS), help="folder holding cosqa/ and cranfield/ (%(default)s)"
     )
@@ -392,27 +386,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--max-queries", type=int, default=None, help="this many judged queries per query set")
     p.add_argument("--work", default=str(WORK), help="the mixed store, kept between runs (%(default)s)")
-    p.add_argument("--out", default=str(OUT), help="JSON result (default %(default)s)")
     p.add_argument(
-        "--torch-threads", type=int, default=1, help="torch threads (default 1, as run.py; 0: torch's)"
+        "--torch-threads", type=int, default=1, help="torch threads (default 1, as the suite; 0: torch's)"
     )
-    p.add_argument("--render", action="store_true", help="print the markdown table from --out and exit")
-    return p.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    path = Path(args.out)
-    if args.render:
-        print(render(json.loads(path.read_text(encoding="utf-8"))))
-        return 0
-    out = measure(args)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    log(f"wrote {path} ({out['wall_seconds']:.0f} s)")
-    print(render(out))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    return measure(args)

@@ -14,10 +14,11 @@ cache warming up over the hybrid queries, then shared by the dense ones), once w
 cache off on the first ``--cold-queries`` queries (the cost of a query whose candidates were
 never seen).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/rerank_eval.py [--datasets cranfield cosqa]
-    .venv/bin/python benchmarks/rerank_eval.py --report   # the markdown from the last JSON
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run rerank_eval [--datasets cranfield cosqa]
+    .venv/bin/python benchmarks/harness.py report rerank_eval   # RESULTS.md section 5 from the JSON
 
-Writes ``benchmarks/results/rerank_eval.json`` and prints markdown tables.
+Writes ``benchmarks/results/rerank_eval.json``: per dataset, every (list, reranker, blend) with its
+means and paired p-values against the list it started from, the rerank stage's latency warm and cold.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -49,8 +49,8 @@ from hybrid_rag.retrieval.rerank import (
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, ScoredChunk, Trace
 
-ROOT = Path(__file__).resolve().parents[1]
-DATASETS = ROOT.parent / "shared" / "datasets"
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets"))
 WORK = ROOT / "benchmarks" / "work" / "rerank"
 OUT = ROOT / "benchmarks" / "results" / "rerank_eval.json"
 METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@10")
@@ -219,84 +219,74 @@ def try_cross_encoder(
 
 # -- report ------------------------------------------------------------------------------------
 
+# The rows RESULTS.md section 5 shows: (label, list or reranked entry, blend); None: the list alone.
+HEADLINE: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    ("hybrid, no rerank (default)", ("hybrid",), None),
+    ("dense / bm25, no rerank", ("dense", "bm25"), None),
+    ("hybrid + embedding windows 64/16, reranker alone", ("hybrid+windows-64/16",), "none"),
+    (
+        "hybrid + embedding windows 64/16, linear 0.3 (the rerank settings)",
+        ("hybrid+windows-64/16",),
+        "linear:0.3",
+    ),
+    ("hybrid + embedding windows 32/8, linear 0.3", ("hybrid+windows-32/8",), "linear:0.3"),
+    ("hybrid + lexical (stemmed), linear 0.3", ("hybrid+lexical-stemmed",), "linear:0.3"),
+    ("dense + lexical (stemmed), linear 0.5", ("dense+lexical-stemmed",), "linear:0.5"),
+)
 
-def fmt(row: dict[str, Any], base: dict[str, Any] | None) -> str:
-    cells = []
-    for m in SHOWN:
-        value = row["metrics"][m]
-        cell = f"{value:.3f}"
-        if base is not None:
-            delta = value - base["metrics"][m]
-            mark = "*" if row.get("p_vs_base", {}).get(m, 1.0) <= 0.05 else ""
-            cell += f" ({delta:+.3f}{mark})"
-        cells.append(cell)
-    return " | ".join(cells)
+
+def _short(value: float) -> str:
+    """``.883``, ``-.072``: three decimals without the leading zero."""
+    return f"{value:.3f}".replace("0.", ".", 1)
 
 
-def render(results: dict[str, Any]) -> str:
-    meta = results["meta"]
-    lines = [
-        "# Rerank evaluation",
-        "",
-        f"Machine: {meta['machine']}, {meta['cpus']} CPUs, load average at the start "
-        f"{meta.get('load_average_start', 'not recorded')}. Model {meta['embedding_model']}; "
-        f"hybrid = {meta.get('hybrid', '?')}; "
-        f"top_n_in {meta['top_n_in']}; "
-        f"lists of {LIST_DEPTH}; documents ranked by their best chunk. Deltas are against the "
-        "unreranked list the reranker started from; * = paired t-test p <= 0.05.",
-    ]
-    for name, d in results["datasets"].items():
-        lines += ["", f"## {name} ({d['queries']} queries, {d['chunks']} chunks)", ""]
-        lines += ["| run | blend | " + " | ".join(SHOWN) + " | rerank ms p50 / p95 |", "|---" * 6 + "|"]
-        for mode, row in d["modes"].items():
-            lines.append(f"| {mode} (no rerank) | | {fmt(row, None)} | |")
-        order = {name: i for i, name in enumerate(RERANKERS)}
-        keys = sorted(
-            d["reranked"], key=lambda k: (k.split("+")[0] != "hybrid", order.get(k.split("+")[1], 99))
-        )
-        for key in keys:
-            entry = d["reranked"][key]
-            base = d["modes"][key.split("+")[0]]
-            ms = entry["rerank_ms"]
-            for blend, row in entry["blends"].items():
-                timing = f"{ms['p50']:.1f} / {ms['p95']:.1f}" if blend == "none" else ""
-                lines.append(f"| {key} | {blend} | {fmt(row, base)} | {timing} |")
-        cold = d["cold_rerank_ms"]
-        lines += ["", f"Cold rerank stage (window cache off, first {cold['queries']} queries), ms:", ""]
-        lines += ["| reranker | p50 | p95 | mean |", "|---|---|---|---|"]
-        for rname, ms in cold["ms"].items():
-            lines.append(f"| {rname} | {ms['p50']:.1f} | {ms['p95']:.1f} | {ms['mean']:.1f} |")
-        ce = d["cross_encoder"]
-        lines += ["", f"Cross-encoder: {'available' if ce['available'] else 'unavailable: ' + ce['error']}"]
+def _cell(d: dict[str, Any], keys: tuple[str, ...], blend: str | None, metric: str = "ndcg@10") -> str:
+    if blend is None:
+        return " / ".join(_short(d["modes"][k]["metrics"][metric]) for k in keys)
+    row = d["reranked"][keys[0]]["blends"][blend]
+    base = d["modes"][keys[0].split("+")[0]]["metrics"][metric]
+    delta = row["metrics"][metric] - base
+    star = "*" if row.get("p_vs_base", {}).get(metric, 1.0) <= 0.05 else ""
+    sign = "+" if delta >= 0 else "-"
+    return f"{_short(row['metrics'][metric])} ({sign}{_short(abs(delta))}{star})"
+
+
+def render(result: dict[str, Any]) -> str:
+    """nDCG@10 of each headline row on each dataset; Δ against the list the reranker started from."""
+    names = [n for n in ("cosqa", "cranfield") if n in result["datasets"]]
+    names += [n for n in result["datasets"] if n not in names]
+    lines = ["| candidates | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, keys, blend in HEADLINE:
+        cells = []
+        for name in names:
+            d = result["datasets"][name]
+            present = all(k in d["modes"] for k in keys) if blend is None else keys[0] in d["reranked"]
+            cells.append(_cell(d, keys, blend) if present else "–")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--datasets", nargs="+", default=["cranfield", "cosqa"])
     parser.add_argument("--top-n-in", type=int, default=Settings().rerank.top_n_in)
     parser.add_argument("--cold-queries", type=int, default=30)
     parser.add_argument("--work-dir", type=Path, default=WORK)
-    parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--rerankers", nargs="+", choices=list(RERANKERS), default=list(RERANKERS))
     parser.add_argument("--cold-rerankers", nargs="*", choices=list(RERANKERS), default=None)
     parser.add_argument(
-        "--merge", action="store_true", help="update these rerankers' entries in --out, keep the others"
+        "--merge",
+        action="store_true",
+        help="update these rerankers' entries of the last JSON, keep the others",
     )
-    parser.add_argument("--report", action="store_true", help="only print the markdown of --out")
-    args = parser.parse_args(argv)
-    if args.report:
-        print(render(json.loads(args.out.read_text())))
-        return 0
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
     results: dict[str, Any] = {
         "meta": {
-            "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
-            "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
-            "python": platform.python_version(),
             "embedding_model": Settings().embedding.model,
             "hybrid": (
                 f"{Settings().retrieval.fusion} fusion, dense {Settings().retrieval.dense_weight:g} / "
@@ -305,14 +295,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "top_n_in": args.top_n_in,
             "list_depth": LIST_DEPTH,
             "blends": [list(b) for b in BLENDS],
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "load_average_start": [round(x, 2) for x in os.getloadavg()],
         },
         "datasets": {},
     }
-    if args.merge and args.out.is_file():
-        previous = json.loads(args.out.read_text())
-        results["meta"] = {**previous["meta"], "merged": results["meta"]["started"]}
+    last = args.out or OUT
+    if args.merge and last.is_file():
+        previous = json.loads(last.read_text())
+        results["meta"] = {**previous["meta"], "merged": True}
         results["datasets"] = previous["datasets"]
     for name in args.datasets:
         cold = args.rerankers if args.cold_rerankers is None else args.cold_rerankers
@@ -324,11 +313,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             old.update(fresh)
         else:
             results["datasets"][name] = fresh
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(render(results))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return results
