@@ -125,7 +125,7 @@ def environment_line(result: dict[str, Any]) -> str:
     where = f"{env.get('cores', '?')} cores ({env.get('cpu_model') or 'CPU ?'})"
     if env.get("ram_bytes"):
         where += f", {env['ram_bytes'] / 2**30:.0f} GiB"
-    parts = [f"_Measured {env.get('date', '?')}"]
+    parts = ["_Measured" + (f" {env['date']}" if env.get("date") else "")]
     if git.get("commit"):
         parts.append(f" at commit {git['commit'][:7]}{' (uncommitted changes)' if git.get('dirty') else ''}")
     parts.append(f": {where}")

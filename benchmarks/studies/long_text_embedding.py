@@ -9,22 +9,19 @@ other passages gives MRR@10 and recall@10, for ``long_text: truncate`` and ``win
 A second table ranks all passages for all queries (a passage's grade is its best abstract's)
 to check that windows do not cost anything on the heads.
 
-    .venv/bin/python benchmarks/long_text_embedding.py [--limit N] [--out FILE]
-
-Writes JSON (default ``benchmarks/results/long_text_embedding.json``) and prints markdown.
+    .venv/bin/python benchmarks/harness.py run long_text_embedding [--limit N]
+    .venv/bin/python benchmarks/harness.py report long_text_embedding   # RESULTS.md section 3's table
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,9 +31,8 @@ from hybrid_rag.settings import EmbeddingSettings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.vectors import pool_windows
 
-ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"
-OUT = ROOT / "benchmarks" / "results" / "long_text_embedding.json"
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets")) / "cranfield"
 DOCS_PER_PASSAGE = 3
 SEPARATOR = "\n\n"
 TAIL_METRICS = ("mrr@10", "recall@10")
@@ -133,12 +129,12 @@ def embed_interleaved(
     return {name: (parts[name], wall[name], cpu[name]) for name in modes}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--limit", type=int, default=0, help="only the first N passages (0: all)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
 
     data = load_beir(args.dataset)
     passages = build_passages(data)
@@ -234,24 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
         "significance_truncate_vs_windows": significance,
         "significance_windows_vs_maxp": significance_maxp,
-        "machine": {
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "cpus": os.cpu_count(),
-            "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(),
-            "load_average_at_end": os.getloadavg(),
-        },
+        "torch_threads": torch.get_num_threads(),
         "protocol": (
             "warm-up of 8 passages per mode, then one pass, modes interleaved in blocks of 32 passages "
             "(alternating order); wall and process CPU time; the machine may be shared with other jobs"
         ),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(render(payload))
-    print(f"\nwrote {args.out}")
-    return 0
+    return payload
 
 
 def _summary(values: list[int]) -> dict[str, float]:
@@ -263,41 +248,28 @@ def _summary(values: list[int]) -> dict[str, float]:
     }
 
 
-def render(payload: dict) -> str:
-    """Markdown tables from the JSON payload."""
-    res = payload["results"]
-    sig = payload["significance_truncate_vs_windows"]
+LABELS = {
+    "truncate": "truncate",
+    "windows": "windows, mean-pooled",
+    "windows_maxp": "windows, MaxP (default)",
+}
+DEFAULT_MODE = "windows_maxp"
+
+
+def render(payload: dict[str, Any]) -> str:
+    """One row a passage embedding: tail and all-passage quality, CPU time a passage."""
     lines = [
-        f"{payload['passages']} passages of {payload['docs_per_passage']} Cranfield abstracts; "
-        f"tiktoken median {payload['passage_tiktoken']['median']}, word pieces median "
-        f"{payload['passage_wordpieces']['median']}; third abstract starts at word piece "
-        f"{payload['third_doc_start_wordpiece']['median']} (median) vs a window of "
-        f"{payload['window_budget_wordpieces']}; {payload['tail_queries']} queries with tail targets "
-        f"({payload['tail_hidden_queries']} whose target starts wholly past the limit).",
-        "",
-        "| mode | tail MRR@10 | tail R@10 | hidden-tail MRR@10 | hidden-tail R@10 "
-        "| all nDCG@10 | all MRR@10 | all R@10 | wall ms / passage | CPU ms / passage |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| passage embedding | tail MRR@10 | tail R@10 | hidden-tail MRR@10 | all nDCG@10 | all MRR@10 "
+        "| all R@10 | CPU ms / passage |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for mode, r in res.items():
-        lines.append(
-            f"| {mode} | {r['tail']['mrr@10']:.3f} | {r['tail']['recall@10']:.3f} "
-            f"| {r['tail_hidden']['mrr@10']:.3f} | {r['tail_hidden']['recall@10']:.3f} "
-            f"| {r['all']['ndcg@10']:.3f} | {r['all']['mrr@10']:.3f} | {r['all']['recall@10']:.3f} "
-            f"| {r['ms_per_passage']:.1f} | {r['cpu_ms_per_passage']:.1f} |"
-        )
-    lines.append("")
-    lines.append(
-        "paired t-test p (truncate vs windows): "
-        + "; ".join(f"{k} {m} {v['p_value']:.2g}" for k, ms in sig.items() for m, v in ms.items())
-    )
-    sig_maxp = payload.get("significance_windows_vs_maxp", {})
-    lines.append(
-        "paired t-test p (windows pooled vs windows maxp): "
-        + "; ".join(f"{k} {m} {v['p_value']:.2g}" for k, ms in sig_maxp.items() for m, v in ms.items())
-    )
+    for mode, r in payload["results"].items():
+        cells = [
+            LABELS.get(mode, mode),
+            *(f"{v:.3f}" for v in (r["tail"]["mrr@10"], r["tail"]["recall@10"], r["tail_hidden"]["mrr@10"])),
+            *(f"{r['all'][m]:.3f}" for m in ALL_METRICS),
+        ]
+        if mode == DEFAULT_MODE:
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join([*cells, f"{r['cpu_ms_per_passage']:.0f}"]) + " |")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -18,17 +18,14 @@ queries against another collection's (cosqa's, by default), each through ``SelfC
 default settings; ROC AUC of its confidence and the share of each set it leaves weak. A few
 hand-written off-topic questions show each attempt's confidence.
 
-    .venv/bin/python benchmarks/context_evidence.py [--limit N] [--top-k 10 30] [--budget 3000]
-
-Writes JSON (default ``benchmarks/results/context_evidence.json``) and prints markdown.
+    .venv/bin/python benchmarks/harness.py run context_evidence [--limit N] [--top-k 10 30] [--budget 3000]
+    .venv/bin/python benchmarks/harness.py report context_evidence    # RESULTS.md section 8's tables
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -49,9 +46,8 @@ from hybrid_rag.settings import load_settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import QueryResult
 
-ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT.parent / "shared" / "datasets" / "cranfield"
-OUT = ROOT / "benchmarks" / "results" / "context_evidence.json"
+ROOT = Path(__file__).resolve().parents[2]
+DATASET = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets")) / "cranfield"
 WORK = Path("/tmp/hybrid-rag-context-evidence")
 WARMUP = 3
 # Questions the aerodynamics collection cannot answer (one, France, shares words with it): the
@@ -159,8 +155,7 @@ def weak_detector(engine: Engine, on_topic: Sequence[str], off_topic: Sequence[s
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", type=Path, default=DATASET)
     parser.add_argument("--limit", type=int, default=0, help="only the first N judged queries (0: all)")
     parser.add_argument("--top-k", type=int, nargs="+", default=[10, 30])
@@ -171,10 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         help="another collection whose queries the self-check should find weak ('' to skip)",
     )
     parser.add_argument("--work-dir", type=Path, default=WORK, help="kept between runs (store + indices)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
 
-    load_at_start = os.getloadavg()
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     data = load_beir(args.dataset)
     settings = load_settings(None, data_dir=args.work_dir, environ={})
     engine = Engine(settings)
@@ -268,77 +262,67 @@ def main(argv: list[str] | None = None) -> int:
             "weak_detector": detector,
             "context_settings": settings.context.model_dump(exclude={"system_prompt", "prompt_template"}),
             "results": results,
-            "machine": {
-                "platform": platform.platform(),
-                "python": sys.version.split()[0],
-                "cpus": os.cpu_count(),
-                "torch_threads": torch.get_num_threads(),
+            "threads": {
+                "torch": torch.get_num_threads(),
                 "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
-                "load_average_at_start": load_at_start,
-                "load_average_at_end": os.getloadavg(),
             },
             "protocol": f"one pass, warm-up {WARMUP} queries, build time excludes retrieval",
         }
     finally:
         engine.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(render(payload))
-    print(f"\nwrote {args.out}")
-    return 0
+    return payload
+
+
+def _p(value: float | None) -> str:
+    """``.89``, ``8e-25``: a p-value as RESULTS.md writes it."""
+    if value is None:
+        return "n/a"
+    return f"{value:.2f}".lstrip("0") if value >= 0.01 else f"{value:.0e}"
 
 
 def render(payload: dict[str, Any]) -> str:
-    """A markdown table from the JSON payload."""
+    """Evidence recall per K and method, build time per query, the self-check as a detector."""
     lines = [
-        f"{payload['queries']} judged Cranfield queries, budget {payload['budget_tokens']} tokens, "
-        f"{payload['mode']} retrieval with {payload['model']}; load average at start "
-        f"{', '.join(f'{x:.1f}' for x in payload['machine'].get('load_average_at_start', ()))}, at end "
-        f"{', '.join(f'{x:.1f}' for x in payload['machine']['load_average_at_end'])} "
-        f"on {payload['machine']['cpus']} CPUs, {payload['machine']['torch_threads']} torch threads.",
-        "",
-        "| K | method | evidence recall | precision | docs cited | retrieved recall (ceiling) "
-        "| build ms p50 / p95 |",
-        "|---|---|---|---|---|---|---|",
+        "| results in | method | evidence recall | precision | docs cited | tokens used |",
+        "|---|---|---|---|---|---|",
     ]
     for k, r in payload["results"].items():
         p = r["wilcoxon_p_recall"]
-        sig = f" (Wilcoxon p={p:.2g})" if p is not None else ""
+        won = p is not None and p < 0.05 and r["context_recall"] > r["baseline_recall"]
+        ours = f"{r['context_recall']:.3f}"
+        ours = f"**{ours}** (Wilcoxon p = {_p(p)})" if won else ours
+        theirs = f"{r['baseline_recall']:.3f}" + ("" if won else f" (Wilcoxon p = {_p(p)})")
         lines.append(
-            f"| {k} | context | {r['context_recall']:.3f}{sig} | {r['context_precision']:.3f} "
-            f"| {r['context_cited']:.1f} | {r['ceiling_recall']:.3f} "
-            f"| {r['build_ms']['p50']:.0f} / {r['build_ms']['p95']:.0f} |"
+            f"| {k} | ContextBuilder | {ours} | {r['context_precision']:.3f} | {r['context_cited']:.1f} "
+            f"| {r['context_tokens']:,.0f} |"
         )
         lines.append(
-            f"| {k} | top-k concatenated | {r['baseline_recall']:.3f} | {r['baseline_precision']:.3f} "
-            f"| {r['baseline_cited']:.1f} | {r['ceiling_recall']:.3f} | – |"
+            f"| {k} | top-k concatenated | {theirs} | {r['baseline_precision']:.3f} "
+            f"| {r['baseline_cited']:.1f} | - |"
         )
-    probes = payload.get("off_topic_self_check")
-    if probes:
-        lines += ["", "| off-topic question | confidence per attempt | weak |", "|---|---|---|"]
-        for p in probes["probes"]:
-            tries = " → ".join(f"{a['confidence']:.2f}" for a in p["attempts"])
-            lines.append(f"| {p['question']} | {tries} | {'yes' if p['weak'] else 'no'} |")
+    lines += ["", "| per query | p50 | p95 |", "|---|---|---|"]
+    for k, r in payload["results"].items():
+        ms = r["build_ms"]
+        lines.append(f"| build, {k} results | {ms['p50']:,.0f} ms | {ms['p95']:,.0f} ms |")
     detector = payload.get("weak_detector")
     if detector:
+        own = Path(payload["dataset"]).name
+        foreign = Path(detector["off_topic_dataset"]).name
         lines += [
             "",
-            f"Weak-evidence detector: {detector['on_topic']} own queries against {detector['off_topic']} "
-            f"from {Path(detector['off_topic_dataset']).name}.",
-            "",
-            "| retries judged by cosine to | AUC first try | AUC kept | weak: own | weak: foreign "
-            "| retried: own |",
+            "| a retry is judged by its hits' cosine to | ROC AUC, first try | ROC AUC, kept attempt "
+            f"| weak: {own} | weak: {foreign} | retried: {own} |",
             "|---|---|---|---|---|---|",
         ]
-        for name in ("original", "rewrite"):
+        for name, label in (
+            ("original", "**the original question (default)**"),
+            ("rewrite", "the rewritten query (before)"),
+        ):
             d = detector[f"retries_judged_by_{name}"]
+            weak_foreign = f"{d['weak_share_off_topic']:.1%}"
+            weak_foreign = f"**{weak_foreign}**" if name == "original" else weak_foreign
             lines.append(
-                f"| {name} | {d['auc_first_attempt']:.4f} | {d['auc_kept_attempt']:.4f} "
-                f"| {d['weak_share_on_topic']:.1%} | {d['weak_share_off_topic']:.1%} "
-                f"| {d['retried_share_on_topic']:.1%} |"
+                f"| {label} | {d['auc_first_attempt']:.4f} | {d['auc_kept_attempt']:.4f} "
+                f"| {d['weak_share_on_topic']:.1%} | {weak_foreign} | {d['retried_share_on_topic']:.1%} |"
             )
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
