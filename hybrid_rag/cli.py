@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,10 +44,10 @@ class _Bars:
 
         bar = self._bars.get(stage)
         if bar is None:
-            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit="item", file=sys.stderr, leave=False)
+            unit = {"files": "file", "chunks": "chunk"}.get(stage, "item")
+            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr, leave=False)
         bar.total = total
-        bar.n = done
-        bar.refresh()
+        bar.update(done - bar.n)  # update, not n =: tqdm's rate and ETA follow the updates
 
     def close(self) -> None:
         for bar in self._bars.values():
@@ -61,15 +64,51 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
+@contextmanager
+def _ctrl_c_stops() -> Iterator[threading.Event]:
+    """While open, Ctrl-C (SIGINT) sets the event instead of raising, so an ingest can stop after its
+    current batch; a second Ctrl-C raises KeyboardInterrupt at once (exit 130 all the same)."""
+    event = threading.Event()
+
+    def first(_signum: int, _frame: Any) -> None:
+        event.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    try:
+        previous = signal.signal(signal.SIGINT, first)
+    except ValueError:  # not the main thread: Ctrl-C keeps its usual meaning
+        yield event
+        return
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
-    bars = _Bars(sys.stderr.isatty() and not args.quiet)
+    bars = _Bars(args.progress or (sys.stderr.isatty() and not args.quiet))
     try:
-        report = engine.ingest(args.paths, collection=args.collection, dry_run=args.dry_run, progress=bars)
+        with _ctrl_c_stops() as interrupted:
+            report = engine.ingest(
+                args.paths,
+                collection=args.collection,
+                dry_run=args.dry_run,
+                progress=bars,
+                stop=interrupted.is_set,
+            )
     finally:
         bars.close()
         engine.close()
     plan = report.plan
+    if report.interrupted:
+        todo = len(plan.added) + len(plan.changed)
+        print(
+            f"hybrid-rag: interrupted: {report.files_written} of {todo} files written "
+            f"({report.chunks_written} chunks); the index is as it was; run the same ingest again to finish",
+            file=sys.stderr,
+        )
+        return 130
     if args.json:
         _print_json(report.to_dict())
         return 0
@@ -503,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--progress", action="store_true", help="progress bars even if stderr is no terminal")
     p.set_defaults(func=cmd_ingest, writes=True)
 
     p = sub.add_parser(

@@ -137,7 +137,7 @@ class Engine:
                 settings.archive,
                 settings.chunking,
                 settings.dedupe,
-                embed_batch=settings.embedding.batch_size * 8,
+                batch_chunks=settings.ingest.batch_chunks,
                 data_dir=settings.data_dir,
             ),
         )
@@ -165,11 +165,14 @@ class Engine:
         dry_run: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> IngestReport:
         """Ingest folders, files and zips; ``metadata`` (a JSON-like mapping) goes on every document
-        and is filterable as ``meta.<key>``."""
+        and is filterable as ``meta.<key>``. Streamed in ``ingest.batch_chunks`` batches, each
+        committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
+        no index build; the same ingest again finishes it)."""
         return self.ingestor.ingest_paths(
-            paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+            paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata, stop=stop
         )
 
     def import_file(self, path: str | Path, *, collection: str | None = None) -> ImportReport:

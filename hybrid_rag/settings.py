@@ -125,6 +125,14 @@ class LoadingSettings(_Section):
     max_data_file_bytes: Int = Field(32_000, gt=0)
 
 
+class IngestBatchSettings(_Section):
+    """Streaming ingest (``ingest/stream.py``): new chunk texts are embedded and committed in
+    batches of ``batch_chunks``; a batch bounds the window vectors held in memory, the work a kill
+    loses, and how long Ctrl-C waits."""
+
+    batch_chunks: Int = Field(64, gt=0)
+
+
 class ArchiveSettings(_Section):
     """Limits for zip ingestion; an archive past any of them is refused whole."""
 
@@ -396,6 +404,7 @@ class Settings(_Section):
     store: StoreSettings = StoreSettings()
     loading: LoadingSettings = LoadingSettings()
     archive: ArchiveSettings = ArchiveSettings()
+    ingest: IngestBatchSettings = IngestBatchSettings()
     dedupe: DedupeSettings = DedupeSettings()
     index: IndexSettings = IndexSettings()
     milvus: MilvusSettings = MilvusSettings()

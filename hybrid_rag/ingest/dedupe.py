@@ -174,35 +174,20 @@ class NearDuplicateFilter:
         """
         if not self.settings.enabled:
             return {}
-        kept: dict[str, MinHash | None] = {}
-        order: dict[str, int] = {}  # kept sha -> rank in keeping order, to break ties
-        params = lsh_params(self.settings.threshold, self.settings.num_perm)
-        lsh = MinHashLSH(num_perm=self.settings.num_perm, params=params)
-
-        def keep(sha: str, m: MinHash | None) -> None:
-            kept[sha] = m
-            order[sha] = len(order)
-            if m is not None:
-                lsh.insert(sha, m, check_duplication=False)
-
+        index = DuplicateIndex(self)
         for sha, text in existing:
-            if sha not in kept:
-                keep(sha, self.signature(text) if isinstance(text, str) else text)
-        existing_shas = set(kept)
+            index.add_existing(sha, self.signature(text) if isinstance(text, str) else text)
         result: dict[str, str] = {}
         seen: set[str] = set()
         for sha, text in new:
-            if sha in existing_shas:
+            if index.is_existing(sha):
                 result[sha] = sha
                 continue
             if sha in seen:
                 continue
             seen.add(sha)
-            m = self.signature(text) if isinstance(text, str) else text
-            match = None if m is None else self._best_match(m, lsh, kept, order)
-            if match is None:
-                keep(sha, m)
-            else:
+            match = index.check(sha, self.signature(text) if isinstance(text, str) else text)
+            if match is not None:
                 result[sha] = match
         return result
 
@@ -220,3 +205,60 @@ class NearDuplicateFilter:
                 if best is None or key < best:
                     best = key
         return None if best is None else best[2]
+
+
+class DuplicateIndex:
+    """The chunks kept so far (existing ones first, then new ones in the order they are checked),
+    for an ingest that checks its chunks a batch at a time: a chunk checked in a later batch is
+    compared with every chunk kept before it, exactly as :meth:`NearDuplicateFilter.find_duplicates`
+    compares a whole list.
+
+    >>> index = DuplicateIndex(NearDuplicateFilter(DedupeSettings()))
+    >>> index.check("s1", index.finder.signature("Hello, world!")) is None
+    True
+    >>> index.check("s2", index.finder.signature("hello world"))
+    's1'
+    """
+
+    def __init__(self, finder: NearDuplicateFilter) -> None:
+        self.finder = finder
+        cfg = finder.settings
+        self._lsh = MinHashLSH(num_perm=cfg.num_perm, params=lsh_params(cfg.threshold, cfg.num_perm))
+        self._kept: dict[str, MinHash | None] = {}
+        self._order: dict[str, int] = {}  # kept sha -> rank in keeping order, to break ties
+        self._existing: set[str] = set()
+        self._dropped: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def is_existing(self, sha: str) -> bool:
+        return sha in self._existing
+
+    def add_existing(self, sha: str, signature: MinHash | None) -> None:
+        """Keep a chunk of the store that this ingest leaves alone."""
+        if sha not in self._kept:
+            self._keep(sha, signature)
+            self._existing.add(sha)
+
+    def check(self, sha: str, signature: MinHash | None) -> str | None:
+        """The sha256 of the kept chunk this one repeats (its own when it was kept before), or
+        None, and then it is kept: the first occurrence wins, the most similar match is chosen."""
+        if sha in self._kept:
+            return sha
+        if sha in self._dropped:
+            return self._dropped[sha]
+        match = None
+        if signature is not None:
+            match = self.finder._best_match(signature, self._lsh, self._kept, self._order)
+        if match is None:
+            self._keep(sha, signature)
+        else:
+            self._dropped[sha] = match
+        return match
+
+    def _keep(self, sha: str, signature: MinHash | None) -> None:
+        self._kept[sha] = signature
+        self._order[sha] = len(self._order)
+        if signature is not None:
+            self._lsh.insert(sha, signature, check_duplication=False)

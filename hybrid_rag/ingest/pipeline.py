@@ -1,16 +1,20 @@
-"""Ingest: load → chunk → embed (cached) → one store transaction → a new index version.
+"""Ingest: load → chunk → dedupe → embed (cached) → store, streamed in bounded batches → one index build.
 
 Only files whose content (or collection) changed are re-chunked and re-embedded; documents under
-an ingested folder that are gone from it are deleted. Embeddings are computed before the store
-transaction and written inside it, so a failure at any step leaves the store as it was, and the
-index build that follows reads every vector from the cache.
+an ingested folder that are gone from it are deleted. A first pass reads and hashes every file to
+plan the changes (``--dry-run`` stops there; file texts are not kept). The second pass reads the
+files to write again, one at a time, and streams them through ``stream.BatchWriter``: every
+``ingest.batch_chunks`` new texts are embedded and committed with the files they complete, so
+memory stays flat and a killed ingest, re-run, embeds at most one batch again. The index build
+runs once at the end, from the store; until it does, the live version is the one before the ingest.
+A ``stop`` callable (Ctrl-C in the CLI) ends the ingest after the current batch, without a build.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +22,17 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
-from hybrid_rag.ingest.dedupe import NearDuplicateFilter
-from hybrid_rag.ingest.loaders import iter_files
+from hybrid_rag.ingest.dedupe import DuplicateIndex, NearDuplicateFilter
+from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
+from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
 from hybrid_rag.store import FileChunks, MetadataStore
-from hybrid_rag.store.embedding_cache import embed_missing
-from hybrid_rag.types import LoadedFile, SkippedFile
+from hybrid_rag.types import ChunkSpan, LoadedFile, SkippedFile
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+Progress = Callable[[str, int, int], None]  # (stage, done, total): "files", "chunks", "index"
+Stop = Callable[[], bool]  # asked between files and batches: True ends the ingest there
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ class IngestSettings:
     archive: ArchiveSettings
     chunking: ChunkingSettings
     dedupe: DedupeSettings
-    embed_batch: int  # texts embedded between progress reports
+    batch_chunks: int = 64  # new texts embedded and committed together (ingest.batch_chunks)
     data_dir: Path | None = None  # never ingested (an ingest of "." must not read its own store)
 
 
@@ -69,13 +74,19 @@ class Duplicate:
 
 @dataclass(frozen=True)
 class IngestReport:
+    """What an ingest did. ``interrupted``: stopped (Ctrl-C) after ``files_written`` files were
+    committed; no index was built, and the same ingest run again finishes the work."""
+
     plan: IngestPlan
     chunks_written: int = 0
-    embedded: int = 0
+    embedded: int = 0  # chunk texts embedded by this ingest
     build: BuildReport | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     dry_run: bool = False
     duplicates: tuple[Duplicate, ...] = ()
+    reused: int = 0  # chunks whose vectors came from the embedding cache
+    files_written: int = 0
+    interrupted: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The shape of ``ingest --json`` and of the HTTP API's ingest job result."""
@@ -95,8 +106,11 @@ class IngestReport:
                 }
                 for d in self.duplicates
             ],
+            "files_written": self.files_written,
             "chunks_written": self.chunks_written,
             "embedded": self.embedded,
+            "reused": self.reused,
+            "interrupted": self.interrupted,
             "dry_run": self.dry_run,
             "index_version": self.build.version if self.build else None,
             "seconds": self.seconds,
@@ -152,20 +166,29 @@ class Ingestor:
         dry_run: bool = False,
         progress: Progress | None = None,
         metadata: Mapping[str, Any] | None = None,
+        stop: Stop | None = None,
     ) -> IngestReport:
         """Ingest folders and files, each document with ``metadata`` (over its front matter);
         raises InputError when they hold nothing ingestible."""
-        files: list[LoadedFile] = []
+        start = time.perf_counter()
+        files: list[LoadedFile] = []  # without their texts: a file is read again when it is written
         skipped: list[SkippedFile] = []
+        in_memory: dict[str, LoadedFile] = {}  # zip members
         archives = [Path(p) for p in paths if is_zip(Path(p))]
         for archive in archives:  # read whole, or refused whole: never half an archive
             members, passed = load_zip(archive, self.settings.loading, self.settings.archive)
+            in_memory.update((m.path, m) for m in members)
             files.extend(members)
             skipped.extend(passed)
         plain = [Path(p) for p in paths if Path(p) not in archives]
         exclude = [self.settings.data_dir] if self.settings.data_dir is not None else []
         for item in iter_files(plain, self.settings.loading, exclude=exclude) if plain else ():
-            (files if isinstance(item, LoadedFile) else skipped).append(item)
+            if stop is not None and stop():
+                return IngestReport(IngestPlan(skipped=tuple(skipped)), interrupted=True)
+            if isinstance(item, LoadedFile):
+                files.append(replace(item, text=""))
+            else:
+                skipped.append(item)
         roots = [Path(p).resolve().as_posix() for p in paths if Path(p).is_dir() or Path(p) in archives]
         if not files and not self._stored_under(roots):
             reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:5])
@@ -173,10 +196,14 @@ class Ingestor:
             raise InputError(
                 f"no text or source files to ingest in {where}" + (f" ({reasons})" if reasons else "")
             )
-        files = [with_metadata(f, metadata) for f in files]
-        return self.ingest_files(
-            files, collection=collection, skipped=skipped, roots=roots, dry_run=dry_run, progress=progress
-        )
+        loading = self.settings.loading
+
+        def read(f: LoadedFile) -> LoadedFile | None:
+            again = in_memory.get(f.path) or load_file(Path(f.path), loading.max_file_bytes, settings=loading)
+            return with_metadata(again, metadata) if isinstance(again, LoadedFile) else None
+
+        seconds = {"scan": time.perf_counter() - start}
+        return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds)
 
     def ingest_files(
         self,
@@ -187,63 +214,51 @@ class Ingestor:
         roots: Sequence[str] = (),
         dry_run: bool = False,
         progress: Progress | None = None,
+        stop: Stop | None = None,
     ) -> IngestReport:
-        seconds: dict[str, float] = {}
+        """Ingest files already in memory (a BEIR corpus, an import)."""
+        return self._ingest(files, lambda f: f, collection, skipped, roots, dry_run, progress, stop, {})
+
+    def _ingest(
+        self,
+        files: Sequence[LoadedFile],
+        read: Callable[[LoadedFile], LoadedFile | None],
+        collection: str,
+        skipped: Sequence[SkippedFile],
+        roots: Sequence[str],
+        dry_run: bool,
+        progress: Progress | None,
+        stop: Stop | None,
+        seconds: dict[str, float],
+    ) -> IngestReport:
         stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
         plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
         if dry_run:
-            return IngestReport(plan, dry_run=True)
+            return IngestReport(plan, dry_run=True, seconds=seconds)
         if not plan.has_changes:
             if not self.builder.is_stale():
-                return IngestReport(plan)
+                return IngestReport(plan, seconds=seconds)
             t = time.perf_counter()
             build = self.builder.build(reason="catch up with the store")
-            return IngestReport(plan, build=build, seconds={"index": time.perf_counter() - t})
+            return IngestReport(plan, build=build, seconds={**seconds, "index": time.perf_counter() - t})
 
-        t = time.perf_counter()
         todo = set(plan.added) | set(plan.changed)
         to_write = [f for f in files if f.path in todo]
-        chunked: list[FileChunks] = []
-        for i, f in enumerate(to_write, start=1):
-            chunked.append(FileChunks(f, chunk_file(f, self.settings.chunking)))
-            if progress:
-                progress("chunk", i, len(to_write))
-        seconds["chunk"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        chunked, duplicates = self.drop_near_duplicates(chunked, replaced=todo | set(plan.deleted))
-        seconds["dedupe"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        texts = {sp.sha256: sp.text for fc in chunked for sp in fc.spans}
-        done = 0
-
-        def _embedded(n: int) -> None:
-            nonlocal done
-            done += n
-            if progress:
-                progress("embed", done, len(texts))
-
-        windows, embedded = embed_missing(
-            self.store,
-            self.embedder,
-            texts,
-            batch_size=self.settings.embed_batch,
-            progress=_embedded,
-            keep=True,  # a failure half-way (an embedding server gone) keeps what was embedded
+        counts, duplicates, interrupted = self._write(
+            to_write, read, plan, collection, progress, stop or (lambda: False), seconds
         )
-        seconds["embed"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        new_ids = self.store.write_files(
-            chunked,
-            collection=collection,
-            delete_paths=plan.deleted,
-            embeddings=windows,
-            model=self.embedder.model_name,
+        report = IngestReport(
+            plan,
+            chunks_written=counts.chunks_written,
+            embedded=counts.embedded,
+            seconds=seconds,
+            duplicates=tuple(duplicates),
+            reused=counts.reused,
+            files_written=counts.files_written,
+            interrupted=interrupted,
         )
-        seconds["store"] = time.perf_counter() - t
-
+        if interrupted:
+            return report
         t = time.perf_counter()
         if progress:
             progress("index", 0, 1)
@@ -251,50 +266,123 @@ class Ingestor:
         if progress:
             progress("index", 1, 1)
         seconds["index"] = time.perf_counter() - t
-        return IngestReport(plan, len(new_ids), embedded, build, seconds, duplicates=duplicates)
+        return replace(report, build=build)
 
-    def drop_near_duplicates(
-        self, chunked: list[FileChunks], *, replaced: set[str]
-    ) -> tuple[list[FileChunks], tuple[Duplicate, ...]]:
-        """Drop new chunks that nearly duplicate a kept chunk (MinHash LSH, ``dedupe.threshold``).
+    def _write(
+        self,
+        to_write: Sequence[LoadedFile],
+        read: Callable[[LoadedFile], LoadedFile | None],
+        plan: IngestPlan,
+        collection: str,
+        progress: Progress | None,
+        stop: Stop,
+        seconds: dict[str, float],
+    ) -> tuple[WriteCounts, list[Duplicate], bool]:
+        """Read, chunk, dedupe and hand each file to a BatchWriter; True when ``stop`` ended it."""
+        for stage in ("chunk", "dedupe", "embed", "store"):
+            seconds.setdefault(stage, 0.0)
+        t = time.perf_counter()
+        dedupe = self._existing_chunks(replaced={f.path for f in to_write} | set(plan.deleted))
+        seconds["dedupe"] += time.perf_counter() - t
+        signatures: dict[str, Any] = {}  # of kept new chunks, cached with each commit
+        total_bytes = sum(f.size for f in to_write) or 1
+        seen = {"bytes": 0, "chunks": 0}
 
-        Kept chunks are those of stored files that this ingest leaves alone, then new chunks in
-        order; their signatures are cached in the store, so an ingest hashes only new text.
-        """
+        def committed(counts: WriteCounts) -> None:
+            self._put_signatures(signatures)
+            if progress:  # the total: chunks so far, and the rest estimated from the bytes left
+                rate = seen["chunks"] / max(seen["bytes"], 1)
+                estimate = seen["chunks"] + round((total_bytes - seen["bytes"]) * rate)
+                done = counts.embedded + counts.reused
+                progress("chunks", done, max(estimate, done))
+
+        writer = BatchWriter(
+            self.store,
+            self.embedder,
+            collection=collection,
+            batch_chunks=self.settings.batch_chunks,
+            seconds=seconds,
+            on_commit=committed,
+            stop=stop,
+        )
+        duplicates: list[Duplicate] = []
+        for i, planned in enumerate(to_write, start=1):
+            if stop():
+                writer.stop()
+                return writer.counts, duplicates, True
+            t = time.perf_counter()
+            f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
+            spans = chunk_file(f, self.settings.chunking) if f is not None else []
+            seconds["chunk"] += time.perf_counter() - t
+            seen["bytes"] += planned.size
+            if f is not None:
+                t = time.perf_counter()
+                kept, dropped = self._dedupe(dedupe, f.path, spans, signatures)
+                seconds["dedupe"] += time.perf_counter() - t
+                duplicates.extend(dropped)
+                seen["chunks"] += len(kept)
+                writer.add(FileChunks(f, kept))
+            if progress:
+                progress("files", i, len(to_write))
+        if stop():
+            writer.stop()
+            return writer.counts, duplicates, True
+        writer.finish(plan.deleted)
+        self._put_signatures(signatures)
+        return writer.counts, duplicates, False
+
+    def _existing_chunks(self, *, replaced: set[str]) -> DuplicateIndex | None:
+        """The near-duplicate index over the stored chunks this ingest leaves alone (signatures
+        from the store's cache; those missing are computed and cached), a store batch at a time."""
         cfg = self.settings.dedupe
         if not cfg.enabled:
-            return chunked, ()
-        finder = NearDuplicateFilter(cfg)
-        existing = [(c.sha256, c.text) for c in self.store.iter_chunks() if c.path not in replaced]
-        cached = self.store.cached_signatures(cfg.num_perm, (sha for sha, _ in existing))
-        signatures = {sha: finder.signature(text) for sha, text in existing if sha not in cached}
-        signatures.update(
-            {sha: None if v is None else finder.from_hashvalues(v) for sha, v in cached.items()}
-        )
-        missing = {sha: m for sha, m in signatures.items() if sha not in cached}
-        new_signatures = {sp.sha256: finder.signature(sp.text) for fc in chunked for sp in fc.spans}
-        new = [(sp.sha256, new_signatures[sp.sha256]) for fc in chunked for sp in fc.spans]
-        dropped = finder.find_duplicates(new, [(sha, signatures[sha]) for sha, _ in existing])
-        fresh = {sha: m for sha, m in new_signatures.items() if sha not in dropped}
-        fresh.update(missing)
-        self.store.put_signatures(
-            cfg.num_perm, {sha: None if m is None else m.hashvalues for sha, m in fresh.items()}
-        )
-        seen: set[str] = set()
-        kept: list[FileChunks] = []
-        duplicates: list[Duplicate] = []
-        for fc in chunked:
-            spans = []
-            for sp in fc.spans:
-                if sp.sha256 in dropped or sp.sha256 in seen:  # a near copy, or an exact repeat
-                    duplicates.append(
-                        Duplicate(fc.file.path, sp.start_line, sp.end_line, dropped.get(sp.sha256, sp.sha256))
-                    )
-                else:
-                    seen.add(sp.sha256)
-                    spans.append(sp)
-            kept.append(FileChunks(fc.file, spans))
-        return kept, tuple(duplicates)
+            return None
+        index = DuplicateIndex(NearDuplicateFilter(cfg))
+        batch: list[tuple[str, str]] = []
+        for chunk in self.store.iter_chunks():
+            if chunk.path not in replaced:
+                batch.append((chunk.sha256, chunk.text))
+            if len(batch) >= 2000:
+                self._add_existing(index, batch)
+                batch = []
+        self._add_existing(index, batch)
+        return index
+
+    def _add_existing(self, index: DuplicateIndex, batch: Sequence[tuple[str, str]]) -> None:
+        cfg, finder = self.settings.dedupe, index.finder
+        cached = self.store.cached_signatures(cfg.num_perm, (sha for sha, _ in batch))
+        missing = {sha: finder.signature(text) for sha, text in batch if sha not in cached}
+        self._put_signatures(missing)
+        for sha, _ in batch:
+            values = cached.get(sha)
+            if sha in missing:
+                index.add_existing(sha, missing[sha])
+            else:
+                index.add_existing(sha, None if values is None else finder.from_hashvalues(values))
+
+    def _dedupe(
+        self, index: DuplicateIndex | None, path: str, spans: Sequence[ChunkSpan], signatures: dict[str, Any]
+    ) -> tuple[list[ChunkSpan], list[Duplicate]]:
+        """A file's chunks that repeat no kept chunk (kept from now on), and those that do."""
+        if index is None:
+            return list(spans), []
+        kept, dropped = [], []
+        for sp in spans:
+            signature = index.finder.signature(sp.text)
+            match = index.check(sp.sha256, signature)
+            if match is None:
+                kept.append(sp)
+                signatures[sp.sha256] = signature
+            else:
+                dropped.append(Duplicate(path, sp.start_line, sp.end_line, match))
+        return kept, dropped
+
+    def _put_signatures(self, signatures: dict[str, Any]) -> None:
+        """Cache MinHash signatures by chunk sha256 (and forget them here)."""
+        if signatures:
+            values = {sha: None if m is None else m.hashvalues for sha, m in signatures.items()}
+            self.store.put_signatures(self.settings.dedupe.num_perm, values)
+            signatures.clear()
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
         prefixes = tuple(r.rstrip("/") + "/" for r in roots)

@@ -372,6 +372,17 @@ class MetadataStore:
                     )
         return out
 
+    def cached_shas(self, model: str, sha256s: Iterable[str]) -> set[str]:
+        """Which of the chunk sha256s have cached vectors for ``model`` (the vectors are not read)."""
+        out: set[str] = set()
+        with self._session() as s:
+            for batch in _batches(sorted(set(sha256s))):
+                query = select(_Embedding.sha256).where(
+                    _Embedding.model == model, _Embedding.sha256.in_(batch)
+                )
+                out.update(s.scalars(query))
+        return out
+
     def put_embeddings(self, model: str, embeddings: Mapping[str, np.ndarray]) -> None:
         """Cache vectors by chunk sha256: a (dimension,) vector or a (n_windows, dimension) matrix."""
         with self._session() as s, s.begin():
