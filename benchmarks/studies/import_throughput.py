@@ -1,31 +1,30 @@
 """``hybrid-rag import`` throughput with the file's vectors reused (nothing embedded).
 
-    .venv/bin/python benchmarks/import_throughput.py [--rows 10000 100000]
+    .venv/bin/python benchmarks/harness.py run import_throughput [--rows 10000 100000]
+    .venv/bin/python benchmarks/harness.py report import_throughput   # RESULTS.md section 12's table
 
 Writes an ``embeddings.jsonl`` of N rows (Zipfian text of 60-120 words, 256-dimension vectors of
 the fake embedder, so the dimension fits ``embedding.model: fake`` and every vector is reused),
 imports it into a fresh data dir, and reports rows/s split into reading, the store write and the
 index build (BM25 tokenisation dominates: the vectors cost no embedding). A second import of the
-unchanged file measures the no-op path. Results: benchmarks/results/import_throughput.json.
+unchanged file measures the no-op path.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
 
-ROOT = Path(__file__).resolve().parent
 WORDS = np.array([f"w{i}" for i in range(5000)])
 ZIPF = 1.0 / np.arange(1, len(WORDS) + 1)
 ZIPF /= ZIPF.sum()
@@ -47,7 +46,7 @@ def write_rows(path: Path, n: int, rng: np.random.Generator) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def run(rows: int, seed: int = 0) -> dict[str, object]:
+def import_once(rows: int, seed: int = 0) -> dict[str, object]:
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "embeddings.jsonl"
@@ -75,25 +74,28 @@ def run(rows: int, seed: int = 0) -> dict[str, object]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000])
-    args = parser.parse_args()
-    results = [run(n) for n in args.rows]
-    payload = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "load_average": [round(x, 2) for x in os.getloadavg()],
-            "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
-        },
-        "results": results,
-    }
-    out = ROOT / "results" / "import_throughput.json"
-    out.write_text(json.dumps(payload, indent=1) + "\n")
-    for r in results:
-        print(f"{r['rows']:>7} rows: {r['rows_per_second']:>8} rows/s ({r['seconds']} s; {r['stages']})")
 
 
-if __name__ == "__main__":
-    main()
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    results = [import_once(n) for n in args.rows]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return {"peak_rss_gib": round(peak, 2), "results": results}
+
+
+def render(payload: dict[str, Any]) -> str:
+    """One row an import size: seconds, rows/s, its stages, reuse, and the unchanged re-import."""
+    lines = [
+        "| rows | seconds | rows/s | read | store | index build | vectors reused | embedded "
+        "| unchanged re-import (s) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in payload["results"]:
+        st = r["stages"]
+        lines.append(
+            f"| {r['rows']:,} | {r['seconds']:.1f} | {r['rows_per_second']:,.0f} | {st['read']:.1f} "
+            f"| {st['store']:.1f} | {st['index']:.1f} | {r['reused_vectors']:,} | {r['embedded']:,} "
+            f"| {r['unchanged_reimport_seconds']:.1f} |"
+        )
+    return "\n".join(lines)

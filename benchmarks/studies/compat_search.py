@@ -15,10 +15,11 @@ so that its memory is its own:
 
 Each query's ids must be the same in the same order and every score within 1e-6, or the run
 fails. Reports load time, search p50/p95 and the speed ratio of the p50s, and resident memory
-held after loading. Writes ``benchmarks/results/compat_search.json``.
+held after loading.
 
-    .venv/bin/python benchmarks/compat_search.py                  # 100k rows, 20 queries
-    .venv/bin/python benchmarks/compat_search.py --rows 5000      # a quick look
+    .venv/bin/python benchmarks/harness.py run compat_search                  # 100k rows, 20 queries
+    .venv/bin/python benchmarks/harness.py run compat_search --out /tmp/c.json --rows 5000   # a quick look
+    .venv/bin/python benchmarks/harness.py report compat_search     # RESULTS.md section 13's table
 """
 
 from __future__ import annotations
@@ -39,10 +40,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-OUT = ROOT / "benchmarks" / "results" / "compat_search.json"
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "benchmarks" / "work"
 SEED = 20240601
 TOLERANCE = 1e-6
@@ -215,22 +213,14 @@ def summarise(child: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--child", choices=CHILDREN, help=argparse.SUPPRESS)
-    parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        json.dump(run_child(args.child, args.work, args.k), sys.stdout)
-        return
 
-    from hybrid_rag.evaluation.bench import git_info, machine_info
 
+def run(args: argparse.Namespace) -> dict[str, Any]:
     WORK.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=WORK, prefix="compat_search.") as tmp:
         work = Path(tmp)
@@ -259,21 +249,45 @@ def main() -> None:
             "same_ids_in_same_order": True,
             "max_abs_score_diff": worst,
         }
-    report = {
+    return {
         "benchmark": "compat_search",
-        "command": "python " + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "rows": args.rows,
         "dimension": args.dim,
         "queries": args.queries,
         "k": args.k,
         "systems": systems,
-        "machine": machine_info(),
-        "git": git_info(ROOT),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(systems, indent=2))
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
+
+
+def render(result: dict[str, Any]) -> str:
+    """Search p50 of each compat class against the loop it replaces, and the memory each holds."""
+    lines = [
+        "| class | search p50, hybrid_rag.compat | search p50, original | ratio "
+        "| memory after load (ours / original) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, s in result["systems"].items():
+        ours, original = s["ours"], s["original"]
+        lines.append(
+            f"| `{name}` | {_ms(ours['search_ms_p50'])} ms | {_ms(original['search_ms_p50'])} ms "
+            f"| {s['speedup_p50']:.0f}x | {ours['rss_held_mb']:,} MB / {original['rss_held_mb']:,} MB |"
+        )
+    return "\n".join(lines)
+
+
+def _child_main() -> None:
+    """One search run in its own process (``run`` starts four), its results as JSON on stdout."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", choices=CHILDREN, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--k", type=int, default=10)
+    args = parser.parse_args()
+    json.dump(run_child(args.child, args.work, args.k), sys.stdout)
 
 
 if __name__ == "__main__":
-    main()
+    _child_main()
