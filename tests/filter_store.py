@@ -4,7 +4,7 @@ chooses (shared by the SQL filter tests and the Milvus push-down tests)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
 import pytest
@@ -18,8 +18,11 @@ from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
 Doc = tuple[str, str, str, str, int, str, str, list[tuple[int, int, int]]]
 
 
-def write_documents(store: MetadataStore, docs: Sequence[Doc]) -> None:
-    """Write each document as ingested at its own ``ingested_at`` (the store's clock is replaced)."""
+def write_documents(
+    store: MetadataStore, docs: Sequence[Doc], meta: Mapping[str, tuple[dict, list[dict]]] | None = None
+) -> None:
+    """Write each document as ingested at its own ``ingested_at`` (the store's clock is replaced);
+    ``meta`` gives a path its document metadata and each of its chunks' own."""
     mp = pytest.MonkeyPatch()
     for path, collection, kind, language, size, mtime, ingested, spans in docs:
         at = datetime.fromisoformat(ingested).replace(tzinfo=timezone.utc)
@@ -33,10 +36,18 @@ def write_documents(store: MetadataStore, docs: Sequence[Doc]) -> None:
         text = "\n".join(f"line {i} of {path}" for i in range(1, spans[-1][1] + 1))
         modified = datetime.fromisoformat(mtime).replace(tzinfo=timezone.utc).timestamp()
         digest = hashlib.sha256(path.encode()).hexdigest()
-        loaded = LoadedFile(path, text, digest, size, modified, SourceType(kind), language)
+        doc_meta, chunk_metas = (meta or {}).get(path, ({}, []))
+        loaded = LoadedFile(path, text, digest, size, modified, SourceType(kind), language, doc_meta)
         chunk_spans = [
-            ChunkSpan(f"{path}:{a}-{b}", a, b, n, hashlib.sha256(f"{path}{a}".encode()).hexdigest())
-            for a, b, n in spans
+            ChunkSpan(
+                f"{path}:{a}-{b}",
+                a,
+                b,
+                n,
+                hashlib.sha256(f"{path}{a}".encode()).hexdigest(),
+                chunk_metas[i] if i < len(chunk_metas) else {},
+            )
+            for i, (a, b, n) in enumerate(spans)
         ]
         store.write_files([FileChunks(loaded, chunk_spans)], collection=collection)
     mp.undo()

@@ -12,17 +12,18 @@ collection a ``CorruptIndexError`` naming it.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hybrid_rag.errors import ConfigError, RemoteServiceError
-from hybrid_rag.indices.milvus_filter import unix_micros
+from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
+from hybrid_rag.indices.milvus_filter import milvus_meta, unix_micros
 from hybrid_rag.settings import MilvusSettings
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from hybrid_rag.types import Chunk
 
 MAX_TEXT_BYTES = 65_535  # Milvus's longest VARCHAR
+MAX_JSON_BYTES = 65_536  # Milvus's largest JSON value
 ITERATOR_LOG = "pymilvus.client.iterator.query_iterator"
 _RPC_LOG = "pymilvus.decorators"  # logs a traceback of every failed call before pymilvus raises
 # milvus-lite's in-process gRPC server logs a traceback for each call it does not implement (pymilvus
@@ -54,9 +56,15 @@ class ChunkFields:
     start_line: int = 0
     end_line: int = 0
     token_count: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)  # ``milvus_filter.milvus_meta``
 
     @classmethod
     def of(cls, chunk: Chunk, document: DocumentRecord) -> ChunkFields:
+        meta = milvus_meta(document.meta, chunk.meta)
+        if len(json.dumps(meta, ensure_ascii=False, default=str).encode()) > MAX_JSON_BYTES:
+            raise InputError(
+                f"the metadata of {chunk.path} is over the {MAX_JSON_BYTES} bytes a Milvus JSON field holds"
+            )
         return cls(
             path=chunk.path,
             collection=chunk.collection,
@@ -68,10 +76,11 @@ class ChunkFields:
             start_line=int(chunk.start_line),
             end_line=int(chunk.end_line),
             token_count=int(chunk.token_count),
+            meta=meta,
         )
 
     def row(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 def chunk_fields(
@@ -97,6 +106,7 @@ def add_filter_fields(schema: Any) -> None:
         schema.add_field(name, DataType.VARCHAR, max_length=length)
     for name, type_name in _NUMBER_TYPES.items():
         schema.add_field(name, getattr(DataType, type_name))
+    schema.add_field("meta", DataType.JSON)
 
 
 def resolve_uri(settings: MilvusSettings, data_dir: Path) -> str:

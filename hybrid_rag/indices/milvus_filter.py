@@ -17,22 +17,32 @@ random filters the ids Milvus matches equal the ids the store matches). Details:
   ``to_milvus`` then answers None, and the caller sends the store's matching ids instead
   (``chunk_id in [...]``: still a prefilter, only a longer expression).
 
-``meta.*`` fields: when the filter language gains them, store the document metadata in a JSON
-field and map ``meta.key`` to ``meta["key"]`` in ``_column`` (the one place that names fields).
+``meta.*`` fields: both collections hold each chunk's metadata in the JSON field ``meta``
+(``milvus_meta``: the chunk's own keys over its document's at every depth, as SQL's per-path
+coalesce; a JSON null stored as an object, present yet equal to nothing, as SQLite treats it).
+``meta.a.b`` is ``meta["a"]["b"]``; Milvus compares JSON values type-strictly, as the SQL does:
+numbers with numbers, text with text, ``=`` / ``in`` also an element of a list
+(``json_contains_any``), and each condition is ``exists meta[...] and ...`` so that a chunk without
+the key matches nothing, not even ``!=``. A ``not`` over a meta ``<`` / ``>`` (Milvus leaves a value
+of another type out of both ``x < 1`` and ``not (x < 1)``), ISO dates (dates in SQL) and ``~`` on a
+meta key have no Milvus form: ``to_milvus`` answers None for them.
 """
 
 from __future__ import annotations
 
 import calendar
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 
 from hybrid_rag.retrieval.filters import (
     DATE,
     FIELDS,
+    META,
+    META_PREFIX,
     NUMBER,
     And,
     Compare,
@@ -49,6 +59,7 @@ FALSE = "chunk_id < 0"
 TRUE = "chunk_id >= 0"
 MAX_LIKE_ALTERNATIVES = 16  # a glob with many ``/**/`` expands to 2^n patterns; past this, no push-down
 INT_FIELDS = ("size", "start_line", "end_line", "token_count")
+JSON_NULL = {"__null__": True}  # a JSON null in ``meta``: a key that is there, equal to nothing
 
 
 class FilteredIds(np.ndarray):
@@ -112,7 +123,7 @@ def unix_micros(when: datetime) -> int:
 
 
 def _column(field: str) -> str:
-    """The Milvus field of a filter field (the hook for ``meta.*``: a JSON path such as ``meta["k"]``)."""
+    """The Milvus field of a filter field other than ``meta.*`` (``_meta_condition`` has those)."""
     if field not in FIELDS:
         raise ValueError(f"no Milvus field for filter field {field!r}")
     return field
@@ -124,10 +135,14 @@ def _compile(expr: FilterExpr) -> str:
     if isinstance(expr, Or):
         return "(" + " or ".join(_compile(i) for i in expr.items) + ")"
     if isinstance(expr, Not):
+        if _orders_meta(expr.item):  # Milvus: a JSON value of another type is neither < nor >=
+            raise _NotExpressible("not over a meta comparison")
         return f"not ({_compile(expr.item)})"
     if isinstance(expr, InList):
         kind = check(expr.field, "in", expr.values)
         values = [convert(expr.field, kind, "in", v) for v in expr.values]
+        if kind == META:
+            return _meta_condition(expr.field, "!=" if expr.negated else "=", values)  # type: ignore[arg-type]
         if expr.field in INT_FIELDS:  # an integer column never equals a fraction
             values = [int(v) for v in values if float(v).is_integer()]  # type: ignore[arg-type]
         literals = ", ".join(string_literal(v) if isinstance(v, str) else repr(v) for v in values)
@@ -136,6 +151,8 @@ def _compile(expr: FilterExpr) -> str:
     if isinstance(expr, Compare):
         op = "=" if expr.op == "==" else expr.op
         kind = check(expr.field, op, [expr.value])
+        if kind == META:
+            return _meta_condition(expr.field, op, [convert(expr.field, kind, op, expr.value)])  # type: ignore[list-item]
         return _compare(expr.field, kind, op, convert(expr.field, kind, op, expr.value), expr.value)
     raise TypeError(f"not a filter expression: {expr!r}")
 
@@ -172,6 +189,59 @@ def _compare(field: str, kind: str, op: str, value: object, raw: str) -> str:
         }[op]
     literal = string_literal(value) if isinstance(value, str) else repr(value)
     return f"{column} {'==' if op == '=' else op} {literal}"
+
+
+def _orders_meta(expr: FilterExpr) -> bool:
+    """Whether ``expr`` holds a ``<``, ``<=``, ``>`` or ``>=`` on a meta key (three-valued in Milvus)."""
+    if isinstance(expr, (And, Or)):
+        return any(_orders_meta(i) for i in expr.items)
+    if isinstance(expr, Not):
+        return _orders_meta(expr.item)
+    return (
+        isinstance(expr, Compare) and expr.field.startswith(META_PREFIX) and expr.op in ("<", "<=", ">", ">=")
+    )
+
+
+def milvus_meta(document: Mapping[str, Any], chunk: Mapping[str, Any]) -> dict[str, Any]:
+    """A chunk's ``meta`` field: its own keys over its document's at every depth; a null, and a true or
+    false outside a list, stored as objects (present, equal to nothing), as SQLite compares them."""
+
+    def merge(base: Any, over: Any) -> Any:
+        if isinstance(base, Mapping) and isinstance(over, Mapping):
+            return {**base, **{k: merge(base[k], v) if k in base else v for k, v in over.items()}}
+        return over
+
+    def stored(value: Any, in_list: bool = False) -> Any:
+        if value is None:
+            return dict(JSON_NULL)
+        if isinstance(value, bool):  # SQLite: true is no number, yet a list's true is 1 (json_each)
+            return int(value) if in_list else {"__bool__": value}
+        if isinstance(value, Mapping):
+            return {str(k): stored(v) for k, v in value.items()}
+        return [stored(v, True) for v in value] if isinstance(value, list) else value
+
+    return stored(merge(dict(document), dict(chunk)))
+
+
+def _meta_condition(field: str, op: str, typed: Sequence[tuple[str, object]]) -> str:
+    """``op`` (``=`` / ``!=`` against any of ``typed``, or a comparison with one) on a meta key."""
+    if any(kind not in (NUMBER, "text") for kind, _ in typed):
+        raise _NotExpressible(field)  # ISO dates and globs: compared as dates / regexes in SQL
+    path = "meta" + "".join(f"[{string_literal(k)}]" for k in field[len(META_PREFIX) :].split("."))
+    literals = [_json_literal(value) for _, value in typed]
+    if op in ("=", "!="):
+        equal = " or ".join(
+            [*(f"{path} == {v}" for v in literals), f"json_contains_any({path}, [{', '.join(literals)}])"]
+        )
+        return f"(exists {path} and {'not ' if op == '!=' else ''}({equal}))"
+    return f"(exists {path} and {path} {op} {literals[0]})"
+
+
+def _json_literal(value: object) -> str:
+    if isinstance(value, str):
+        return string_literal(value)
+    number = float(value)  # type: ignore[arg-type]
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
 
 
 def _date_value(field: str, value: object) -> str:

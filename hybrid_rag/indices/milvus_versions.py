@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hybrid_rag.errors import IndexMismatchError, NoIndexError
-from hybrid_rag.indices.build import BuildReport, embed_missing, source_hash
+from hybrid_rag.indices.build import BuildReport, source_hash
 from hybrid_rag.indices.live import IndexConfig, LiveIndex
 from hybrid_rag.indices.milvus import MilvusVectorIndex
 from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
@@ -39,6 +39,7 @@ from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_error
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, _pid_alive
 from hybrid_rag.protocols import Embedder
+from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
 
 if TYPE_CHECKING:
@@ -259,11 +260,8 @@ def _write_chunks(
     for start in range(0, len(chunks), BATCH):
         batch = list(chunks[start : start + BATCH])
         t = time.perf_counter()
-        windows, fresh = embed_missing(
-            builder.store, builder.embedder, {c.sha256: c.text for c in batch}, progress=progress
-        )
-        if fresh:
-            builder.store.put_embeddings(builder.embedder.model_name, windows)
+        texts = {c.sha256: c.text for c in batch}
+        windows, fresh = embed_missing(builder.store, builder.embedder, texts, progress=progress, keep=True)
         embedded += fresh
         ids = np.array([c.id for c in batch], dtype=np.int64)
         fields = chunk_fields(builder.store, batch, documents)

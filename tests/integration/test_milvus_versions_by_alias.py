@@ -89,15 +89,32 @@ def test_after_a_rollback_an_ingest_builds_a_new_version(milvus_engine: Engine, 
     assert engine.ingestor.builder.versions.manifest(1)["chunks"] == 2  # the rolled-back-to one as it was
 
 
-def test_filters_are_pushed_down_and_still_give_k(milvus_engine: Engine, corpus: Path) -> None:
+@pytest.mark.parametrize("ids_at_most", [4096, 0])  # 0: every filter goes as its compiled expression
+def test_filters_are_pushed_down_and_still_give_k(
+    milvus_engine: Engine, corpus: Path, monkeypatch: pytest.MonkeyPatch, ids_at_most: int
+) -> None:
+    from hybrid_rag.indices import milvus_collection
+
     engine = milvus_engine
+    notes = corpus.parent / "notes"
+    notes.mkdir()
     for i in range(6):
-        (corpus / "docs" / f"note_{i}.md").write_text(f"# Note {i}\n\nSoil and compost note number {i}.\n")
+        (notes / f"note_{i}.md").write_text(f"# Note {i}\n\nSoil and compost note number {i}.\n")
     engine.ingest([corpus])
-    for text in ("source_type = text and path ~ 'docs/**'", "path ~ 'note_*.md'"):
+    engine.ingest([notes], metadata={"team": "garden", "rank": 3})
+    monkeypatch.setattr(milvus_collection, "ID_LIST_MAX", ids_at_most)
+    for text in (
+        "source_type = text and path ~ 'notes/**'",
+        "path ~ 'note_*.md'",
+        "meta.team = garden and meta.rank >= 3",
+        "not meta.team in (search) and meta.rank = 3",
+    ):
         allowed = set(engine.store.chunk_ids_matching(parse_filter(text)).tolist())
-        result = engine.query("circle area radius", top_k=5, filters=text, mode="dense")
-        assert len(result.chunks) == 5 and {c.chunk.id for c in result.chunks} <= allowed
+        assert len(allowed) >= 6, text
+        for mode in ("dense", "bm25", "hybrid"):
+            result = engine.query("circle area radius soil", top_k=5, filters=text, mode=mode)
+            assert {c.chunk.id for c in result.chunks} <= allowed, (text, mode)
+            assert len(result.chunks) == 5 or mode == "bm25", (text, mode)  # BM25: only chunks with a term
 
 
 DRIVER = textwrap.dedent(

@@ -123,10 +123,45 @@ OPS = {
 }  # fmt: skip
 
 
+# each document's metadata and its chunks' own (a chunk's key wins over its document's at any depth)
+META = {
+    "/proj/src/app/main.py": (
+        {"team": "search", "n": 5, "tags": ["draft", "x", 3], "flag": True, "nested": {"a": 1}},
+        [{"nested": {"b": 7}}, {"team": "ranking", "n": None}],
+    ),
+    "/proj/src/util.py": (
+        {"team": "infra", "n": 5.5, "tags": "draft", "date": "2024-06-01", "none": None},
+        [],
+    ),
+    "/proj/docs/guide.md": (
+        {"team": "Search", "n": "5", "tags": [], "flag": False, "nested": {"a": "1"}},
+        [],
+    ),
+    "/proj/a_b/x_y.py": ({"n": -1, "tags": ["y", True, None]}, []),
+    "/proj/100%/notes.md": ({}, [{"tags": ["draft"]}]),
+    "/weird dir/q'\"uote.txt": ({"team": "q'\"u", "n": 1000.0, "date": "2025-01-01T10:00"}, []),
+    "/proj/a\\b/c.js": ({"nested": None, "flag": 1}, []),
+}
+VALUES.update(
+    {
+        "meta.team": ["search", "Search", "infra", "ranking", "q'\"u", "nope", "m"],
+        "meta.n": ["5", "5.5", "-1", "1000", "0", "abc", "4.9"],
+        "meta.tags": ["draft", "x", "3", "y", "1", "true"],
+        "meta.flag": ["true", "1", "0", "false"],
+        "meta.nested.a": ["1", "2", "0.5"],
+        "meta.nested.b": ["7", "2"],
+        "meta.date": ["2024-06-01", "2025-01-01"],
+        "meta.none": ["x", "1"],
+        "meta.missing": ["x", "1"],
+    }
+)
+OPS.update({k: ["=", "!=", ">", "<=", "<", ">=", "in", "~"] for k in VALUES if k.startswith("meta.")})
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> MetadataStore:
     s = MetadataStore(tmp_path_factory.mktemp("milvus-filters") / "store.sqlite3")
-    write_documents(s, DOCS)
+    write_documents(s, DOCS, META)
     yield s
     s.close()
 
@@ -144,7 +179,9 @@ def _random_filter(rng: np.random.Generator, depth: int = 0) -> FilterExpr:
         values = tuple(str(v) for v in rng.choice(VALUES[field], size=int(rng.integers(0, 4))))
         return InList(field, values, negated=bool(rng.random() < 0.3))
     if op == "~":
-        return Compare(field, op, str(rng.choice(GLOBS if field == "path" else ["d*", "*c*", "a_*", "1*%"])))
+        return Compare(
+            field, op, str(rng.choice(GLOBS if field == "path" else ["d*", "*c*", "a_*", "1*%", "s*"]))
+        )
     return Compare(field, op, str(rng.choice(VALUES[field])))
 
 
@@ -170,13 +207,14 @@ def test_random_filters_match_the_same_chunks_in_milvus_as_in_the_store(
     )
     dense.add(ids, [np.eye(4, dtype=np.float32)[: 1 + i % 3] for i in range(len(ids))], fields=fields)
     rng = np.random.default_rng(42)
-    compared, nonempty = 0, 0
+    compared, nonempty, metas = 0, 0, 0
     try:
-        for _ in range(300):
+        for _ in range(500):
             expr = _random_filter(rng)
             compiled = to_milvus(expr)
             if compiled is None:
                 continue
+            metas += "meta[" in compiled
             want = store.chunk_ids_matching(expr).tolist()
             for collection in (keyword.name, dense.name):
                 rows = client.query(collection, filter=compiled, output_fields=["chunk_id"], limit=1000)
@@ -185,7 +223,7 @@ def test_random_filters_match_the_same_chunks_in_milvus_as_in_the_store(
             nonempty += bool(want) and len(want) < len(ids)
     finally:
         forget_clients()
-    assert compared >= 200 and nonempty >= 60
+    assert compared >= 250 and nonempty >= 80 and metas >= 100
 
 
 def test_searches_send_the_compiled_filter_for_many_ids_and_the_ids_otherwise(
@@ -212,7 +250,12 @@ def test_searches_send_the_compiled_filter_for_many_ids_and_the_ids_otherwise(
     search = client.search
     monkeypatch.setattr(client, "search", lambda *a, **kw: sent.append(kw["filter"]) or search(*a, **kw))
     try:
-        for text, pushed in [("source_type = code and path ~ 'src/**'", True), ("path ~ 'src/*.py'", False)]:
+        for text, pushed in [
+            ("source_type = code and path ~ 'src/**'", "like"),
+            ("meta.team in (search, infra) or meta.n > 5", "meta["),
+            ("path ~ 'src/*.py'", None),
+            ("meta.date > 2024-01-01", None),  # a date in a meta key: no Milvus form, the ids go
+        ]:
             expr = parse_filter(text)
             allowed = store.chunk_ids_matching(expr)
             by_ids = dense.search(np.ones(3, dtype=np.float32), 10, allowed)
@@ -221,7 +264,10 @@ def test_searches_send_the_compiled_filter_for_many_ids_and_the_ids_otherwise(
             by_filter = dense.search(np.ones(3, dtype=np.float32), 10, with_filter(allowed, expr))
             monkeypatch.setattr(milvus_collection, "ID_LIST_MAX", 4096)
             assert by_filter == by_ids and {h.id for h in by_ids} == set(allowed.tolist())
-            assert sent and all(("like" in f) is pushed and ("chunk_id in" in f) is not pushed for f in sent)
+            if pushed:
+                assert sent and all(pushed in f and "chunk_id in" not in f for f in sent), text
+            else:
+                assert sent and all(f.startswith("chunk_id in") for f in sent), text
     finally:
         forget_clients()
 
