@@ -15,10 +15,9 @@ Overfitting checks: weight sweeps per family, leave-one-dataset-out tuning, spli
 cross-validation over queries, and ranx's paired tests of the chosen default (the randomisation
 test's p moves in the third decimal from run to run: ranx does not honour its seed).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/fusion_study.py [--refresh] [--out FILE]
-    .venv/bin/python benchmarks/fusion_study.py --report benchmarks/results/fusion_study.json
-
-Writes JSON (default ``benchmarks/results/fusion_study.json``) and prints markdown.
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run fusion_study [--refresh]
+    .venv/bin/python benchmarks/harness.py report fusion_study      # RESULTS.md section 2's table
+    .venv/bin/python benchmarks/studies/fusion_study.py [FILE]      # every table of the study
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,9 +51,9 @@ from hybrid_rag.retrieval.fusion import (
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.types import Hit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("cranfield", "cosqa")
-DATA = ROOT.parent / "shared" / "datasets"
+DATA = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "datasets"))
 WORK = ROOT / "benchmarks" / "work" / "fusion_study"
 OUT = ROOT / "benchmarks" / "results" / "fusion_study.json"
 METRICS = ("ndcg@10", "mrr@10", "precision@3", "recall@50")
@@ -331,15 +329,11 @@ def split_half_cv(
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refresh", action="store_true", help="re-collect the lists (re-ingest if needed)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--report", type=Path, help="only print the markdown of a JSON written before")
-    args = parser.parse_args(argv)
-    if args.report:
-        print(report(json.loads(args.report.read_text(encoding="utf-8")), list(weighted_families())))
-        return 0
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     settings = load_settings(environ={})
     data = {n: load_beir(DATA / n) for n in DATASETS}
     raw = {n: collect(n, settings, args.refresh) for n in DATASETS}
@@ -429,12 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for m, c in res.items()
                 }
     timing = fusion_latency(runs)
-    result = {
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-        },
+    return {
         "setup": {
             "depth": DEPTH,
             "model": raw[DATASETS[0]]["model"],
@@ -455,10 +444,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "default_vs_best_rule": versus_best_rule,
         "fusion_latency_us": timing,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(report(result, families))
-    return 0
 
 
 def fusion_latency(runs: Mapping[str, Mapping[str, Runs]]) -> dict[str, float]:
@@ -479,9 +464,45 @@ def fusion_latency(runs: Mapping[str, Mapping[str, Runs]]) -> dict[str, float]:
 
 # -- markdown ---------------------------------------------------------------------------------
 
+# RESULTS.md section 2: (label, row key, bold: "row" or the cell (dataset, "margin"), or None)
+HEADLINE: tuple[tuple[str, str, Any], ...] = (
+    ("dense alone", "single:dense", None),
+    ("BM25 alone", "single:bm25", None),
+    ("RRF k=60, equal weights", "w:rrf k=60@0.5", ("cosqa", "margin")),
+    ("min-max, equal", "w:minmax@0.5", None),
+    ("z-score, equal", "w:zscore@0.5", None),
+    ("z-score 0.75 (previous default)", PREVIOUS, None),
+    ("z-score exact 0.75", "w:zscore exact@0.75", None),
+    ("z-score exact, text 0.65 / code 0.85 (default)", DEFAULT_KEY, "row"),
+)
+SHOWN = {"cranfield": METRICS, "cosqa": TOP_METRICS}  # cosqa's R@50 is 1.000 or nearly for every rule
+HEADERS = {"ndcg@10": "nDCG@10", "mrr@10": "MRR@10", "precision@3": "P@3", "recall@50": "R@50"}
 
-def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
-    """The JSON as markdown tables: main metrics, worst-case ranking, sweeps, checks, tests."""
+
+def render(result: Mapping[str, Any]) -> str:
+    """The headline rules on both datasets: metrics and the margin over the better single retriever."""
+    rows, setup = result["rows"], result["setup"]
+    best = {d: rows["single:" + setup["best_single"][d]][d]["ndcg@10"] for d in DATASETS}
+    header = []
+    for d in DATASETS:
+        names = [HEADERS[m] for m in SHOWN[d]]
+        header += [f"{d} {names[0]}", *names[1:], "margin"]
+    lines = ["| rule | " + " | ".join(header) + " |", "|---" * (len(header) + 1) + "|"]
+    for label, key, bold in HEADLINE:
+        cells = []
+        for d in DATASETS:
+            m = rows[key][d]
+            margin = f"{m['ndcg@10'] - best[d]:+.3f}"
+            cells += [f"{m[x]:.3f}" for x in SHOWN[d]]
+            cells.append(f"**{margin}**" if bold == (d, "margin") else margin)
+        if bold == "row":
+            label, cells = f"**{label}**", [f"**{c}**" for c in cells]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def details(result: Mapping[str, Any], families: Sequence[str]) -> str:
+    """Every table of the study: main rules, worst-case ranking, sweeps, checks, paired tests."""
     rows, setup = result["rows"], result["setup"]
     best = {d: rows["single:" + setup["best_single"][d]][d]["ndcg@10"] for d in DATASETS}
     lines = [
@@ -626,4 +647,5 @@ def report(result: Mapping[str, Any], families: Sequence[str]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    print(details(json.loads(path.read_text(encoding="utf-8")), list(weighted_families())))
