@@ -155,6 +155,15 @@ class IndexSettings(_Section):
     # maxp: every window of a long chunk is a vector and a chunk scores as its best window;
     # pooled: one vector per chunk, the mean of its windows
     dense_scoring: Literal["maxp", "pooled"] = "maxp"
+    # faiss: flat (exact), hnsw or ivf (approximate, indices/ann.py); auto: flat below ann_min_chunks
+    dense_kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
+    ann_min_chunks: Int = Field(200_000, ge=0)  # auto: exact search below this many chunks
+    hnsw_m: Int = Field(32, ge=4, le=256)  # graph neighbours a vector (build time)
+    hnsw_ef_construction: Int = Field(80, gt=0)  # build breadth
+    hnsw_ef_search: Int = Field(128, gt=0)  # search breadth; at least the k asked for
+    ivf_nlist: Int = Field(0, ge=0)  # inverted lists (build time); 0: 4·sqrt(vectors)
+    ivf_nprobe: Int = Field(32, gt=0)  # lists searched a query
+    ann_exact_filter_max: Int = Field(20_000, ge=0)  # a filter leaving at most this many vectors: exact
 
 
 class MilvusSettings(_Section):
@@ -241,6 +250,8 @@ class BM25Settings(_Section):
     stopwords: Literal["spacy", "lucene", "none"] = "spacy"  # spacy: 326 words; lucene: 33 function words
     stemmer: Literal["none", "english"] = "none"
     split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
+    max_deltas: Int = Field(8, ge=1)  # bm25s segments: more delta segments than this are merged into one
+    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of the base: new base
 
 
 class RetrievalSettings(_Section):

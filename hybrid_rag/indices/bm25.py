@@ -13,6 +13,11 @@ Conventions:
   vocabulary and from document lengths); a query term so dropped matches nothing;
 * the BM25L and BM25+ delta is Lv & Zhai's recommendation (0.5 and 1.0), the same for both backends.
 
+With ``backend: bm25s`` the index is segmented (``indices/segmented.py``): :meth:`update` adds a
+delta segment and tombstones removed chunks instead of rebuilding, and scores stay bit for bit those
+of a from-scratch bm25s build. Versions written before segments (format 1, bm25s's own score
+matrix) still load and search; the next update of such a version is a full build.
+
 Backend variants: bm25s implements all five. rank_bm25 implements ``robertson`` (as
 ``BM25Okapi`` with ``epsilon=0``, which is exactly Robertson's idf clamped at zero, as bm25s
 computes it; rank_bm25's default epsilon=0.25 floors negative idfs at a quarter of the mean
@@ -38,11 +43,14 @@ import numpy as np
 from hybrid_rag.errors import ConfigError, CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.dense import rank_hits
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
+from hybrid_rag.indices.segmented import SegmentedBM25, load_segmented, plan_merge, save_segmented
 from hybrid_rag.indices.tokenize import TOKENIZER_VERSION, Tokenizer
 from hybrid_rag.settings import BM25Settings
 from hybrid_rag.types import Hit
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: segments (bm25s backend); 1: bm25s's score matrix, still read
+READABLE_FORMATS = (1, 2)
+MERGE_KEYS = ("max_deltas", "merge_fraction")  # settings that change no score: not checked at load
 SUBDIR = "bm25"
 MANIFEST_FILE = "bm25.json"
 IDS_FILE = "ids.npy"
@@ -207,9 +215,8 @@ class _RankBM25Backend:
 
 
 class BM25IndexManager:
-    """BM25 over chunk texts. BM25 statistics (idf, mean length) are global, so there is no
-    incremental update: any change of the corpus is a new :meth:`build` (about a second for
-    10k chunks with the regex tokenizer)."""
+    """BM25 over chunk texts: with bm25s, segments updated in place (:meth:`update`); with
+    rank_bm25, any change of the corpus is a new :meth:`build`."""
 
     def __init__(self, settings: BM25Settings) -> None:
         if settings.backend == "rank_bm25" and settings.variant not in RANK_BM25_VARIANTS:
@@ -222,6 +229,8 @@ class BM25IndexManager:
         self._ids = np.empty(0, dtype=np.int64)
         self._sorter: np.ndarray | None = None  # argsort of _ids, made by the first score()
         self._backend: _BM25sBackend | _RankBM25Backend | None = None  # None: no term indexed
+        self._seg: SegmentedBM25 | None = None  # backend bm25s, format 2
+        self._source: tuple[Path, dict[str, str]] = (Path(), {})  # folder loaded from, file digests
 
     @property
     def settings(self) -> BM25Settings:
@@ -233,10 +242,23 @@ class BM25IndexManager:
         return self._tokenizer
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._seg.n_docs if self._seg is not None else len(self._ids)
 
     def ids(self) -> np.ndarray:
-        return self._ids.copy()
+        return self._seg.ids() if self._seg is not None else self._ids.copy()
+
+    @property
+    def segmented(self) -> SegmentedBM25 | None:
+        return self._seg
+
+    @property
+    def supports_update(self) -> bool:
+        """Whether :meth:`update` applies: segments, and no ``bm25_min_df`` (a global cut)."""
+        return self._seg is not None and self._settings.bm25_min_df <= 1
+
+    def _new_segmented(self) -> SegmentedBM25:
+        s = self._settings
+        return SegmentedBM25(s.variant, s.k1, s.b, DELTA.get(s.variant, 0.5))
 
     def build(
         self, ids: np.ndarray, texts: Sequence[str], *, tokens: Sequence[Sequence[str]] | None = None
@@ -253,27 +275,67 @@ class BM25IndexManager:
             raise ValueError("duplicate chunk ids given to BM25 build")
         terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
         docs = filter_min_df(terms, self._settings.bm25_min_df)
+        self._ids, self._sorter, self._source = ids, None, (Path(), {})
+        if self._settings.backend == "bm25s":
+            self._backend, self._seg = None, self._new_segmented()
+            self._seg.add(ids, docs)
+            return
         self._backend = self._backend_cls().build(docs, self._settings) if any(docs) else None
-        self._ids, self._sorter = ids, None
+
+    def update(
+        self,
+        remove: np.ndarray,
+        ids: np.ndarray,
+        texts: Sequence[str],
+        *,
+        tokens: Sequence[Sequence[str]] | None = None,
+    ) -> str | None:
+        """Tombstone ``remove`` and add ``texts`` under ``ids`` as a new delta segment, then merge
+        as the policy says (``bm25.max_deltas``, ``bm25.merge_fraction``); returns "base",
+        "deltas" or None for the merge done. Only where :attr:`supports_update`."""
+        if not self.supports_update or self._seg is None:
+            raise ValueError("this BM25 index cannot be updated in place: build it")
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if len(ids) != len(texts) or (tokens is not None and len(tokens) != len(texts)):
+            raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
+        self._seg.delete(np.asarray(remove, dtype=np.int64))
+        terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
+        self._seg.add(ids, terms)
+        where = plan_merge(self._seg, self._settings.max_deltas, self._settings.merge_fraction)
+        if where is not None:
+            self._seg.merge(where)
+        return None if where is None else ("base" if where == 0 else "deltas")
+
+    def merge(self) -> None:
+        """Fold every segment into one base, purging tombstones (what ``rebuild`` ends with)."""
+        if self._seg is not None:
+            self._seg.merge(0)
 
     def _backend_cls(self) -> type[_BM25sBackend] | type[_RankBM25Backend]:
         return _BM25sBackend if self._settings.backend == "bm25s" else _RankBM25Backend
 
     def search(self, query: str, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids for ``query`` by BM25 (see the module docstring for the conventions)."""
-        if k <= 0 or self._backend is None or not query.strip():
+        backend = self._seg or self._backend
+        if k <= 0 or backend is None or not query.strip():
             return []
-        terms = [t for t in self._tokenizer.tokenize(query) if t in self._backend.vocab]
+        terms = self._known(self._tokenizer.tokenize(query))
         if not terms:
             return []
-        keep = np.ones(len(self._ids), dtype=bool)
+        rows = self._seg.all_ids if self._seg is not None else self._ids
+        keep = self._seg.all_live.copy() if self._seg is not None else np.ones(len(rows), dtype=bool)
         if allowed_ids is not None:
             allowed = np.asarray(allowed_ids, dtype=np.int64).reshape(-1)
             if len(allowed) == 0:
                 return []
-            keep = np.isin(self._ids, allowed)
-        scores, matched = self._backend.scores(terms)
-        return top_k_hits(self._ids, scores, keep & matched & (scores > 0), k)
+            keep &= np.isin(rows, allowed)
+        scores, matched = backend.scores(terms)
+        return top_k_hits(rows, scores, keep & matched & (scores > 0), k)
+
+    def _known(self, terms: Sequence[str]) -> list[str]:
+        if self._seg is not None:
+            return self._seg.known(terms)
+        return [t for t in terms if self._backend is not None and t in self._backend.vocab]
 
     def score(self, query: str, ids: np.ndarray) -> np.ndarray:
         """The BM25 score of each of ``ids`` for ``query``, in the order given (float64).
@@ -283,6 +345,11 @@ class BM25IndexManager:
         """
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         out = np.full(len(ids), np.nan)
+        if self._seg is not None:
+            terms = self._known(self._tokenizer.tokenize(query)) if len(ids) else []
+            scores, matched, present = self._seg.scores_at(terms, ids)
+            out[present] = np.where(matched, scores, 0.0)[present]
+            return out
         if len(ids) == 0 or len(self._ids) == 0:
             return out
         if self._sorter is None:
@@ -308,11 +375,16 @@ class BM25IndexManager:
         directory.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=directory, prefix=f".{SUBDIR}.", suffix=".tmp"))
         try:
-            np.save(tmp / IDS_FILE, self._ids, allow_pickle=False)
+            extra: dict[str, Any] = {}
+            if self._seg is not None:
+                extra["segments"] = save_segmented(self._seg, tmp, *self._source)
+            else:
+                np.save(tmp / IDS_FILE, self._ids, allow_pickle=False)
             if self._backend is not None:
                 self._backend.save(tmp)
-            files = {p.name: file_sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-            write_json_atomic(tmp / MANIFEST_FILE, self._manifest(files))
+            known = self._source[1]
+            files = {p.name: known.get(p.name) or file_sha256(p) for p in sorted(tmp.iterdir())}
+            write_json_atomic(tmp / MANIFEST_FILE, {**self._manifest(files), **extra})
             _swap_in(tmp, directory / SUBDIR)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -320,15 +392,20 @@ class BM25IndexManager:
 
     def _manifest(self, files: dict[str, str]) -> dict[str, Any]:
         return {
-            "format_version": FORMAT_VERSION,
+            "format_version": FORMAT_VERSION if self._seg is not None or self._backend is None else 1,
             "backend": self._settings.backend,
-            "params": self._settings.model_dump(mode="json"),
+            "params": self._settings.model_dump(mode="json", exclude=set(MERGE_KEYS)),
             "tokenizer": self._tokenizer.params(),
             "delta": DELTA.get(self._settings.variant),
-            "count": len(self._ids),
-            "vocab_size": 0 if self._backend is None else len(self._backend.vocab),
+            "count": len(self),
+            "vocab_size": self._vocab_size(),
             "files": files,
         }
+
+    def _vocab_size(self) -> int:
+        if self._seg is not None:
+            return len(set().union(*(s.terms for s in self._seg.segments))) if self._seg.segments else 0
+        return 0 if self._backend is None else len(self._backend.vocab)
 
     @classmethod
     def load(cls, directory: Path, settings: BM25Settings) -> BM25IndexManager:
@@ -344,13 +421,22 @@ class BM25IndexManager:
                 raise CorruptIndexError(f"BM25 index file fails its checksum: {path}")
         manager = cls(settings)
         try:
-            manager._ids = np.load(folder / IDS_FILE, allow_pickle=False).astype(np.int64)
-            if manifest["vocab_size"]:
+            if "segments" in manifest:
+                manager._seg = manager._new_segmented()
+                load_segmented(manager._seg, folder, manifest["segments"])
+                manager._source = (folder, dict(manifest["files"]))
+            else:
+                manager._ids = np.load(folder / IDS_FILE, allow_pickle=False).astype(np.int64)
+            if manifest["vocab_size"] and "segments" not in manifest:
                 manager._backend = manager._backend_cls().load(folder, settings)
         except Exception as exc:  # any reader failing on a file that passed its checksum
             raise CorruptIndexError(f"BM25 index at {folder} is unreadable: {exc}") from None
         count = manifest["count"]
         n_docs = count if manager._backend is None else manager._backend.num_docs
+        if manager._seg is not None and len(manager) != count:
+            raise CorruptIndexError(f"BM25 index at {folder} does not match its manifest {MANIFEST_FILE}")
+        if manager._seg is not None:
+            return manager
         if len(manager._ids) != count or n_docs != count:
             raise CorruptIndexError(f"BM25 index at {folder} does not match its manifest {MANIFEST_FILE}")
         return manager
@@ -378,17 +464,20 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     required = ("format_version", "backend", "params", "tokenizer", "count", "vocab_size", "files")
     if not isinstance(manifest, dict) or any(key not in manifest for key in required):
         raise CorruptIndexError(f"BM25 index manifest incomplete: {path}")
-    if manifest["format_version"] != FORMAT_VERSION:
+    if manifest["format_version"] not in READABLE_FORMATS:
         raise IndexMismatchError(
             f"BM25 index at {path.parent} has format v{manifest['format_version']}, "
-            f"this version reads v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
+            f"this version reads v{', v'.join(map(str, READABLE_FORMATS))}: run `hybrid-rag rebuild`"
         )
     return manifest
 
 
 def _check_params(folder: Path, manifest: dict[str, Any], settings: BM25Settings) -> None:
     built = dict(manifest["params"], tokenizer_version=manifest["tokenizer"].get("tokenizer_version"))
-    wanted = dict(settings.model_dump(mode="json"), tokenizer_version=TOKENIZER_VERSION)
+    built = {k: v for k, v in built.items() if k not in MERGE_KEYS}
+    wanted = dict(
+        settings.model_dump(mode="json", exclude=set(MERGE_KEYS)), tokenizer_version=TOKENIZER_VERSION
+    )
     differ = sorted(key for key in built.keys() | wanted.keys() if built.get(key) != wanted.get(key))
     if differ:
         was = ", ".join(f"bm25.{key}={built.get(key)!r}" for key in differ)

@@ -17,10 +17,11 @@ from datetime import datetime, timezone
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.live import IndexConfig, load_dense, new_dense, open_versions
+from hybrid_rag.indices.live import IndexConfig, dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
@@ -43,6 +44,7 @@ class BuildReport:
     embedded: int
     seconds: dict[str, float]
     incremental: bool
+    bm25_update: str = "build"  # "build" (from scratch), "delta", "delta+merge deltas", "delta+merge base"
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:
@@ -120,7 +122,8 @@ class IndexBuilder:
         seconds["read_store"] = time.perf_counter() - start
 
         t = time.perf_counter()
-        previous = None if full else self._previous_dense()
+        kind = dense_kind(self.config.index, len(chunks))
+        previous = None if full else self._previous_dense(kind)
         if previous is not None:
             dense = previous
             stale = np.setdiff1d(dense.ids(), ids)
@@ -128,7 +131,7 @@ class IndexBuilder:
             have = set(dense.ids().tolist())
             todo = [c for c in chunks if c.id not in have]
         else:
-            dense = new_dense(self.config.index, self.embedder)
+            dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, chunks
         windows, embedded = embed_missing(
             self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress, keep=True
@@ -142,8 +145,7 @@ class IndexBuilder:
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        bm25 = BM25IndexManager(self.config.bm25)
-        bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
+        bm25, bm25_update = self._bm25(chunks, ids, full=full)
         seconds["bm25"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -157,6 +159,8 @@ class IndexBuilder:
             "dimension": self.embedder.dimension,
             "dense_scoring": self.config.index.dense_scoring,
             "dense_backend": self.config.index.dense_backend,
+            "dense_kind": kind,
+            **({"ann": _ann_build_params(dense)} if kind != "flat" else {}),
             "bm25": self.config.bm25.model_dump(),
             "chunking": self.chunking.model_dump(),
         }
@@ -179,7 +183,37 @@ class IndexBuilder:
         self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
         self.versions.prune(self.keep_versions)
         seconds["write"] = time.perf_counter() - t
-        return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, previous is not None)
+        return BuildReport(
+            version, len(chunks), len(todo), removed, embedded, seconds, previous is not None, bm25_update
+        )
+
+    def _bm25(self, chunks: Sequence[Chunk], ids: np.ndarray, *, full: bool) -> tuple[BM25IndexManager, str]:
+        """The live version's BM25 with a delta segment for the new chunks and tombstones for the
+        gone ones (the merge policy may then fold segments), or, on ``full`` or when the live
+        version cannot be updated (other settings, an older format, ``bm25_min_df``), a new build."""
+        bm25 = None if full else self._previous_bm25()
+        if bm25 is not None and bm25.supports_update:
+            held = bm25.ids()
+            new = [c for c, fresh in zip(chunks, ~np.isin(ids, held), strict=True) if fresh]
+            merged = bm25.update(
+                np.setdiff1d(held, ids),
+                np.array([c.id for c in new], dtype=np.int64),
+                [c.text for c in new],
+                tokens=chunk_terms(self.store, bm25.tokenizer, new),
+            )
+            return bm25, "delta" + (f"+merge {merged}" if merged else "")
+        bm25 = BM25IndexManager(self.config.bm25)
+        bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
+        return bm25, "build"
+
+    def _previous_bm25(self) -> BM25IndexManager | None:
+        version = self.versions.current()
+        if version is None:
+            return None
+        try:
+            return BM25IndexManager.load(self.versions.directory(version), self.config.bm25)
+        except (IndexMismatchError, CorruptIndexError):
+            return None  # other settings, or a damaged version: this build starts from scratch
 
     def is_stale(self) -> bool:
         """True when the live version does not index exactly the store's chunks (e.g. after a
@@ -189,15 +223,24 @@ class IndexBuilder:
             return self.store.chunk_count() > 0
         return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
 
-    def _previous_dense(self) -> FaissVectorIndex | WindowedVectorIndex | None:
-        """The live version's dense index, to update in place of a full build, if it is compatible."""
+    def _previous_dense(self, kind: str) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex | None:
+        """The live version's dense index, to update in place of a full build, if it is compatible
+        (the same scoring, backend and kind: a store that grew past ``ann_min_chunks`` is rebuilt)."""
         version = self.versions.current()
         if version is None:
             return None
         params = self.versions.manifest(version).get("params", {})
         if any(params.get(k) != getattr(self.config.index, k) for k in ("dense_scoring", "dense_backend")):
             return None
+        if params.get("dense_kind", "flat") != kind:
+            return None
         try:
-            return load_dense(self.config.index, self.versions.directory(version), self.embedder)
+            return load_dense(self.config.index, self.versions.directory(version), self.embedder, kind)
         except (IndexMismatchError, CorruptIndexError):
             return None  # another model, or a damaged version: this build starts from scratch
+
+
+def _ann_build_params(dense: object) -> dict:
+    """The approximate index's build parameters (the IVF list count as trained), for the manifest."""
+    inner = dense.inner if isinstance(dense, WindowedVectorIndex) else dense
+    return dict(getattr(inner, "built_params", {}))

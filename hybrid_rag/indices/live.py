@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import IndexMismatchError, NoIndexError
+from hybrid_rag.indices.ann import AnnBackend, AnnParams, AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
@@ -37,7 +38,7 @@ class LiveIndex:
     """One loaded, complete index version."""
 
     version: int
-    dense: FaissVectorIndex | WindowedVectorIndex
+    dense: FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex
     bm25: BM25IndexManager
     manifest: dict[str, Any] = field(default_factory=dict)
 
@@ -46,29 +47,57 @@ class LiveIndex:
         return len(self.dense)
 
 
-def _backend(index: IndexSettings) -> type:
-    """The vector store behind the dense index: Faiss (exact) or Chroma (HNSW)."""
+def dense_kind(index: IndexSettings, chunks: int) -> str:
+    """The Faiss index a build of ``chunks`` chunks writes: ``index.dense_kind``, with ``auto``
+    exact (flat) below ``index.ann_min_chunks`` and IVF from there (it removes in place, so an
+    update stays cheap). Other backends: "flat" (Chroma and Milvus choose their own)."""
+    if index.dense_backend != "faiss":
+        return "flat"
+    if index.dense_kind == "auto":
+        return "flat" if chunks < index.ann_min_chunks else "ivf"
+    return index.dense_kind
+
+
+def ann_params(index: IndexSettings, kind: str) -> AnnParams:
+    return AnnParams(
+        kind=kind,
+        hnsw_m=index.hnsw_m,
+        hnsw_ef_construction=index.hnsw_ef_construction,
+        hnsw_ef_search=index.hnsw_ef_search,
+        ivf_nlist=index.ivf_nlist,
+        ivf_nprobe=index.ivf_nprobe,
+        exact_filter_max=index.ann_exact_filter_max,
+    )
+
+
+def _backend(index: IndexSettings, kind: str = "flat") -> type | AnnBackend:
+    """The vector store behind the dense index: Faiss (exact or approximate) or Chroma (HNSW)."""
     if index.dense_backend == "chroma":
         from hybrid_rag.indices.chroma import ChromaVectorIndex
 
         return ChromaVectorIndex
+    if kind in ("hnsw", "ivf"):
+        return AnnBackend(ann_params(index, kind))
     return FaissVectorIndex
 
 
-def new_dense(index: IndexSettings, embedder: Embedder) -> FaissVectorIndex | WindowedVectorIndex:
-    backend = _backend(index)
+def new_dense(
+    index: IndexSettings, embedder: Embedder, kind: str = "flat"
+) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex:
+    backend = _backend(index, kind)
     if index.dense_scoring == "maxp":
-        return WindowedVectorIndex.create(embedder.dimension, embedder.model_name, backend)
+        return WindowedVectorIndex.create(embedder.dimension, embedder.model_name, backend)  # type: ignore[arg-type]
     return backend(embedder.dimension, embedder.model_name)
 
 
 def load_dense(
-    index: IndexSettings, directory: Path, embedder: Embedder
-) -> FaissVectorIndex | WindowedVectorIndex:
-    backend = _backend(index)
+    index: IndexSettings, directory: Path, embedder: Embedder, kind: str = "flat"
+) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex:
+    """A version's dense index, as the ``kind`` its manifest records (a version keeps its kind)."""
+    backend = _backend(index, kind)
     kwargs = {"model_name": embedder.model_name, "dimension": embedder.dimension}
     if index.dense_scoring == "maxp":
-        return WindowedVectorIndex.load(directory, backend=backend, **kwargs)
+        return WindowedVectorIndex.load(directory, backend=backend, **kwargs)  # type: ignore[arg-type]
     return backend.load(directory, **kwargs)
 
 
@@ -98,7 +127,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
     expect = getattr(embedder, "expect_dimension", None)  # a remote embedder learns it without a request
     if expect is not None and params.get("model") == embedder.model_name and params.get("dimension"):
         expect(int(params["dimension"]))
-    dense = load_dense(config.index, directory, embedder)
+    dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
     bm25 = BM25IndexManager.load(directory, config.bm25)
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
