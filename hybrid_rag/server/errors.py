@@ -60,7 +60,7 @@ def error_response(
 
 def _field(loc: tuple[Any, ...]) -> str:
     """``("body", "top_k")`` -> ``top_k``; ``("body", "paths", 2)`` -> ``paths[2]``."""
-    parts = [p for p in loc if p not in ("body", "query", "path", "header")]
+    parts = list(loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc)
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -104,7 +104,7 @@ def install(app: FastAPI, logs_dir: Path) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, "http_error", str(exc.detail))
+        return error_response(exc.status_code, "http_error", str(exc.detail), getattr(exc, "field", None))
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:

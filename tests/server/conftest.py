@@ -18,7 +18,7 @@ from hybrid_rag.server.auth import ApiKeys
 def live(tmp_path: Path, corpus: Path) -> Iterator[LiveServer]:
     """A server over the ingested corpus, keys KEY and OTHER_KEY, ingest root = the corpus folder."""
     settings = server_settings(
-        tmp_path, **{"server.ingest_roots": [str(corpus)], "server.max_body_bytes": 4000}
+        tmp_path, **{"server.ingest_roots": [str(corpus)], "server.max_body_bytes": 8000}
     )
     engine = Engine(settings)
     engine.ingest([corpus])
