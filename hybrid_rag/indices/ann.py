@@ -187,26 +187,31 @@ class AnnVectorIndex:
             if len(allowed) <= self.params.exact_filter_max:
                 return rank_hits(allowed, (self.flat.vectors(allowed) @ q[0]).astype(np.float64), k)
             want = min(k, len(allowed))
-            hits = self._ann_search(q, want, faiss.IDSelectorBatch(allowed))
+            hits = self._ann_search(q, want, len(allowed), faiss.IDSelectorBatch(allowed))
             return hits if len(hits) >= want else self.flat.search(query, k, allowed)
         want = min(k, len(self))
         selector = faiss.IDSelectorNot(faiss.IDSelectorBatch(self._dead)) if len(self._dead) else None
-        hits = self._ann_search(q, want, selector)
+        hits = self._ann_search(q, want, len(self), selector)
         return hits if len(hits) >= want else self.flat.search(query, k)
 
-    def _ann_search(self, query: np.ndarray, k: int, selector: Any) -> list[Hit]:
-        """One Faiss search of the approximate index (``selector`` kept alive by the caller)."""
-        if self.kind == "hnsw":
-            params = faiss.SearchParametersHNSW(efSearch=max(self.params.hnsw_ef_search, k))
-        else:
-            params = faiss.SearchParametersIVF(nprobe=min(self.params.ivf_nprobe, self._ann.nlist))
-        if selector is not None:
-            params.sel = selector
-        with _one_openmp_thread():
-            scores, ids = self._ann.search(np.ascontiguousarray(query), k, params=params)
-        del selector
-        found = ids[0] != -1
-        return rank_hits(ids[0][found], scores[0][found].astype(np.float64), k)
+    def _ann_search(self, query: np.ndarray, k: int, limit: int, selector: Any) -> list[Hit]:
+        """Faiss searches of the approximate index for k + 1, widened while the k-th and the last
+        score tie (ties break by id, as in exact search); ``selector`` is kept alive by the caller."""
+        fetch = min(k + 1, limit)
+        while True:
+            if self.kind == "hnsw":
+                params = faiss.SearchParametersHNSW(efSearch=max(self.params.hnsw_ef_search, fetch))
+            else:
+                params = faiss.SearchParametersIVF(nprobe=min(self.params.ivf_nprobe, self._ann.nlist))
+            if selector is not None:
+                params.sel = selector
+            with _one_openmp_thread():
+                scores, ids = self._ann.search(np.ascontiguousarray(query), fetch, params=params)
+            found = ids[0] != -1
+            scores, ids = scores[0][found].astype(np.float64), ids[0][found]
+            if fetch >= limit or len(ids) < fetch or scores[-1] < scores[k - 1]:
+                return rank_hits(ids, scores, k)
+            fetch = min(fetch * 2, limit)
 
     def save(self, directory: Path) -> None:
         directory = Path(directory)

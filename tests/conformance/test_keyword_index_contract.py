@@ -114,6 +114,37 @@ def _local_load(directory: Path, settings: BM25Settings, _: Path) -> Any:
     return BM25IndexManager.load(directory, settings)
 
 
+class _Deltas:
+    """A segmented BM25 whose ``build`` lands as a base, two delta segments and tombstones (a
+    decoy added then deleted), as successive ingests leave it (``indices/segmented.py``)."""
+
+    def __init__(self, settings: BM25Settings) -> None:
+        from hybrid_rag.indices.bm25 import BM25IndexManager
+
+        self.manager = BM25IndexManager(settings.model_copy(update={"max_deltas": 8, "merge_fraction": 1.0}))
+
+    def build(self, ids: Any, texts: Any) -> None:
+        import numpy as np
+
+        ids = np.asarray(ids, dtype=np.int64)
+        half, three = len(ids) // 2, (3 * len(ids)) // 4
+        decoy = np.array([-(2**62)], dtype=np.int64)
+        self.manager.build(np.concatenate([ids[:half], decoy]), [*texts[:half], "decoy " * 3])
+        none = np.array([], dtype=np.int64)
+        self.manager.update(none, ids[half:three], list(texts[half:three]))
+        self.manager.update(decoy, ids[three:], list(texts[three:]))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.manager, name)
+
+    def __len__(self) -> int:
+        return len(self.manager)
+
+
+def _deltas(settings: BM25Settings, _: Path) -> Any:
+    return _Deltas(settings)
+
+
 def _milvus_client(workdir: Path) -> Any:
     from hybrid_rag.indices.milvus_client import connect
     from hybrid_rag.settings import MilvusSettings
@@ -140,6 +171,8 @@ FACTORIES: list[KeywordFactory] = [
     KeywordFactory("bm25s-lucene", "bm25s", "lucene", _local, _local_load),
     KeywordFactory("bm25s-robertson", "bm25s", "robertson", _local, _local_load),
     KeywordFactory("bm25s-bm25+", "bm25s", "bm25+", _local, _local_load),
+    KeywordFactory("bm25s-segments-lucene", "bm25s", "lucene", _deltas, _local_load),
+    KeywordFactory("bm25s-segments-bm25+", "bm25s", "bm25+", _deltas, _local_load),
     KeywordFactory("rank_bm25-robertson", "rank_bm25", "robertson", _local, _local_load),
     KeywordFactory("rank_bm25-bm25+", "rank_bm25", "bm25+", _local, _local_load),
     # Milvus's BM25 function is Lucene's formula; bm25.backend milvus keeps variant lucene

@@ -82,6 +82,29 @@ def _maxp_load(directory: Path, model: str, dimension: int, _: Path) -> Any:
     return WindowedVectorIndex.load(directory, model_name=model, dimension=dimension)
 
 
+def _ann(kind: str, windowed: bool = False) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """HNSW / IVF (``indices/ann.py``), every filter through Faiss (``exact_filter_max`` 0)."""
+    from hybrid_rag.indices.ann import AnnBackend, AnnParams
+
+    backend = AnnBackend(AnnParams(kind=kind, exact_filter_max=0))
+
+    def make(dimension: int, model: str, _: Path) -> Any:
+        from hybrid_rag.indices.multivector import WindowedVectorIndex
+
+        if windowed:
+            return WindowedVectorIndex.create(dimension, model, backend)
+        return backend(dimension, model)
+
+    def load(directory: Path, model: str, dimension: int, _: Path) -> Any:
+        from hybrid_rag.indices.multivector import WindowedVectorIndex
+
+        if windowed:
+            return WindowedVectorIndex.load(directory, model_name=model, dimension=dimension, backend=backend)
+        return backend.load(directory, model_name=model, dimension=dimension)
+
+    return make, load
+
+
 def _chroma(dimension: int, model: str, _: Path) -> Any:
     from hybrid_rag.indices.chroma import ChromaVectorIndex
 
@@ -129,6 +152,9 @@ def _milvus_load(directory: Path, model: str, dimension: int, workdir: Path) -> 
 FACTORIES: list[VectorFactory] = [
     VectorFactory("faiss-flat", _faiss, _faiss_load),
     VectorFactory("maxp-faiss", _maxp, _maxp_load, windowed=True),
+    VectorFactory("faiss-hnsw", *_ann("hnsw")),
+    VectorFactory("faiss-ivf", *_ann("ivf")),
+    VectorFactory("maxp-faiss-hnsw", *_ann("hnsw", windowed=True), windowed=True),
     VectorFactory("chroma", _chroma, _chroma_load),
     VectorFactory("milvus-maxp", _milvus("maxp"), _milvus_load, windowed=True, marks=(NO_MILVUS,)),
     VectorFactory("milvus-pooled", _milvus("pooled"), _milvus_load, marks=(NO_MILVUS,)),
