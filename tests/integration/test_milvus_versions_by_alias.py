@@ -121,18 +121,21 @@ DRIVER = textwrap.dedent(
     """\
     import os, signal, sys
     from hybrid_rag.engine import Engine
-    from hybrid_rag.indices import milvus_bm25
+    from hybrid_rag.indices import milvus
     from hybrid_rag.settings import Settings
 
-    add = milvus_bm25.MilvusKeywordIndex.add
+    add = milvus.MilvusVectorIndex.add
 
     def add_then_die(self, *args, **kwargs):
         add(self, *args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)  # the new collections exist and hold rows
+        os.kill(os.getpid(), signal.SIGKILL)  # dense rows written, the BM25 ones not yet
 
-    milvus_bm25.MilvusKeywordIndex.add = add_then_die
+    milvus.MilvusVectorIndex.add = add_then_die
     settings = Settings().with_overrides({"paths.data_dir": sys.argv[1], "embedding.model": "fake", **MILVUS})
-    Engine(settings).rebuild()
+    if len(sys.argv) > 2:
+        Engine(settings).ingest([sys.argv[2]])  # an update in place of the live version
+    else:
+        Engine(settings).rebuild()
     """
 ).replace("**MILVUS", repr(MILVUS)[1:-1])
 
@@ -159,6 +162,39 @@ def test_a_build_killed_half_way_leaves_the_old_alias_live(milvus_settings: Sett
         assert [c.chunk.id for c in engine.query("circle area").chunks] == before
         assert engine.rebuild().version == 3
         assert "hybrid_rag_v000002" not in _collections(engine)  # dropped: its process is gone
+    finally:
+        engine.close()
+        forget_clients()
+
+
+def test_an_update_killed_half_way_is_finished_by_the_next_ingest(
+    milvus_settings: Settings, corpus: Path
+) -> None:
+    engine = Engine(milvus_settings)
+    engine.ingest([corpus])
+    engine.close()
+    forget_clients()
+    (corpus / "docs" / "roses.md").write_text("# Roses\n\nRoses need pruning in early spring.\n")
+    (corpus / "src" / "geometry.py").unlink()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(milvus_settings.data_dir), str(corpus)],
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    engine = Engine(milvus_settings)
+    try:
+        builder = engine.ingestor.builder
+        assert builder.versions.current() == 1 and builder.is_stale()  # the store went ahead
+        assert engine.query("circle area").chunks  # the live version still answers
+        report = engine.ingest([corpus]).build
+        assert report is not None and (report.version, report.incremental) == (1, True)
+        live, stored = engine.indices.get(), set(engine.store.all_chunk_ids().tolist())
+        assert set(live.dense.ids().tolist()) == set(live.bm25.ids().tolist()) == stored
+        assert not builder.is_stale()
+        assert engine.query("roses pruning", top_k=1, mode="bm25").chunks[0].chunk.path.endswith("roses.md")
     finally:
         engine.close()
         forget_clients()
