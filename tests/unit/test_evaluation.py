@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from judged_datasets import judged_dataset
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.evaluation.metrics import (
@@ -19,9 +20,6 @@ from hybrid_rag.evaluation.metrics import (
     load_beir,
     ranked,
 )
-
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-
 
 # -- metrics ---------------------------------------------------------------------------------
 
@@ -205,7 +203,7 @@ def test_load_beir_names_line_of_bad_qrels(tmp_path: Path, bad: str) -> None:
 
 @pytest.mark.slow
 def test_load_real_cranfield() -> None:
-    data = load_beir(DATASETS / "cranfield")
+    data = load_beir(judged_dataset("cranfield"))
     assert len(data.corpus) == 1400
     assert len(data.queries) == 225
     assert sum(len(docs) for docs in data.qrels.values()) == 1837

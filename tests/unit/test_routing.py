@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from judged_datasets import judged_dataset
 
 from hybrid_rag.retrieval.filters import Compare
 from hybrid_rag.retrieval.routing import (
@@ -17,8 +17,6 @@ from hybrid_rag.retrieval.routing import (
 )
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType
-
-DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
 CODE = [
     "getFileName",
@@ -87,9 +85,7 @@ def test_code_route_filter():
 
 
 def _load(name: str) -> list[str]:
-    path = DATASETS / name / "queries.jsonl"
-    if not path.exists():
-        pytest.skip(f"dataset not found: {path}")
+    path = judged_dataset(name) / "queries.jsonl"
     return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
