@@ -86,10 +86,10 @@ class Service:
             raise ApiError(401, "wrong API key", field="Authorization", kind="unauthorized")
 
     def warm_up(self) -> None:
-        """Load the model and the live index once, before the first request pays for them."""
+        """One query before the first request: loads the model, the live index and the tokenizer."""
         self.engine.embedder.embed_queries(["warm up"])
         with contextlib.suppress(NoIndexError):
-            self.engine.indices.get()
+            self.engine.query("warm up", top_k=1)
 
     def ingest_job(
         self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
