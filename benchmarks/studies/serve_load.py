@@ -162,6 +162,7 @@ def start_server(data_dir: Path, roots: Path, workers: int) -> tuple[subprocess.
         "HYBRID_RAG_SERVER__INGEST_ROOTS": f"[{roots}]",
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH"))))  # this tree's code
     cmd = [
         sys.executable,
         "-m",
