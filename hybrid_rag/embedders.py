@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -64,6 +65,43 @@ def prefixes_for(model_name: str) -> tuple[str, str]:
     if _E5.search(name) and "instruct" not in name:
         return "query: ", "passage: "
     return "", ""
+
+
+def auto_threads(cores: int, busy_elsewhere: float) -> int:
+    """Torch threads for ``embedding.threads: auto``: the cores that other processes leave free
+    (rounded), at least 1. Intra-op threads that must wait for a core stall each other: on 2 shared
+    cores one thread embeds several times faster than two (benchmarks/RESULTS.md sections 8, 19).
+
+    >>> auto_threads(2, 0.1), auto_threads(2, 1.0), auto_threads(2, 6.5), auto_threads(8, 2.2)
+    (2, 1, 1, 6)
+    """
+    return max(1, min(cores, int(cores - busy_elsewhere + 0.5)))
+
+
+class CpuSample:
+    """A reading of every CPU's busy time and this process's own, to tell how many cores other
+    processes kept busy in between (Linux ``/proc/stat``; ``None`` from ``take`` elsewhere)."""
+
+    def __init__(self, busy: int, total: int, own_seconds: float, wall: float) -> None:
+        self.busy, self.total, self.own_seconds, self.wall = busy, total, own_seconds, wall
+
+    @classmethod
+    def take(cls) -> CpuSample | None:
+        try:
+            with open("/proc/stat", encoding="ascii") as stat:
+                ticks = [int(v) for v in stat.readline().split()[1:9]]  # user .. steal
+        except (OSError, ValueError):
+            return None
+        own = os.times()
+        return cls(sum(ticks) - ticks[3] - ticks[4], sum(ticks), own.user + own.system, time.monotonic())
+
+    def busy_elsewhere(self, later: CpuSample, cores: int) -> float:
+        """Cores kept busy by other processes between this sample and ``later``."""
+        total, wall = later.total - self.total, later.wall - self.wall
+        if total <= 0 or wall <= 0:
+            return 0.0
+        everyone = (later.busy - self.busy) / total * cores
+        return max(0.0, everyone - (later.own_seconds - self.own_seconds) / wall)
 
 
 # -- the fake embedder -----------------------------------------------------------------------
@@ -201,6 +239,7 @@ class SentenceTransformerEmbedder:
         self._model_name = self.model_id + suffix
         self._model: Any = None
         self._lock = threading.Lock()
+        self.threads: int | None = None  # what "auto" chose when the model loaded
 
     @property
     def model_name(self) -> str:
@@ -313,9 +352,10 @@ class SentenceTransformerEmbedder:
 
     def _load(self) -> Any:
         source = self._resolve()
+        before = CpuSample.take()  # "auto" threads: how busy the other processes keep the cores
         from sentence_transformers import SentenceTransformer
 
-        if self.settings.threads is not None:
+        if isinstance(self.settings.threads, int):
             # Process-wide. On an idle 2-core machine torch's default (2) embeds 60 sentences in
             # 281 ms against 392 ms with 1; with other jobs on the cores, 1 thread was 3x faster
             # (benchmarks/RESULTS.md section 8).
@@ -332,12 +372,28 @@ class SentenceTransformerEmbedder:
             raise ModelError(f"cannot load embedding model from {source}: {_first_line(exc)}") from exc
         except Exception as exc:
             raise ModelError(f"cannot load embedding model {self.model_id!r}: {_first_line(exc)}") from exc
+        if self.settings.threads == "auto":  # measured across the load, so nothing is waited for
+            self.threads = _set_threads_auto(before)
         if self.settings.long_text == "windows" and not getattr(model.tokenizer, "is_fast", False):
             raise ModelError(
                 f"embedding model {self.model_id!r} has no fast tokenizer, which long_text: windows needs; "
                 "set embedding.long_text to truncate"
             )
         return model
+
+
+def _set_threads_auto(before: CpuSample | None) -> int | None:
+    """Set torch's threads to ``auto_threads`` from the cores others kept busy since ``before``
+    (left as they are when that cannot be told); the count set, or None."""
+    after = CpuSample.take()
+    cores = os.cpu_count() or 1
+    if before is None or after is None:
+        return None
+    import torch
+
+    threads = auto_threads(cores, before.busy_elsewhere(after, cores))
+    torch.set_num_threads(threads)
+    return threads
 
 
 def _first_line(exc: BaseException) -> str:

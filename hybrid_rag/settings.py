@@ -228,7 +228,9 @@ class EmbeddingSettings(_Section):
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: Int = Field(32, gt=0)
     device: str = "cpu"
-    threads: Int | None = Field(None, gt=0)  # torch CPU threads for this process (None: torch's default)
+    # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
+    # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
+    threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
     window_overlap_tokens: Int = Field(32, ge=0)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none

@@ -22,14 +22,14 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
-from hybrid_rag.ingest.dedupe import DuplicateIndex, NearDuplicateFilter
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
+from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
 from hybrid_rag.store import FileChunks, MetadataStore
-from hybrid_rag.types import ChunkSpan, LoadedFile, SkippedFile
+from hybrid_rag.types import LoadedFile, SkippedFile
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "files", "chunks", "index"
 Stop = Callable[[], bool]  # asked between files and batches: True ends the ingest there
@@ -60,16 +60,6 @@ class IngestPlan:
     @property
     def has_changes(self) -> bool:
         return bool(self.added or self.changed or self.deleted)
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    """A chunk that was not stored because it nearly duplicates a kept one."""
-
-    path: str
-    start_line: int
-    end_line: int
-    duplicate_of: str  # sha256 of the kept chunk
 
 
 @dataclass(frozen=True)
@@ -282,14 +272,14 @@ class Ingestor:
         for stage in ("chunk", "dedupe", "embed", "store"):
             seconds.setdefault(stage, 0.0)
         t = time.perf_counter()
-        dedupe = self._existing_chunks(replaced={f.path for f in to_write} | set(plan.deleted))
+        replaced = {f.path for f in to_write} | set(plan.deleted)
+        dedupe = StreamDeduper(self.store, self.settings.dedupe, replaced=replaced)
         seconds["dedupe"] += time.perf_counter() - t
-        signatures: dict[str, Any] = {}  # of kept new chunks, cached with each commit
         total_bytes = sum(f.size for f in to_write) or 1
         seen = {"bytes": 0, "chunks": 0}
 
         def committed(counts: WriteCounts) -> None:
-            self._put_signatures(signatures)
+            dedupe.flush()
             if progress:  # the total: chunks so far, and the rest estimated from the bytes left
                 rate = seen["chunks"] / max(seen["bytes"], 1)
                 estimate = seen["chunks"] + round((total_bytes - seen["bytes"]) * rate)
@@ -317,7 +307,7 @@ class Ingestor:
             seen["bytes"] += planned.size
             if f is not None:
                 t = time.perf_counter()
-                kept, dropped = self._dedupe(dedupe, f.path, spans, signatures)
+                kept, dropped = dedupe.filter(f.path, spans)
                 seconds["dedupe"] += time.perf_counter() - t
                 duplicates.extend(dropped)
                 seen["chunks"] += len(kept)
@@ -328,61 +318,8 @@ class Ingestor:
             writer.stop()
             return writer.counts, duplicates, True
         writer.finish(plan.deleted)
-        self._put_signatures(signatures)
+        dedupe.flush()
         return writer.counts, duplicates, False
-
-    def _existing_chunks(self, *, replaced: set[str]) -> DuplicateIndex | None:
-        """The near-duplicate index over the stored chunks this ingest leaves alone (signatures
-        from the store's cache; those missing are computed and cached), a store batch at a time."""
-        cfg = self.settings.dedupe
-        if not cfg.enabled:
-            return None
-        index = DuplicateIndex(NearDuplicateFilter(cfg))
-        batch: list[tuple[str, str]] = []
-        for chunk in self.store.iter_chunks():
-            if chunk.path not in replaced:
-                batch.append((chunk.sha256, chunk.text))
-            if len(batch) >= 2000:
-                self._add_existing(index, batch)
-                batch = []
-        self._add_existing(index, batch)
-        return index
-
-    def _add_existing(self, index: DuplicateIndex, batch: Sequence[tuple[str, str]]) -> None:
-        cfg, finder = self.settings.dedupe, index.finder
-        cached = self.store.cached_signatures(cfg.num_perm, (sha for sha, _ in batch))
-        missing = {sha: finder.signature(text) for sha, text in batch if sha not in cached}
-        self._put_signatures(missing)
-        for sha, _ in batch:
-            values = cached.get(sha)
-            if sha in missing:
-                index.add_existing(sha, missing[sha])
-            else:
-                index.add_existing(sha, None if values is None else finder.from_hashvalues(values))
-
-    def _dedupe(
-        self, index: DuplicateIndex | None, path: str, spans: Sequence[ChunkSpan], signatures: dict[str, Any]
-    ) -> tuple[list[ChunkSpan], list[Duplicate]]:
-        """A file's chunks that repeat no kept chunk (kept from now on), and those that do."""
-        if index is None:
-            return list(spans), []
-        kept, dropped = [], []
-        for sp in spans:
-            signature = index.finder.signature(sp.text)
-            match = index.check(sp.sha256, signature)
-            if match is None:
-                kept.append(sp)
-                signatures[sp.sha256] = signature
-            else:
-                dropped.append(Duplicate(path, sp.start_line, sp.end_line, match))
-        return kept, dropped
-
-    def _put_signatures(self, signatures: dict[str, Any]) -> None:
-        """Cache MinHash signatures by chunk sha256 (and forget them here)."""
-        if signatures:
-            values = {sha: None if m is None else m.hashvalues for sha, m in signatures.items()}
-            self.store.put_signatures(self.settings.dedupe.num_perm, values)
-            signatures.clear()
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
         prefixes = tuple(r.rstrip("/") + "/" for r in roots)
