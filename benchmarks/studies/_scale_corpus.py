@@ -111,16 +111,19 @@ def read_build(work: Path, chunks: int) -> dict[str, Any] | None:
     return record if record.get("corpus_format") == CORPUS_FORMAT else None
 
 
-def build_store(work: Path, chunks: int, batch_documents: int = 0) -> dict[str, Any]:
-    """Ingest about ``chunks`` chunks into ``work/<chunks>`` with the engine; returns the record."""
+def build_store(work: Path, chunks: int, batch_documents: int = 0, resume: bool = False) -> dict[str, Any]:
+    """Ingest about ``chunks`` chunks into ``work/<chunks>`` with the engine; returns the record.
+    ``resume``: continue an ingest that was cut off (the streaming ingest keeps committed batches)."""
     import shutil
 
     from hybrid_rag.engine import Engine
     from hybrid_rag.ingest.loaders import load_text
 
     directory = store_dir(work, chunks)
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
+    resumed = directory.exists() and resume
+    if not resumed:
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
     corpus = Corpus()
     n_docs = documents_for(chunks)
     engine = Engine(settings_for(directory))
@@ -142,6 +145,7 @@ def build_store(work: Path, chunks: int, batch_documents: int = 0) -> dict[str, 
         engine.close()
     record = {
         "corpus_format": CORPUS_FORMAT,
+        "resumed": resumed,
         "chunks_target": chunks,
         "chunks": count,
         "documents": n_docs,
@@ -156,7 +160,8 @@ def build_store(work: Path, chunks: int, batch_documents: int = 0) -> dict[str, 
 
 
 if __name__ == "__main__":
-    for size in [int(a) for a in sys.argv[1:]]:
+    resume = "--resume" in sys.argv
+    for size in [int(a) for a in sys.argv[1:] if a != "--resume"]:
         if read_build(WORK, size) is None:
             log(f"building a store of {size} chunks in {store_dir(WORK, size)}")
-            log(json.dumps(build_store(WORK, size)))
+            log(json.dumps(build_store(WORK, size, resume=resume)))

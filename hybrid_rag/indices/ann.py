@@ -10,7 +10,8 @@ Conventions, beyond those of ``indices/dense.py``:
 * ``hnsw``: ``efSearch`` is ``index.hnsw_ef_search`` (at least the k asked for). A removal is a
   tombstone (searches exclude it through an ``IDSelectorNot``); the graph is rebuilt from the exact
   index when tombstones pass ``REBUILD_DEAD_SHARE`` of it.
-* ``ivf``: trained on the first vectors added (``index.ivf_nlist`` lists, 0: 4·√n, at most n/39),
+* ``ivf``: trained on the first vectors added (``index.ivf_nlist`` lists, 0: 4·√n, at most n/39;
+  k-means on a seeded sample of 64 points a list, 10 iterations),
   ``index.ivf_nprobe`` lists probed; removals are in place. Lists are not retrained as the index
   grows: ``hybrid-rag rebuild`` does that.
 * **Filters.** A filter (``allowed_ids``) that leaves at most ``index.ann_exact_filter_max``
@@ -44,6 +45,8 @@ ANN_FILE = "ann.faiss"
 ANN_MANIFEST = "ann.json"
 DEAD_FILE = "ann-dead.npy"
 REBUILD_DEAD_SHARE = 0.2
+TRAIN_POINTS_PER_LIST = 64  # k-means sample: 64 points a list (Faiss's floor is 39), seeded
+TRAIN_ITERATIONS = 10  # k-means iterations (Faiss's default 25 costs minutes at a million vectors)
 KINDS = ("hnsw", "ivf")
 
 
@@ -136,9 +139,10 @@ class AnnVectorIndex:
         lists = ivf_lists(len(sample), self.params.ivf_nlist)
         quantizer = faiss.IndexFlatIP(d)
         ivf = faiss.IndexIVFFlat(quantizer, d, lists, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.niter = TRAIN_ITERATIONS
         train = sample
-        if len(sample) > 256 * lists:
-            pick = np.random.default_rng(0).choice(len(sample), 256 * lists, replace=False)
+        if len(sample) > TRAIN_POINTS_PER_LIST * lists:
+            pick = np.random.default_rng(0).choice(len(sample), TRAIN_POINTS_PER_LIST * lists, replace=False)
             train = sample[np.sort(pick)]
         ivf.train(train)
         self.built_params = {**self.params.build_params(), "ivf_nlist": lists}
