@@ -1,8 +1,8 @@
 """What is not one study's: the plots and the comparison of two suite runs.
 
 Every study renders its own tables into RESULTS.md (``harness.py report``); this script draws the
-PNG plots from the committed JSON (latency against corpus size per stage from the scale study, one
-quality chart a dataset from the suite) and compares two runs of the suite query by query.
+PNG plots from the committed JSON (one quality chart a dataset from the suite; the scale study draws
+its own latency plot) and compares two runs of the suite query by query.
 
     .venv/bin/python benchmarks/report.py --plots                              # benchmarks/plots/*.png
     .venv/bin/python benchmarks/report.py --compare A.json B.json              # paired t-test, per config
@@ -29,59 +29,6 @@ PLOTS = ROOT / "benchmarks" / "plots"
 
 
 # -- plots -----------------------------------------------------------------------------------------
-
-SCALE_SERIES = (
-    ("embed_query", "embed query (model)"),
-    ("bm25_search", "BM25 search"),
-    ("dense_maxp_search", "dense MaxP search (default)"),
-    ("dense_pooled_search", "dense pooled search"),
-    ("faiss_flat_maxp_raw", "raw Faiss flat scan, MaxP"),
-    ("pipeline.fetch", "fetch (SQLite)"),
-    ("pipeline_e2e", "pipeline end to end"),
-)
-
-
-def plot_scale(scale: Mapping[str, Any], directory: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = [s for s in scale["sizes"] if "error" not in s]
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    for key, label in SCALE_SERIES:
-        points = [(s["chunks"], s["latency_ms"][key]) for s in sizes if key in s["latency_ms"]]
-        if not points:
-            continue
-        x = [n for n, _ in points]
-        p50 = [v["p50"] for _, v in points]
-        p95 = [v["p95"] for _, v in points]
-        (line,) = ax.plot(x, p50, marker="o", label=f"{label} (p50; band to p95)")
-        ax.fill_between(x, p50, p95, color=line.get_color(), alpha=0.12)
-    estimated = scale.get("extrapolated", {}).get("pipeline_p50_ms", {})
-    if estimated:
-        ax.plot(
-            [int(k) for k in estimated],
-            list(estimated.values()),
-            "k*",
-            markersize=11,
-            label="end to end, estimated",
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("chunks in the index")
-    ax.set_ylabel("ms per query")
-    ax.set_title(
-        f"Latency per stage against corpus size ({cores(scale)} cores, load {load_average(scale):.1f})"
-    )
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
-    path = directory / "latency_vs_size.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
 
 def plot_quality(suite: Mapping[str, Any], directory: Path) -> list[Path]:
     import matplotlib
@@ -167,21 +114,10 @@ def read(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def load_average(result: Mapping[str, Any]) -> float:
-    """The load average at the start of a run, from the harness's environment or an older file."""
-    env = result.get("environment") or {}
-    before = env.get("load_average_before") or (result.get("machine") or {}).get("load_average") or [0]
-    return float(before[0])
-
-
-def cores(result: Mapping[str, Any]) -> Any:
-    return (result.get("environment") or result.get("machine") or {}).get("cores")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--plots", action="store_true", help="draw benchmarks/plots/*.png from the results")
-    p.add_argument("--results", default=str(RESULTS), help="folder of suite/scale JSON (%(default)s)")
+    p.add_argument("--results", default=str(RESULTS), help="folder of the suite JSON (%(default)s)")
     p.add_argument("--out", default=str(PLOTS), help="folder for the PNG plots (%(default)s)")
     p.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"), help="paired test of two suite runs")
     p.add_argument("--test", choices=["student", "fisher"], default="student")
@@ -195,13 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     directory = Path(args.out)
     directory.mkdir(parents=True, exist_ok=True)
     drawn: list[Path] = []
-    scale, suite = read(Path(args.results) / "scale.json"), read(Path(args.results) / "suite.json")
-    if scale is not None:
-        drawn.append(plot_scale(scale, directory))
+    suite = read(Path(args.results) / "suite.json")  # latency_vs_size.png: the scale study draws it
     if suite is not None:
         drawn += plot_quality(expand(suite), directory)
     if not drawn:
-        print(f"report.py: no suite.json or scale.json in {args.results}", file=sys.stderr)
+        print(f"report.py: no suite.json in {args.results}", file=sys.stderr)
         return 2
     print("drew " + ", ".join(str(d) for d in drawn))
     return 0

@@ -21,26 +21,14 @@ def _pp(d: dict[str, float] | None) -> str:
     return "–" if not d else f"{d['p50']:,.1f} / {d['p95']:,.1f}"
 
 
-def _env(result: dict[str, Any]) -> str:
-    env = result.get("environment", {})
-    load = env.get("load_average_start") or env.get("load_average", {}).get("start")
-    end = env.get("load_average_end") or env.get("load_average", {}).get("end")
-    bits = [f"{env.get('cores', '?')} cores"]
-    if load:
-        bits.append(f"load average {'/'.join(f'{x:.1f}' for x in load)} at start")
-    if end:
-        bits.append(f"{'/'.join(f'{x:.1f}' for x in end)} at end")
-    if env.get("commit"):
-        bits.append(f"commit {str(env['commit'])[:10]}{' (dirty tree)' if env.get('dirty') else ''}")
-    if env.get("date"):
-        bits.append(str(env["date"]))
-    return ", ".join(bits)
-
-
 def render(result: dict[str, Any]) -> str:
     p = result["protocol"]
+    from harness import environment_line
+
     lines = [
-        f"Machine: {_env(result)}. Corpus `{p['corpus']}`: synthetic Zipfian text, chunks of about "
+        environment_line(result),
+        "",
+        f"Corpus `{p['corpus']}`: synthetic Zipfian text, chunks of about "
         f"{p['chunk_words']} words (about 60 cl100k tokens, one MaxP window each), fake-embedder vectors "
         f"(256 dimensions), stores built by the engine's own ingest. {p['queries']} timed queries a row "
         f"after {p['warmup']} warm-up; `Engine.query` top 10 with the default features; searches on one "

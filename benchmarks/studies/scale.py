@@ -31,9 +31,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _scale_corpus as corpus_mod
+from _scale_legacy import (  # noqa: F401  (the 500-800-token corpus the backends study reuses)
+    DIM,
+    Corpus,
+    default_windows,
+    log,
+    set_torch_threads,
+    tree_bytes,
+    unit_rows,
+)
 from _scale_render import plot, render  # noqa: F401  (render: the harness's entry point)
-
-from hybrid_rag.evaluation.experiment import percentiles
 
 SIZES = (10_000, 100_000, 1_000_000)
 UPDATE_SIZES = (1_000, 10_000, 20_000, 100_000, 1_000_000)
@@ -55,10 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--quality-from", help="JSON list of quality results measured apart (`scale.py quality OUT ARGS`)"
     )
     p.add_argument("--work", default=str(corpus_mod.WORK))
-
-
-def log(message: str) -> None:
-    corpus_mod.log(message)
+    p.add_argument("--wait-for-build", action="store_true", help="wait for a store being built apart")
 
 
 def child(what: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
@@ -97,6 +101,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     for n in sorted(set(args.sizes) | set(args.update_sizes)):
         record = corpus_mod.read_build(work, n)
+        while record is None and args.wait_for_build and corpus_mod.store_dir(work, n).exists():
+            log(f"waiting for the store of {n} chunks another process is building")
+            time.sleep(60)
+            record = corpus_mod.read_build(work, n)
         if record is None:
             log(f"building a store of {n} chunks")
             record = child("build", args, size=n)
@@ -138,6 +146,7 @@ def _timed_rebuild(engine: Any) -> dict[str, Any]:
 
 
 def _ms(values: list[float]) -> dict[str, float]:
+    from hybrid_rag.evaluation.experiment import percentiles
 
     return {k: round(v, 3) for k, v in percentiles(values).items()}  # seconds in, ms out
 
