@@ -47,7 +47,7 @@ LOCAL_DEFAULT = "faiss flat"
 def ann_kinds() -> list[str]:
     """The Faiss ANN kinds of ``index.dense_kind`` (issue 13), if this tree has the setting."""
     field = IndexSettings.model_fields.get("dense_kind")
-    return [] if field is None else [k for k in get_args(field.annotation) if k != field.default]
+    return [] if field is None else [k for k in get_args(field.annotation) if k not in ("auto", "flat")]
 
 
 def backends() -> dict[str, dict[str, Any]]:
@@ -240,7 +240,8 @@ def speed_at(data: Synthetic, folder: Path, milvus_uri: str | None = None) -> di
     local["dense chroma hnsw"] = {"dense_backend": "chroma"}
     for name, overrides in local.items():
         log(f"speed {data.n}: {name}")
-        index = new_dense(IndexSettings(**overrides), _Dims())  # type: ignore[arg-type]
+        kind = overrides.get("dense_kind", "flat")
+        index = new_dense(IndexSettings(**overrides), _Dims(), kind)  # type: ignore[arg-type,call-arg]
         row[name] = dense_row(data, index, folder / name.replace(" ", "-"), truth)
         del index
     settings = MilvusSettings(uri=milvus_uri) if milvus_uri else MilvusSettings()
