@@ -9,8 +9,9 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,7 +30,18 @@ from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.types import Chunk, ConfigEnum, Hit, QueryResult, ScoredChunk, SourceType, Tracer
+from hybrid_rag.types import (
+    Chunk,
+    ConfigEnum,
+    Hit,
+    ParentContext,
+    QueryResult,
+    ScoredChunk,
+    SourceType,
+    Tracer,
+)
+
+T = TypeVar("T")
 
 
 class RetrievalMode(ConfigEnum):
@@ -127,53 +139,31 @@ class HybridRetriever:
         flags = resolve_flags(self.features, features)
         run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
         top_k = self.retrieval.top_k if top_k is None else top_k
-        tracer = Tracer()
-        live = self.indices.get()
+        tracer, live = Tracer(), self.indices.get()
         if top_k <= 0:
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        with tracer.stage("filter"):
-            allowed = self.allowed_ids(text, filters, flags, tracer)
+        allowed = timed(tracer, "filter", self.allowed_ids, text, filters, flags, tracer)
         if allowed is not None and allowed.size == 0:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)  # embed_query, dense, bm25
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
-            with tracer.stage("expansion"):
-                candidates = self.expand(text, candidates, live, allowed, flags, rows, tracer)
-        with tracer.stage("fetch"):
-            rows.update(self.store.chunks([i for i in candidates.ids if i not in rows]))
-        runs = candidates.runs
-        r = self.retrieval
-        if r.exact_scores and r.fusion != FusionMode.RRF.value and len(runs) > 1:
-            with tracer.stage("exact_scores"):
-                runs = complete_runs(runs, self.scorers(candidates, live))
-        with tracer.stage("fuse"):
-            fused = self.fuse(candidates, runs, rows)
+            candidates = timed(
+                tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
+            )
+        timed(tracer, "fetch", self.fetch, candidates, rows)
+        runs = self.exact_scores(candidates, live, tracer)
+        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.rerank:
-            with tracer.stage("rerank"):
-                scored = self.rerank(text, scored, tracer)
-        floors = (self.retrieval.min_score_code, self.retrieval.min_score_text)
-        if flags.thresholds and floors != (None, None):
-            with tracer.stage("thresholds"):
-                kept = apply_min_scores(scored, *floors, on=self.retrieval.threshold_on)
-            if len(kept) < len(scored):
-                tracer.note(
-                    f"thresholds dropped {len(scored) - len(kept)} of {len(scored)} result(s) whose "
-                    f"{self.retrieval.threshold_on} score is below retrieval.min_score_code / "
-                    f"min_score_text {floors}"
-                )
-            scored = kept
+            scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
+        if flags.thresholds:
+            scored = self.thresholds(scored, tracer)
         if flags.mmr:
-            with tracer.stage("mmr"):
-                scored = self.diversify(scored, candidates, live, reranked=flags.rerank)
+            scored = timed(tracer, "mmr", self.diversify, scored, candidates, live, reranked=flags.rerank)
         final = tuple(scored[:top_k])
-        parents = {}
-        if flags.parent_context:
-            with tracer.stage("parent_context"):
-                r = self.retrieval
-                parents = attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
+        parents = timed(tracer, "parent_context", self.parents, final) if flags.parent_context else {}
         return QueryResult(text, run_mode.value, final, tracer.freeze(), live.version, parents)
 
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
@@ -293,6 +283,20 @@ class HybridRetriever:
             out[name] = lambda ids, index=index, probe=probe: index.score(probe, ids)
         return out
 
+    def fetch(self, candidates: Candidates, rows: dict[int, Chunk]) -> None:
+        """Read the candidates' chunks into ``rows`` (those the expansion read are there already)."""
+        rows.update(self.store.chunks([i for i in candidates.ids if i not in rows]))
+
+    def exact_scores(
+        self, candidates: Candidates, live: LiveIndex, tracer: Tracer
+    ) -> Mapping[str, list[Hit]]:
+        """Every candidate scored in every list (``retrieval.exact_scores``), timed as
+        ``exact_scores``; RRF reads only ranks, and one list has nothing to complete."""
+        r, runs = self.retrieval, candidates.runs
+        if not r.exact_scores or r.fusion == FusionMode.RRF.value or len(runs) < 2:
+            return runs
+        return timed(tracer, "exact_scores", lambda: complete_runs(runs, self.scorers(candidates, live)))
+
     def fuse(
         self, candidates: Candidates, runs: Mapping[str, list[Hit]], rows: Mapping[int, Chunk]
     ) -> list[Fused]:
@@ -358,6 +362,20 @@ class HybridRetriever:
             tracer.note(f"rerank skipped: {exc}")
             return scored
 
+    def thresholds(self, scored: list[ScoredChunk], tracer: Tracer) -> list[ScoredChunk]:
+        """Per-source-type floors, timed as ``thresholds`` when any is set; says what it dropped."""
+        r = self.retrieval
+        floors = (r.min_score_code, r.min_score_text)
+        if floors == (None, None):
+            return scored
+        kept = timed(tracer, "thresholds", apply_min_scores, scored, *floors, on=r.threshold_on)
+        if len(kept) < len(scored):
+            tracer.note(
+                f"thresholds dropped {len(scored) - len(kept)} of {len(scored)} result(s) whose "
+                f"{r.threshold_on} score is below retrieval.min_score_code / min_score_text {floors}"
+            )
+        return kept
+
     def diversify(
         self, scored: list[ScoredChunk], candidates: Candidates, live: LiveIndex, *, reranked: bool
     ) -> list[ScoredChunk]:
@@ -373,3 +391,14 @@ class HybridRetriever:
             pool = min(pool, max(head, 1))
         vectors = live.dense.vectors(np.array([c.id for c in scored[:pool]], dtype=np.int64))
         return apply_mmr(scored, vectors, candidates.query_vector, m.mmr_lambda, m.top_n, pool=pool)
+
+    def parents(self, final: Sequence[ScoredChunk]) -> dict[int, ParentContext]:
+        """Each result's neighbouring chunks, or its enclosing definition or section."""
+        r = self.retrieval
+        return attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
+
+
+def timed(tracer: Tracer, stage: str, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``run(*args, **kwargs)`` timed into ``tracer`` as ``stage``: one line a stage in ``query``."""
+    with tracer.stage(stage):
+        return run(*args, **kwargs)
