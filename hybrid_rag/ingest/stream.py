@@ -62,6 +62,8 @@ class BatchWriter:
         self._files: list[FileChunks] = []  # chunked, waiting for their texts to be embedded
         self._todo: dict[str, str] = {}  # sha256 -> text not in the cache, in the order of _files
         self._queued = 0  # chunks of the files in _files
+        self._unchecked: list[FileChunks] = []  # added, not yet looked up in the cache
+        self._unchecked_chunks = 0
 
     @property
     def pending_texts(self) -> int:
@@ -69,15 +71,11 @@ class BatchWriter:
 
     def add(self, fc: FileChunks) -> None:
         """Queue one file; embeds and commits every full batch this completes."""
-        shas = {sp.sha256 for sp in fc.spans}
-        cached = self.store.cached_shas(self.embedder.model_name, shas - self._todo.keys())
-        for sp in fc.spans:
-            if sp.sha256 in cached:
-                self.counts.reused += 1
-            elif sp.sha256 not in self._todo:
-                self._todo[sp.sha256] = sp.text
-        self._files.append(fc)
-        self._queued += len(fc.spans)
+        self._unchecked.append(fc)
+        self._unchecked_chunks += len(fc.spans)
+        if self._unchecked_chunks < self.batch_chunks:
+            return
+        self._check()
         if len(self._todo) >= self.batch_chunks:
             while len(self._todo) >= self.batch_chunks and not self._stop():
                 self._commit(self.batch_chunks)
@@ -86,13 +84,29 @@ class BatchWriter:
 
     def finish(self, delete_paths: Sequence[str] = ()) -> None:
         """Embed and commit everything queued; ``delete_paths`` leave the store in the last commit."""
+        self._check()
         while len(self._todo) > self.batch_chunks:
             self._commit(self.batch_chunks)
         self._commit(len(self._todo), delete_paths)
 
     def stop(self) -> None:
         """Commit the queued files whose vectors are all cached, embed nothing more (an interrupt)."""
+        self._check()
         self._commit(0)
+
+    def _check(self) -> None:
+        """Look the added files' texts up in the cache (one query a batch) and queue them."""
+        shas = {sp.sha256 for fc in self._unchecked for sp in fc.spans} - self._todo.keys()
+        cached = self.store.cached_shas(self.embedder.model_name, shas) if shas else set()
+        for fc in self._unchecked:
+            for sp in fc.spans:
+                if sp.sha256 in cached:
+                    self.counts.reused += 1
+                elif sp.sha256 not in self._todo:
+                    self._todo[sp.sha256] = sp.text
+            self._files.append(fc)
+            self._queued += len(fc.spans)
+        self._unchecked, self._unchecked_chunks = [], 0
 
     def _commit(self, n: int, delete_paths: Sequence[str] = ()) -> None:
         shas = list(self._todo)[:n]
