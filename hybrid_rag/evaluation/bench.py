@@ -4,7 +4,7 @@
   throwaway folder and queried in every mode, in seconds; CI runs it as a smoke test.
 * Synthetic text with realistic token statistics: a Zipfian vocabulary (exponent ~1, as in
   English) whose most frequent ranks are English stop words, so that about half of all tokens
-  are stop words, as in prose. ``benchmarks/scale.py`` uses the same functions at 1k-1M chunks.
+  are stop words, as in prose. The scale study (``benchmarks/studies/scale.py``) uses them too.
 * :func:`machine_info` and :func:`git_info`: what every benchmark result records.
 
 >>> vocab = build_vocabulary(1000)

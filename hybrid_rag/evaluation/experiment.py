@@ -1,7 +1,7 @@
 """Run the engine on a judged BEIR-layout collection: ingest, query every judged query, score.
 
-Shared by ``hybrid-rag eval`` and ``benchmarks/run.py`` so that every figure the project
-reports comes from the same code path that users run.
+Shared by ``hybrid-rag eval`` and the suite study (``benchmarks/studies/suite.py``) so that every
+figure the project reports comes from the same code path that users run.
 """
 
 from __future__ import annotations

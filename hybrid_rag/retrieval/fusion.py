@@ -22,7 +22,7 @@ RRF stays as published: absent adds nothing.
 **Weights by source type** (``retrieval.dense_weight``/``bm25_weight`` and the ``code_`` pair): a
 candidate's parts are weighed by its own chunk's source type. Prose questions meet code in few
 literal words (identifiers, API names), so on code the lexical list is the weaker witness.
-Evidence in ``benchmarks/fusion_study.py`` (RESULTS.md section 2): text 0.65/0.35 and code
+Evidence in ``benchmarks/studies/fusion_study.py`` (RESULTS.md section 2): text 0.65/0.35 and code
 0.85/0.15, with exact scores, are within noise of the best rule on both shared datasets.
 """
 
