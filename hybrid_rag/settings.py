@@ -157,7 +157,7 @@ class IndexSettings(_Section):
     dense_scoring: Literal["maxp", "pooled"] = "maxp"
     # faiss: flat (exact), hnsw or ivf (approximate, indices/ann.py); auto: flat below ann_min_chunks
     dense_kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
-    ann_min_chunks: Int = Field(200_000, ge=0)  # auto: exact search below this many chunks
+    ann_min_chunks: Int = Field(100_000, ge=0)  # auto: exact below (RESULTS.md sections 10, 18)
     hnsw_m: Int = Field(32, ge=4, le=256)  # graph neighbours a vector (build time)
     hnsw_ef_construction: Int = Field(80, gt=0)  # build breadth
     hnsw_ef_search: Int = Field(128, gt=0)  # search breadth; at least the k asked for
@@ -409,6 +409,7 @@ class ServerSettings(_Section):
     max_concurrency: Int = Field(16, gt=0)  # engine calls running at once in a process; more wait
     request_timeout_seconds: Float = Field(60.0, gt=0)  # then 504 (the call finishes in the background)
     shutdown_grace_seconds: Float = Field(30.0, ge=0)  # in-flight requests get this long on SIGTERM
+    keep_alive_seconds: Float = Field(75.0, gt=0)  # idle keep-alive connections (above a proxy's 60 s)
     mcp_ingest_enabled: bool = False  # the MCP tool ingest_path (still only below ingest_roots)
 
 

@@ -7,6 +7,8 @@ from statistics import median
 from typing import Any
 
 PLOT = "latency_vs_size.png"
+RESUMED = " (an ingest stopped and resumed: the seconds are the resumed run's)"
+INGEST_BUILD = " (the ingest's own build, spaCy tokenising every chunk)"
 
 
 def _size(n: int) -> str:
@@ -52,7 +54,8 @@ def render(result: dict[str, Any]) -> str:
             f"{_pp(row['expansion_off']['end_to_end_ms'])} | {_pp(row['dense_search_ms'])} | "
             f"{_pp(row.get('exact_search_ms') or row['dense_search_ms'])} | "
             f"{row.get('recall_at_10', 1.0):.3f} | "
-            f"{_pp(row['bm25_search_ms'])} | {row['build']['total_seconds']:,.1f} s | "
+            f"{_pp(row['bm25_search_ms'])} | {row['build']['total_seconds']:,.1f} s"
+            f"{INGEST_BUILD if row['build'].get('from_ingest') else ''} | "
             f"{_gib(row['peak_rss_bytes'])} |"
         )
     lines += ["", "Stage p50 (ms) with expansion on, from the query trace:", ""]
@@ -156,7 +159,8 @@ def _stores(result: dict[str, Any]) -> list[str]:
             continue
         sec = s["seconds"]
         lines.append(
-            f"| {s['chunks']:,} | {s['documents']:,} | {sec.get('chunk', 0):,.0f} s | "
+            f"| {s['chunks']:,}{RESUMED if s.get('resumed') else ''} | {s['documents']:,} | "
+            f"{sec.get('chunk', 0):,.0f} s | "
             f"{sec.get('embed', 0):,.0f} s | "
             f"{sec.get('store', 0):,.0f} s | {sec.get('index', 0):,.0f} s | {s['wall_seconds']:,.0f} s | "
             f"{_gib(s.get('peak_rss_bytes'))} |"
