@@ -62,6 +62,7 @@ def serve(
         "host": host,
         "port": port,
         "timeout_graceful_shutdown": int(settings.server.shutdown_grace_seconds),
+        "timeout_keep_alive": int(settings.server.keep_alive_seconds),
         "log_level": "info",
         "server_header": False,
     }
