@@ -384,7 +384,12 @@ def render(result: dict[str, Any]) -> str:
             jobs = (
                 f"yes ({row['ingest_jobs']} jobs, {row['ingested_files']} files)" if row["ingest"] else "no"
             )
-            versions = ", ".join(f"v{v}" for v in row["versions_seen"])
+            seen = row["versions_seen"]
+            versions = (
+                ", ".join(f"v{v}" for v in seen)
+                if len(seen) <= 3
+                else f"v{seen[0]} to v{seen[-1]} ({len(seen)})"
+            )
             out.append(
                 f"| {run_['workers']} | {row['clients']} | {jobs} | {row['qps']} | {row['p50_ms']} | "
                 f"{row['p95_ms']} | {row['p99_ms']} | {row['errors']} | {versions} |"
