@@ -91,6 +91,12 @@ class Service:
         with contextlib.suppress(NoIndexError):
             self.engine.query("warm up", top_k=1)
 
+    def load_live(self) -> None:
+        """Load the version a write just made live, on the writer's thread, so that no query waits
+        for it (a version written by another process is loaded by the first query that sees it)."""
+        with contextlib.suppress(NoIndexError):
+            self.engine.indices.get()
+
     def ingest_job(
         self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
     ) -> dict[str, Any]:
@@ -98,6 +104,7 @@ class Service:
             report = self.engine.ingest(
                 paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
             )
+            self.load_live()
             return report.to_dict()
 
         return self.jobs.submit("ingest", work, request=request)
@@ -283,6 +290,7 @@ def _delete(service: Service, path: str) -> Any:
     if path not in {d.path for d in service.engine.documents()}:
         raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
     build = _exclusive(service, service.engine.delete, [path])
+    service.load_live()
     uploads = (service.settings.data_dir / UPLOADS).resolve()
     if Path(path).resolve().is_relative_to(uploads):  # an uploaded file goes with its document
         Path(path).unlink(missing_ok=True)

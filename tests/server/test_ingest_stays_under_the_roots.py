@@ -72,6 +72,8 @@ def test_an_ingest_job_reports_progress_and_its_result(live: LiveServer, corpus:
         assert job["status"] == "done", job
         assert job["result"]["added"] == [os.path.realpath(corpus / "docs" / "roses.md")]
         assert job["progress"]["index"] == {"done": 1, "total": 1}
+        # the job loaded the version it made live: the next query does not wait for the load
+        assert live.app.state.service.engine.indices.loaded_versions() == [job["result"]["index_version"]]
         hits = client.post("/v1/query", json={"query": "prune roses winter bud", "top_k": 1}).json()
         assert hits["results"][0]["path"].endswith("roses.md")
         assert hits["index_version"] == job["result"]["index_version"]
