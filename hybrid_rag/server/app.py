@@ -8,11 +8,8 @@ writer (``jobs.py``). Shapes are the CLI's ``--json`` (``shapes.py``); errors ar
 from __future__ import annotations
 
 import contextlib
-import functools
-import re
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, File, Form, Response, UploadFile
@@ -24,7 +21,6 @@ from hybrid_rag.querylog import QueryLog
 from hybrid_rag.server import errors
 from hybrid_rag.server.auth import ApiKeys
 from hybrid_rag.server.errors import ApiError
-from hybrid_rag.server.jobs import JobRunner
 from hybrid_rag.server.limits import (
     AskBody,
     BodyLimit,
@@ -34,80 +30,11 @@ from hybrid_rag.server.limits import (
     RollbackBody,
     check_query,
 )
-from hybrid_rag.server.metrics import Metrics
-from hybrid_rag.server.roots import confine, resolved_roots
+from hybrid_rag.server.roots import confine
+from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive, save_uploads
+from hybrid_rag.server.service import delete as delete_document
 from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
 from hybrid_rag.settings import Settings
-
-T = TypeVar("T")
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")  # an uploaded file's or a collection's name
-UPLOADS = "uploads"  # in the data dir: uploaded files, one folder per collection
-
-
-class Service:
-    """What the routes share: the engine, the writer, the limits, the metrics."""
-
-    def __init__(self, engine: Engine, keys: ApiKeys | None) -> None:
-        settings = self.settings = engine.settings
-        self.limits = settings.server
-        self.engine = engine
-        self.keys = keys
-        self.jobs = JobRunner(settings.data_dir / "jobs")
-        self.metrics = Metrics()
-        self.roots = resolved_roots(settings.server.ingest_roots)
-        self.limiter = anyio.CapacityLimiter(settings.server.max_concurrency)
-
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn`` in a worker thread, within the request timeout (then 504; the call itself runs on)."""
-        timeout = self.limits.request_timeout_seconds
-        try:
-            with anyio.fail_after(timeout):
-                return await anyio.to_thread.run_sync(
-                    functools.partial(fn, *args, **kwargs), limiter=self.limiter, abandon_on_cancel=True
-                )
-        except TimeoutError:
-            raise ApiError(
-                504,
-                f"the request took longer than server.request_timeout_seconds ({timeout:g} s)",
-                kind="timeout",
-            ) from None
-
-    def authorize(self, credentials: HTTPAuthorizationCredentials | None) -> None:
-        if self.keys is None:
-            return
-        if credentials is None:
-            raise ApiError(
-                401,
-                "missing API key: send the header 'Authorization: Bearer <key>'",
-                field="Authorization",
-                kind="unauthorized",
-            )
-        if not self.keys.check(credentials.credentials):
-            raise ApiError(401, "wrong API key", field="Authorization", kind="unauthorized")
-
-    def warm_up(self) -> None:
-        """One query before the first request: loads the model, the live index and the tokenizer."""
-        self.engine.embedder.embed_queries(["warm up"])
-        with contextlib.suppress(NoIndexError):
-            self.engine.query("warm up", top_k=1)
-
-    def load_live(self) -> None:
-        """Load the version a write just made live, on the writer's thread, so that no query waits
-        for it (a version written by another process is loaded by the first query that sees it)."""
-        with contextlib.suppress(NoIndexError):
-            self.engine.indices.get()
-
-    def ingest_job(
-        self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
-    ) -> dict[str, Any]:
-        def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-            report = self.engine.ingest(
-                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
-            )
-            self.load_live()
-            return report.to_dict()
-
-        return self.jobs.submit("ingest", work, request=request)
 
 
 def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | None = None) -> FastAPI:
@@ -235,7 +162,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
                 field="collection",
             )
         folder = settings.data_dir / UPLOADS / collection
-        saved = await service.call(_save_uploads, files, folder, service.limits.max_upload_bytes)
+        saved = await service.call(save_uploads, files, folder, service.limits.max_upload_bytes)
         request = {"files": [p.name for p in saved], "collection": collection}
         job = service.ingest_job(saved, collection=collection, metadata=None, dry_run=False, request=request)
         response.headers["Location"] = f"/v1/jobs/{job['id']}"
@@ -255,7 +182,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     async def delete(path: str) -> dict[str, Any]:
         """Remove one stored document (its path as GET /v1/documents lists it) and its uploaded file."""
         stored = path if path.startswith("/") else "/" + path
-        build = await service.call(_delete, service, stored)
+        build = await service.call(delete_document, service, stored)
         return {"deleted": stored, "index_version": build.version, "chunks": build.chunks}
 
     @v1.get("/stats")
@@ -273,52 +200,9 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/rollback")
     async def rollback(body: RollbackBody) -> dict[str, Any]:
         """Make an older version on disk live (409 while an ingest job writes)."""
-        await service.call(_exclusive, service, service.engine.rollback, body.version)
+        await service.call(exclusive, service, service.engine.rollback, body.version)
         return {"live_version": body.version}
 
     app.include_router(secured)
     app.include_router(v1)
     return app
-
-
-def _exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
-    with service.jobs.exclusive(wait=False):
-        return fn(*args)
-
-
-def _delete(service: Service, path: str) -> Any:
-    if path not in {d.path for d in service.engine.documents()}:
-        raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
-    build = _exclusive(service, service.engine.delete, [path])
-    service.load_live()
-    uploads = (service.settings.data_dir / UPLOADS).resolve()
-    if Path(path).resolve().is_relative_to(uploads):  # an uploaded file goes with its document
-        Path(path).unlink(missing_ok=True)
-    return build
-
-
-def _save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path]:
-    """Each upload written under ``folder`` by its bare name; ApiError names a bad or oversized file."""
-    names = [Path(f.filename or "").name for f in files]
-    for i, (upload, name) in enumerate(zip(files, names, strict=True)):
-        if not NAME.match(name) or name != (upload.filename or ""):
-            raise ApiError(
-                422, f"files[{i}]: {upload.filename!r} is not a plain file name", field=f"files[{i}]"
-            )
-    if len(set(names)) < len(names):
-        raise ApiError(422, "files: two files have the same name", field="files")
-    total = sum(f.size or 0 for f in files)
-    if total > limit:
-        raise ApiError(
-            413, f"files: {total} bytes together, over server.max_upload_bytes ({limit})", field="files"
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = []
-    for upload, name in zip(files, names, strict=True):
-        target = folder / name
-        tmp = folder / f".{name}.part"
-        upload.file.seek(0)
-        tmp.write_bytes(upload.file.read())
-        tmp.replace(target)
-        saved.append(target.resolve())
-    return saved

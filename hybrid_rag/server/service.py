@@ -1,0 +1,136 @@
+"""What the HTTP routes share: the engine, the writer, the limits, the metrics; and the helpers of
+the write routes (uploads saved, deletes under the writer lock)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import UploadFile
+from fastapi.security import HTTPAuthorizationCredentials
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.errors import NoIndexError
+from hybrid_rag.server.auth import ApiKeys
+from hybrid_rag.server.errors import ApiError
+from hybrid_rag.server.jobs import JobRunner
+from hybrid_rag.server.metrics import Metrics
+from hybrid_rag.server.roots import resolved_roots
+
+T = TypeVar("T")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")  # an uploaded file's or a collection's name
+UPLOADS = "uploads"  # in the data dir: uploaded files, one folder per collection
+
+
+class Service:
+    """What the routes share: the engine, the writer, the limits, the metrics."""
+
+    def __init__(self, engine: Engine, keys: ApiKeys | None) -> None:
+        settings = self.settings = engine.settings
+        self.limits = settings.server
+        self.engine = engine
+        self.keys = keys
+        self.jobs = JobRunner(settings.data_dir / "jobs")
+        self.metrics = Metrics()
+        self.roots = resolved_roots(settings.server.ingest_roots)
+        self.limiter = anyio.CapacityLimiter(settings.server.max_concurrency)
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn`` in a worker thread, within the request timeout (then 504; the call itself runs on)."""
+        timeout = self.limits.request_timeout_seconds
+        try:
+            with anyio.fail_after(timeout):
+                return await anyio.to_thread.run_sync(
+                    functools.partial(fn, *args, **kwargs), limiter=self.limiter, abandon_on_cancel=True
+                )
+        except TimeoutError:
+            raise ApiError(
+                504,
+                f"the request took longer than server.request_timeout_seconds ({timeout:g} s)",
+                kind="timeout",
+            ) from None
+
+    def authorize(self, credentials: HTTPAuthorizationCredentials | None) -> None:
+        if self.keys is None:
+            return
+        if credentials is None:
+            raise ApiError(
+                401,
+                "missing API key: send the header 'Authorization: Bearer <key>'",
+                field="Authorization",
+                kind="unauthorized",
+            )
+        if not self.keys.check(credentials.credentials):
+            raise ApiError(401, "wrong API key", field="Authorization", kind="unauthorized")
+
+    def warm_up(self) -> None:
+        """One query before the first request: loads the model, the live index and the tokenizer."""
+        self.engine.embedder.embed_queries(["warm up"])
+        with contextlib.suppress(NoIndexError):
+            self.engine.query("warm up", top_k=1)
+
+    def load_live(self) -> None:
+        """Load the version a write just made live, on the writer's thread, so that no query waits
+        for it (a version written by another process is loaded by the first query that sees it)."""
+        with contextlib.suppress(NoIndexError):
+            self.engine.indices.get()
+
+    def ingest_job(
+        self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+            report = self.engine.ingest(
+                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+            )
+            self.load_live()
+            return report.to_dict()
+
+        return self.jobs.submit("ingest", work, request=request)
+
+
+def exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
+    with service.jobs.exclusive(wait=False):
+        return fn(*args)
+
+
+def delete(service: Service, path: str) -> Any:
+    if path not in {d.path for d in service.engine.documents()}:
+        raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
+    build = exclusive(service, service.engine.delete, [path])
+    service.load_live()
+    uploads = (service.settings.data_dir / UPLOADS).resolve()
+    if Path(path).resolve().is_relative_to(uploads):  # an uploaded file goes with its document
+        Path(path).unlink(missing_ok=True)
+    return build
+
+
+def save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path]:
+    """Each upload written under ``folder`` by its bare name; ApiError names a bad or oversized file."""
+    names = [Path(f.filename or "").name for f in files]
+    for i, (upload, name) in enumerate(zip(files, names, strict=True)):
+        if not NAME.match(name) or name != (upload.filename or ""):
+            raise ApiError(
+                422, f"files[{i}]: {upload.filename!r} is not a plain file name", field=f"files[{i}]"
+            )
+    if len(set(names)) < len(names):
+        raise ApiError(422, "files: two files have the same name", field="files")
+    total = sum(f.size or 0 for f in files)
+    if total > limit:
+        raise ApiError(
+            413, f"files: {total} bytes together, over server.max_upload_bytes ({limit})", field="files"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for upload, name in zip(files, names, strict=True):
+        target = folder / name
+        tmp = folder / f".{name}.part"
+        upload.file.seek(0)
+        tmp.write_bytes(upload.file.read())
+        tmp.replace(target)
+        saved.append(target.resolve())
+    return saved
