@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -47,7 +48,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-QUESTION = "How does reciprocal rank fusion break ties between chunks?"  # scripts/demo.sh
+# the demo's default question, read from scripts/demo.sh: written here (or in the JSON, or in
+# RESULTS.md) it would be ingested too, and the first run would answer it from these files
+_DEMO_QUESTION = re.compile(r'question=\$\{2:-"([^"]+)"\}')
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
 PARTS = ("first_run", "throughput", "resume", "rss")
 
@@ -100,7 +103,10 @@ def first_run(copy: Path, work: Path) -> dict[str, Any]:
     done, wall = _cli("--data-dir", str(data), "ingest", str(copy), "--json")
     report = json.loads(done.stdout)
     reasons = Counter(s["reason"].split(" (")[0].split(" of ")[0] for s in report["skipped"])
-    context, _ = _cli("--data-dir", str(data), "context", QUESTION, "--json")
+    found = _DEMO_QUESTION.search((copy / "scripts" / "demo.sh").read_text())
+    if found is None:
+        raise RuntimeError("no default question in scripts/demo.sh")
+    context, _ = _cli("--data-dir", str(data), "context", found.group(1), "--json")
     sources = json.loads(context.stdout).get("sources", [])
     first = [os.path.relpath(s["path"], copy) for s in sources[:3]]
     return {
@@ -112,7 +118,6 @@ def first_run(copy: Path, work: Path) -> dict[str, Any]:
         "chunks": report["chunks_written"],
         "embedded": report["embedded"],
         "duplicates": len(report["duplicates"]),
-        "question": QUESTION,
         "first_sources": first,
     }
 
@@ -384,7 +389,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for part in PARTS:
             if part in args.skip and part in earlier:
                 result[part] = {"rows": earlier[part]} if isinstance(earlier[part], list) else earlier[part]
-                result[part]["environment"] = earlier.get("environment", {})
+                result[part].setdefault("environment", earlier.get("environment", {}))
     return result
 
 
@@ -416,7 +421,7 @@ def render(result: dict[str, Any]) -> str:
             f"| {first['files_skipped']} | {first['chunks']} | {first['embedded']} | {first['duplicates']} |",
             "",
             f"Stages: {stages}. Skipped: {skipped}.",
-            f"The demo's question ({first['question']!r}): first sources "
+            "The demo's question (`scripts/demo.sh`), through `hybrid-rag context`: first sources "
             + ", ".join(f"`{p}`" for p in first["first_sources"])
             + ".",
             "",
