@@ -157,7 +157,7 @@ class IndexSettings(_Section):
     dense_scoring: Literal["maxp", "pooled"] = "maxp"
     # faiss: flat (exact), hnsw or ivf (approximate, indices/ann.py); auto: flat below ann_min_chunks
     dense_kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
-    ann_min_chunks: Int = Field(100_000, ge=0)  # auto: exact below (RESULTS.md sections 10, 18)
+    ann_min_chunks: Int = Field(250_000, ge=0)  # auto: exact below (RESULTS.md section 18)
     hnsw_m: Int = Field(32, ge=4, le=256)  # graph neighbours a vector (build time)
     hnsw_ef_construction: Int = Field(80, gt=0)  # build breadth
     hnsw_ef_search: Int = Field(128, gt=0)  # search breadth; at least the k asked for
