@@ -463,7 +463,7 @@ def render(result: dict[str, Any]) -> str:
             "",
         ]
         if _measured(rs):
-            out[-1:] = [_measured(rs).strip(), ""]
+            out += [_measured(rs).strip(), ""]
     rows = result.get("rss")
     note = ""
     if isinstance(rows, dict):  # taken over from an earlier run
