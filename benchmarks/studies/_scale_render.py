@@ -25,11 +25,7 @@ def _pp(d: dict[str, float] | None) -> str:
 
 def render(result: dict[str, Any]) -> str:
     p = result["protocol"]
-    from harness import environment_line
-
-    lines = [
-        environment_line(result),
-        "",
+    lines = [  # the harness adds the machine and load line under the tables
         f"Corpus `{p['corpus']}`: synthetic Zipfian text, chunks of about "
         f"{p['chunk_words']} words (about 60 cl100k tokens, one MaxP window each), fake-embedder vectors "
         f"(256 dimensions), stores built by the engine's own ingest. {p['queries']} timed queries a row "

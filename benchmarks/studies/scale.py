@@ -248,7 +248,8 @@ def measure_updates(n: int, args: argparse.Namespace) -> dict[str, Any]:
     engine = _engine(n, work, "flat")
     out: dict[str, Any] = {"size": n, "chunks": engine.store.chunk_count()}
     try:
-        if engine.indices.versions.current() is None or engine.ingestor.builder.is_stale():
+        stale = engine.indices.versions.current() is None or engine.ingestor.builder.is_stale()
+        if stale or getattr(args, "full_first", False):
             log(f"{n}: full build first")
             out["full_build"] = _timed_rebuild(engine)
         corpus = corpus_mod.Corpus()

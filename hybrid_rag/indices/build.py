@@ -55,23 +55,27 @@ def source_hash(chunk_hashes: dict[int, str]) -> str:
     return digest.hexdigest()
 
 
+def sample_ids(ids: np.ndarray, sample: int = 5) -> np.ndarray:
+    """The chunks a build is checked with: evenly spaced, deterministic."""
+    return ids[np.linspace(0, len(ids) - 1, num=min(sample, len(ids)), dtype=int)] if len(ids) else ids
+
+
 def validate_build(
     dense: FaissVectorIndex | WindowedVectorIndex,
     bm25: BM25IndexManager,
-    chunks: Sequence[Chunk],
-    *,
-    sample: int = 5,
+    ids: np.ndarray,
+    picks: Sequence[Chunk],
 ) -> None:
-    """Refuse a build whose counts differ from the store, or whose sample queries find nothing.
+    """Refuse a build whose counts differ from the store's chunk ``ids``, or whose sample queries
+    (``picks``, the chunks of :func:`sample_ids`) find nothing.
 
-    The sample is deterministic: evenly spaced chunks. A dense search with a vector the index holds
-    for a chunk must score that vector's self-similarity at the top (identical twins may tie it),
-    and a BM25 search with the chunk's first words must return something.
+    A dense search with a vector the index holds for a chunk must score that vector's
+    self-similarity at the top (identical twins may tie it), and a BM25 search with the chunk's
+    first words must return something.
     """
     problems = []
-    if len(dense) != len(chunks) or len(bm25) != len(chunks):
-        problems.append(f"store has {len(chunks)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
-    picks = [chunks[i] for i in np.linspace(0, len(chunks) - 1, num=min(sample, len(chunks)), dtype=int)]
+    if len(dense) != len(ids) or len(bm25) != len(ids):
+        problems.append(f"store has {len(ids)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
     for chunk in picks if not problems else []:
         if isinstance(dense, WindowedVectorIndex):
             vector = dense.windows(chunk.id)[0]
@@ -83,10 +87,35 @@ def validate_build(
         words = " ".join(chunk.text.split()[:12])
         if bm25.tokenizer.tokenize(words) and not bm25.search(words, 5):  # stop words alone find nothing
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
-    if not set(dense.ids().tolist()) <= {c.id for c in chunks}:
+    if len(np.setdiff1d(dense.ids(), ids)):
         problems.append("dense index holds ids that are not in the store")
     if problems:
         raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
+
+
+class StoreChunks:
+    """The store's chunks as a build needs them: every id and hash at once (two columns), the rows
+    with their text only for the chunks a build adds, so an update reads the few it indexes and a
+    full build reads the table once."""
+
+    FETCH_SHARE = 0.2  # more than this share of the chunks: one pass over the table instead
+
+    def __init__(self, store: MetadataStore) -> None:
+        self.store = store
+        self.hashes = store.chunk_hashes()
+        self.ids = np.fromiter(sorted(self.hashes), dtype=np.int64, count=len(self.hashes))
+        self._all: dict[int, Chunk] | None = None
+
+    def get(self, ids: np.ndarray) -> list[Chunk]:
+        """The chunks ``ids``, in that order (one gone since the ids were read is left out)."""
+        wanted = [int(i) for i in ids]
+        if self._all is None and len(wanted) <= self.FETCH_SHARE * len(self.ids):
+            found = self.store.chunks(wanted)
+            if len(found) == len(wanted):
+                return [found[i] for i in wanted]
+        if self._all is None:
+            self._all = {c.id: c for c in self.store.iter_chunks()}
+        return [self._all[i] for i in wanted if i in self._all]
 
 
 class IndexBuilder:
@@ -117,22 +146,21 @@ class IndexBuilder:
             return build_milvus(self, full=full, reason=reason, progress=progress)
         seconds: dict[str, float] = {}
         start = time.perf_counter()
-        chunks = list(self.store.iter_chunks())
-        ids = np.array([c.id for c in chunks], dtype=np.int64)
+        store = StoreChunks(self.store)
+        ids = store.ids
         seconds["read_store"] = time.perf_counter() - start
 
         t = time.perf_counter()
-        kind = dense_kind(self.config.index, len(chunks))
+        kind = dense_kind(self.config.index, len(ids))
         previous = None if full else self._previous_dense(kind)
         if previous is not None:
             dense = previous
             stale = np.setdiff1d(dense.ids(), ids)
             removed = dense.remove(stale) if stale.size else 0
-            have = set(dense.ids().tolist())
-            todo = [c for c in chunks if c.id not in have]
+            todo = store.get(np.setdiff1d(ids, dense.ids()))
         else:
             dense = new_dense(self.config.index, self.embedder, kind)
-            removed, todo = 0, chunks
+            removed, todo = 0, store.get(ids)
         windows, embedded = embed_missing(
             self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress, keep=True
         )
@@ -145,7 +173,7 @@ class IndexBuilder:
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        bm25, bm25_update = self._bm25(chunks, ids, full=full)
+        bm25, bm25_update = self._bm25(store, full=full)
         seconds["bm25"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -153,7 +181,7 @@ class IndexBuilder:
         staging = self.versions.staging(version)
         dense.save(staging)
         bm25.save(staging)
-        src_hash = source_hash({c.id: c.sha256 for c in chunks})
+        src_hash = source_hash(store.hashes)
         params = {
             "model": self.embedder.model_name,
             "dimension": self.embedder.dimension,
@@ -170,12 +198,12 @@ class IndexBuilder:
             "built_at": datetime.now(timezone.utc).isoformat(),
             "reason": reason,
             "source_hash": src_hash,
-            "chunks": len(chunks),
+            "chunks": len(ids),
             "params": params,
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
-            validate_build(dense, bm25, chunks)
+            validate_build(dense, bm25, ids, store.get(sample_ids(ids)))
         except IndexMismatchError:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -184,25 +212,27 @@ class IndexBuilder:
         self.versions.prune(self.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(
-            version, len(chunks), len(todo), removed, embedded, seconds, previous is not None, bm25_update
+            version, len(ids), len(todo), removed, embedded, seconds, previous is not None, bm25_update
         )
 
-    def _bm25(self, chunks: Sequence[Chunk], ids: np.ndarray, *, full: bool) -> tuple[BM25IndexManager, str]:
+    def _bm25(self, store: StoreChunks, *, full: bool) -> tuple[BM25IndexManager, str]:
         """The live version's BM25 with a delta segment for the new chunks and tombstones for the
         gone ones (the merge policy may then fold segments), or, on ``full`` or when the live
         version cannot be updated (other settings, an older format, ``bm25_min_df``), a new build."""
         bm25 = None if full else self._previous_bm25()
         if bm25 is not None and bm25.supports_update:
             held = bm25.ids()
-            new = [c for c, fresh in zip(chunks, ~np.isin(ids, held), strict=True) if fresh]
+            new = store.get(np.setdiff1d(store.ids, held))
             merged = bm25.update(
-                np.setdiff1d(held, ids),
+                np.setdiff1d(held, store.ids),
                 np.array([c.id for c in new], dtype=np.int64),
                 [c.text for c in new],
                 tokens=chunk_terms(self.store, bm25.tokenizer, new),
             )
             return bm25, "delta" + (f"+merge {merged}" if merged else "")
         bm25 = BM25IndexManager(self.config.bm25)
+        chunks = store.get(store.ids)
+        ids = np.array([c.id for c in chunks], dtype=np.int64)
         bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
         return bm25, "build"
 
