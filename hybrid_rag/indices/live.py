@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import IndexMismatchError, NoIndexError
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError
 from hybrid_rag.indices.ann import AnnBackend, AnnParams, AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
@@ -127,8 +127,13 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
     expect = getattr(embedder, "expect_dimension", None)  # a remote embedder learns it without a request
     if expect is not None and params.get("model") == embedder.model_name and params.get("dimension"):
         expect(int(params["dimension"]))
-    dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
-    bm25 = BM25IndexManager.load(directory, config.bm25)
+    try:
+        dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
+        bm25 = BM25IndexManager.load(directory, config.bm25)
+    except CorruptIndexError as exc:
+        raise CorruptIndexError(
+            f"{exc}: run `hybrid-rag rebuild` (the store is intact) or `hybrid-rag rollback` to an older one"
+        ) from None
     if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "

@@ -76,6 +76,7 @@ def test_a_truncated_index_file_is_a_clear_error_naming_the_file(ingested: Engin
     with pytest.raises(CorruptIndexError, match="fails its checksum") as error:
         provider.get()
     assert str(victim) in str(error.value)
+    assert "hybrid-rag rebuild" in str(error.value)  # the message says how to recover
 
 
 def test_a_version_built_with_other_settings_is_a_mismatch_not_a_wrong_answer(
