@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from context_cases import EMBED, REACTOR, VIOLIN, scored_chunk
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,9 +95,7 @@ def test_budget_holds_under_any_context_settings_and_any_generator(case, query):
 
 
 def _two_topics() -> QueryResult:
-    a = "alpha beta gamma delta reactor coolant pressure valve"
-    b = "violin sonata orchestra concerto melody rhythm tempo"
-    texts = [a, a + " alpha", b, b + " violin"]
+    texts = [REACTOR, REACTOR + " alpha", VIOLIN, VIOLIN + " violin"]
     return QueryResult(
         "reactor coolant and violin sonata",
         "hybrid",
@@ -130,23 +129,10 @@ def test_a_summary_is_kept_whole_when_it_fits_and_cut_between_words_when_it_does
             assert summary.endswith(" …") and reply.startswith(summary[:-2])
 
 
-EMBED = FakeEmbedder(dimension=32).embed_passages
-
-
-def _sc(
-    cid: int, text: str, score: float = 1.0, dense: float = 0.5, *, path: str = "", code: bool = False
-) -> ScoredChunk:
-    """Chunk ``cid``: ``text`` as lines 1.. of ``path``, scored ``score``, dense cosine ``dense``."""
-    kind, language = (SourceType.CODE, "python") if code else (SourceType.TEXT, "text")
-    chunk = Chunk(
-        cid, cid, path or f"d{cid}.txt", 0, 1, 1 + text.count("\n"), text, count_tokens(text),
-        f"{cid:064x}", kind, language, "c",
-    )  # fmt: skip
-    return ScoredChunk(chunk, score, {"dense": dense})
-
-
 def _filler(costs: list[list[int]], scores: list[list[float]], labels: list[int], budget: int) -> Filler:
-    chunks = [_sc(i + 1, "\n".join("x" * len(costs[i])), path=f"f{i}.txt") for i in range(len(costs))]
+    chunks = [
+        scored_chunk(i + 1, "\n".join("x" * len(costs[i])), path=f"f{i}.txt") for i in range(len(costs))
+    ]
     return Filler(
         chunks,
         [np.array(s) for s in scores],

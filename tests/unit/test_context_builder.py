@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from context_cases import EMBED, REACTOR, VIOLIN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +19,6 @@ from hybrid_rag.errors import ConfigError, InputError
 from hybrid_rag.settings import ContextSettings, Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, Trace
-
-EMBED = FakeEmbedder(dimension=32).embed_passages
 
 PY_SOURCE = '''"""Helpers for reading configuration files."""
 
@@ -169,8 +168,7 @@ def test_a_tight_budget_quotes_the_relevant_lines_not_the_whole_chunk(tmp_path):
 
 
 def _topic_result() -> QueryResult:
-    a = "alpha beta gamma delta reactor coolant pressure valve"
-    b = "violin sonata orchestra concerto melody rhythm tempo"
+    a, b = REACTOR, VIOLIN
     texts = [a, a + " alpha", a + " beta", b, b + " violin", b + " melody"]
     chunks = [
         Chunk(

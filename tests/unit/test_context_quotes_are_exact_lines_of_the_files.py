@@ -8,15 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from context_cases import EMBED, ingested, query_result, scored_chunk
 
 from hybrid_rag.context import ContextBuilder, fragment_cuts
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.context.render import Quote, Topic, render_context
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
-from hybrid_rag.tokens import count_tokens
-from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
+from hybrid_rag.types import ScoredChunk, SourceType
 
 _TOPICS = [
     ("turbine", "blade", "cooling", "film", "holes"),
@@ -116,35 +115,6 @@ def test_a_quote_inside_a_chunk_is_offset_by_the_chunk_start(deep_corpus):
         assert q.text == "\n".join(_on_disk(q.path, root)[q.start_line - 1 : q.end_line])
 
 
-EMBED = FakeEmbedder(dimension=32).embed_passages
-
-
-def _sc(
-    cid: int, text: str, score: float = 1.0, dense: float = 0.5, *, path: str = "", code: bool = False
-) -> ScoredChunk:
-    """Chunk ``cid``: ``text`` as lines 1.. of ``path``, scored ``score``, dense cosine ``dense``."""
-    kind, language = (SourceType.CODE, "python") if code else (SourceType.TEXT, "text")
-    chunk = Chunk(
-        cid, cid, path or f"d{cid}.txt", 0, 1, 1 + text.count("\n"), text, count_tokens(text),
-        f"{cid:064x}", kind, language, "c",
-    )  # fmt: skip
-    return ScoredChunk(chunk, score, {"dense": dense})
-
-
-def _result(query: str, *chunks: ScoredChunk) -> QueryResult:
-    return QueryResult(query, "hybrid", chunks, Trace((StageTiming("dense", 0.001),)))
-
-
-def _ingested(tmp_path: Path, root: Path, **overrides: object) -> Engine:
-    """An Engine with the fake embedder under ``tmp_path``, settings ``overrides``, ``root`` ingested."""
-    cfg = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"} | overrides
-    )
-    engine = Engine(cfg)
-    engine.ingest([root])
-    return engine
-
-
 def test_a_heading_scores_nothing_so_a_quote_never_is_or_starts_with_a_bare_heading():
     lines = ["# Reciprocal rank fusion", "", "Fusion adds one over k plus the rank for each list."]
     units = ev.prose_units(0, lines)
@@ -152,7 +122,7 @@ def test_a_heading_scores_nothing_so_a_quote_never_is_or_starts_with_a_bare_head
     scores = ev.line_scores(3, lines, [(u, 0.9) for u in units])
     assert scores[0] == 0.0 and scores[2] > 0
     text = "\n".join(lines)
-    result = _result("reciprocal rank fusion", _sc(1, text, path="fusion.md"))
+    result = query_result("reciprocal rank fusion", scored_chunk(1, text, path="fusion.md"))
     quoted = []
     for budget in range(40, 160, 4):
         ctx = ContextBuilder(Settings().context, EMBED).build(result.query, result, budget)
@@ -171,7 +141,7 @@ def long_line_engine(tmp_path: Path):
     root = tmp_path / "corpus"
     root.mkdir()
     (root / "notes.txt").write_text(f"A short first line about animals.\n{LONG_LINE}\nA short last line.\n")
-    engine = _ingested(tmp_path, root, **{"chunking.min_tokens": 10, "chunking.max_tokens": 40})
+    engine = ingested(tmp_path, root, **{"chunking.min_tokens": 10, "chunking.max_tokens": 40})
     yield engine, root / "notes.txt"
     engine.close()
 
@@ -222,7 +192,7 @@ def test_a_code_fragment_is_marked_inside_its_fence():
 
 def test_prose_quotes_keep_trailing_whitespace_and_show_an_empty_line_as_a_bare_marker():
     text = "keep the trailing spaces   \n\nand the tab after this\t"
-    result = _result("trailing spaces tab", _sc(1, text))
+    result = query_result("trailing spaces tab", scored_chunk(1, text))
     ctx = ContextBuilder(Settings().context, EMBED).build(result.query, result, 3000)
     (q,) = ctx.quotes
     assert q.text == text

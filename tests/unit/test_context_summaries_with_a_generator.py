@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from context_cases import EMBED, REACTOR, VIOLIN, ingested, query_log, query_result, scored_chunk
 from fake_http import closed_port, serve
 
 from hybrid_rag.context import ContextBuilder
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.context import summaries as sm
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.generation import make_generator
 from hybrid_rag.settings import Settings
-from hybrid_rag.tokens import count_tokens
-from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
+from hybrid_rag.types import QueryResult
 
 
 def test_a_failing_generator_degrades_end_to_end_with_notes_in_trace_context_and_log(tmp_path, corpus):
@@ -52,51 +50,12 @@ def test_a_failing_generator_degrades_end_to_end_with_notes_in_trace_context_and
         engine.close()
 
 
-EMBED = FakeEmbedder(dimension=32).embed_passages
-
-
-def _sc(
-    cid: int, text: str, score: float = 1.0, dense: float = 0.5, *, path: str = "", code: bool = False
-) -> ScoredChunk:
-    """Chunk ``cid``: ``text`` as lines 1.. of ``path``, scored ``score``, dense cosine ``dense``."""
-    kind, language = (SourceType.CODE, "python") if code else (SourceType.TEXT, "text")
-    chunk = Chunk(
-        cid, cid, path or f"d{cid}.txt", 0, 1, 1 + text.count("\n"), text, count_tokens(text),
-        f"{cid:064x}", kind, language, "c",
-    )  # fmt: skip
-    return ScoredChunk(chunk, score, {"dense": dense})
-
-
-def _result(query: str, *chunks: ScoredChunk) -> QueryResult:
-    return QueryResult(query, "hybrid", chunks, Trace((StageTiming("dense", 0.001),)))
-
-
-def _log(engine: Engine) -> list[dict]:
-    return [json.loads(line) for line in engine.querylog.path.read_text().splitlines()]
-
-
-def _ingested(tmp_path: Path, root: Path, **overrides: object) -> Engine:
-    """An Engine with the fake embedder under ``tmp_path``, settings ``overrides``, ``root`` ingested."""
-    cfg = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"} | overrides
-    )
-    engine = Engine(cfg)
-    engine.ingest([root])
-    return engine
-
-
-REACTOR = "alpha beta gamma delta reactor coolant pressure valve"
-
-
-VIOLIN = "violin sonata orchestra concerto melody rhythm tempo"
-
-
 def _topics(per_topic: int) -> QueryResult:
     """Two topics of ``per_topic`` chunks each."""
     texts = [f"{REACTOR} alpha{i}" for i in range(per_topic)]
     texts += [f"{VIOLIN} violin{i}" for i in range(per_topic)]
-    chunks = (_sc(i + 1, t, 1.0 - 0.05 * i) for i, t in enumerate(texts))
-    return _result("reactor coolant and violin sonata", *chunks)
+    chunks = (scored_chunk(i + 1, t, 1.0 - 0.05 * i) for i, t in enumerate(texts))
+    return query_result("reactor coolant and violin sonata", *chunks)
 
 
 def _completion(text: str) -> bytes:
@@ -147,11 +106,11 @@ def test_a_failing_reduce_falls_back_to_extractive_summaries_with_a_note_in_the_
 
 def test_a_summary_generator_failure_reaches_the_trace_and_the_query_log(tmp_path, corpus):
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    engine = _ingested(tmp_path, corpus, **{"generator.base_url": url, "generator.retries": 0})
+    engine = ingested(tmp_path, corpus, **{"generator.base_url": url, "generator.retries": 0})
     try:
         ctx, checked = engine.context("compost drainage clay soil", log=True, features={"self_check": False})
         assert checked is None
-        record = _log(engine)[-1]
+        record = query_log(engine)[-1]
     finally:
         engine.close()
     (note,) = [n for n in ctx.notes if "summary generator failed" in n]
@@ -176,10 +135,10 @@ def test_a_mixed_topic_is_summarised_from_sentences_and_signatures_alike():
         "Every key has a default value.",
     }
     assert sm.candidates(units[1:3], [0, 1], code) == [0, 1]  # no signature, no prose: every code line
-    result = _result(
+    result = query_result(
         "how is the configuration loaded",
-        _sc(1, CODE, path="config.py", code=True),
-        _sc(2, PROSE, path="config.md"),
+        scored_chunk(1, CODE, path="config.py", code=True),
+        scored_chunk(2, PROSE, path="config.md"),
     )
     cfg = Settings().with_overrides({"context.summary_sentences": 4, "context.summary_max_tokens": 200})
     (topic,) = ContextBuilder(cfg.context, EMBED).build(result.query, result).clusters

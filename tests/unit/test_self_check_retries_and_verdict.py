@@ -4,14 +4,11 @@ runs it only when the call asks, and the kept retry's reformulation time is in t
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from context_cases import query_log, query_result, scored_chunk
 
-from hybrid_rag.engine import Engine
 from hybrid_rag.retrieval.selfcheck import SelfCheck, confidence
 from hybrid_rag.settings import Settings
-from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 
 
@@ -65,26 +62,6 @@ def test_default_limit_is_two_more_tries_with_three_offline_rewrites_available()
     assert len(seen) == 1 + 2 + 1  # the original, the two parts of the split, the expansion
 
 
-def _sc(
-    cid: int, text: str, score: float = 1.0, dense: float = 0.5, *, path: str = "", code: bool = False
-) -> ScoredChunk:
-    """Chunk ``cid``: ``text`` as lines 1.. of ``path``, scored ``score``, dense cosine ``dense``."""
-    kind, language = (SourceType.CODE, "python") if code else (SourceType.TEXT, "text")
-    chunk = Chunk(
-        cid, cid, path or f"d{cid}.txt", 0, 1, 1 + text.count("\n"), text, count_tokens(text),
-        f"{cid:064x}", kind, language, "c",
-    )  # fmt: skip
-    return ScoredChunk(chunk, score, {"dense": dense})
-
-
-def _result(query: str, *chunks: ScoredChunk) -> QueryResult:
-    return QueryResult(query, "hybrid", chunks, Trace((StageTiming("dense", 0.001),)))
-
-
-def _log(engine: Engine) -> list[dict]:
-    return [json.loads(line) for line in engine.querylog.path.read_text().splitlines()]
-
-
 QUESTION = "how long to proof sourdough bread"
 
 
@@ -93,8 +70,12 @@ def _rewrite_finds_its_own_kind(query: str, **_: object) -> QueryResult:
     none of the question's terms."""
     if query == QUESTION:
         weak = ("unrelated", "nothing", "other")
-        return _result(query, *(_sc(i, t, 0.5, 0.05) for i, t in enumerate(weak, 1)))
-    return _result(query, _sc(5, "wing lift at subsonic speed", 0.9, 0.8), _sc(6, "wing drag", 0.1, 0.7))
+        return query_result(query, *(scored_chunk(i, t, 0.5, 0.05) for i, t in enumerate(weak, 1)))
+    return query_result(
+        query,
+        scored_chunk(5, "wing lift at subsonic speed", 0.9, 0.8),
+        scored_chunk(6, "wing drag", 0.1, 0.7),
+    )
 
 
 def test_the_context_shows_the_self_checks_verdict_not_the_kept_results_own_dense_scores(engine, monkeypatch):
@@ -107,7 +88,7 @@ def test_the_context_shows_the_self_checks_verdict_not_the_kept_results_own_dens
     assert (ctx.confidence, ctx.weak_evidence) == (checked.confidence, checked.weak)
     assert f"Retrieval confidence: {checked.confidence:.2f} (weak" in ctx.render()
     assert ctx.to_dict()["weak_evidence"] is True
-    record = _log(engine)[-1]
+    record = query_log(engine)[-1]
     assert (record["confidence"], record["weak"]) == (round(checked.confidence, 6), True)
 
 
@@ -119,7 +100,7 @@ def test_query_runs_the_self_check_only_when_the_call_asks_for_it(engine, corpus
     checked = engine.query("world cup 1998 final", log=True, features={"self_check": True})
     assert any(n.startswith("self-check") for n in checked.trace.notes)
     assert any(t.stage == "self_check" for t in checked.trace.timings)
-    before, after = _log(engine)[-2:]
+    before, after = query_log(engine)[-2:]
     assert "attempts" not in before and "confidence" not in before
     assert after["weak"] is True and after["retried"] is True and len(after["attempts"]) >= 2
     assert all(a["stages_ms"] for a in after["attempts"])
@@ -132,8 +113,10 @@ def test_the_kept_retrys_own_reformulation_time_is_in_the_trace():
     def retrieve(q: str) -> QueryResult:
         calls.append(q)
         if len(calls) == 2:
-            return _result(q, _sc(9, "turbine blade cooling", 0.9, 0.8), _sc(8, "other", 0.2, 0.1))
-        return _result(q, *(_sc(i, t, 0.5, 0.05) for i, t in enumerate(weak, 1)))
+            return query_result(
+                q, scored_chunk(9, "turbine blade cooling", 0.9, 0.8), scored_chunk(8, "other", 0.2, 0.1)
+            )
+        return query_result(q, *(scored_chunk(i, t, 0.5, 0.05) for i, t in enumerate(weak, 1)))
 
     checked = SelfCheck(Settings().context, retrieve).run("how are turbine blades cooled")
     assert len(checked.attempts) == 2 and checked.confidence == checked.attempts[1].confidence
