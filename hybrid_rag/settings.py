@@ -253,7 +253,7 @@ class BM25Settings(_Section):
     stemmer: Literal["none", "english"] = "none"
     split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
     max_deltas: Int = Field(8, ge=1)  # bm25s segments: more delta segments than this are merged into one
-    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of the base: new base
+    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones this share of the base: rebuild
 
 
 class RetrievalSettings(_Section):
@@ -409,7 +409,6 @@ class ServerSettings(_Section):
     max_concurrency: Int = Field(16, gt=0)  # engine calls running at once in a process; more wait
     request_timeout_seconds: Float = Field(60.0, gt=0)  # then 504 (the call finishes in the background)
     shutdown_grace_seconds: Float = Field(30.0, ge=0)  # in-flight requests get this long on SIGTERM
-    keep_alive_seconds: Float = Field(75.0, gt=0)  # idle keep-alive connections (above a proxy's 60 s)
     keep_alive_seconds: Float = Field(75.0, gt=0)  # idle keep-alive connections (above a proxy's 60 s)
     mcp_ingest_enabled: bool = False  # the MCP tool ingest_path (still only below ingest_roots)
 

@@ -6,7 +6,7 @@ process: HNSW, and FLAT for exactness) for both dense and BM25.
   kept in ``--work``); every backend then rebuilds its indices from that store (the same chunks, the
   same cached vectors) and runs every judged query through the whole pipeline: nDCG@10 per mode,
   query latency (the trace's total), rebuild seconds, bytes on disk.
-* speed: synthetic chunks at each ``--sizes`` (``scale.py``'s corpus: Zipfian words, 500-800 tokens,
+* speed: synthetic chunks at each ``--sizes`` (``_scale_legacy.py``'s corpus: Zipfian words, 500-800 tokens,
   random unit vectors with the measured MaxP windows a chunk), built straight into each index:
   build seconds, an update (1% of chunks removed, 1% added), search p50/p95 (dense k=50, dense with
   a 10% allowed set, exact scores of 50 ids, BM25 k=50), dense recall@10 against the exact scan,
@@ -30,13 +30,17 @@ from typing import Any, get_args
 import numpy as np
 from harness import ROOT, read_result
 
-try:  # benchmarks/scale.py's synthetic corpus (the same chunks as RESULTS section 10)
-    from scale import DIM, Corpus, default_windows, log, set_torch_threads, tree_bytes, unit_rows
-except ImportError:  # moved into the studies
-    from studies.scale import DIM, Corpus, default_windows, log, set_torch_threads, tree_bytes, unit_rows
-
 from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset, percentiles
 from hybrid_rag.settings import BM25Settings, IndexSettings, MilvusSettings, load_settings
+from studies._scale_legacy import (  # the synthetic corpus of RESULTS section 10 (and the peers study)
+    DIM,
+    Corpus,
+    default_windows,
+    log,
+    set_torch_threads,
+    tree_bytes,
+    unit_rows,
+)
 
 MILVUS = {"index.dense_backend": "milvus", "bm25.backend": "milvus"}
 MODES = ("hybrid", "dense", "bm25")

@@ -1,7 +1,7 @@
 """Peers, measured in the same run on the same chunks and vectors, reported as ratios to ours.
 
 On every judged dataset (the chunks and window vectors the suite ingested, read back from the
-store and its embedding cache) and on a synthetic corpus (``_peers_synthetic.py``, speed only):
+store and its embedding cache) and on a synthetic corpus (``_scale_legacy.py``, speed only):
 
 * rank-bm25 ``BM25Okapi`` on whitespace tokens (LangChain's ``BM25Retriever`` default) and on our
   tokenizer's terms; bm25s with its own tokenizer, English stop words and Snowball stemmer
@@ -351,7 +351,7 @@ _OFF = {"expansion": False, "rerank": False, "mmr": False, "routing": False}
 def run_synthetic(n: int, args: argparse.Namespace) -> dict[str, Any]:
     from hybrid_rag.indices.bm25 import BM25IndexManager
     from hybrid_rag.indices.multivector import WindowedVectorIndex
-    from studies._peers_synthetic import Corpus, default_windows, unit_rows
+    from studies._scale_legacy import Corpus, default_windows, unit_rows
 
     settings = load_settings(args.config)
     corpus = Corpus(n)

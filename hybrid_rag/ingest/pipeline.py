@@ -168,15 +168,15 @@ class Ingestor:
         for archive in archives:  # read whole, or refused whole: never half an archive
             members, passed = load_zip(archive, self.settings.loading, self.settings.archive)
             in_memory.update((m.path, m) for m in members)
-            files.extend(members)
+            files.extend(with_metadata(m, metadata) for m in members)
             skipped.extend(passed)
         plain = [Path(p) for p in paths if Path(p) not in archives]
         exclude = [self.settings.data_dir] if self.settings.data_dir is not None else []
         for item in iter_files(plain, self.settings.loading, exclude=exclude) if plain else ():
             if stop is not None and stop():
                 return IngestReport(IngestPlan(skipped=tuple(skipped)), interrupted=True)
-            if isinstance(item, LoadedFile):
-                files.append(replace(item, text=""))
+            if isinstance(item, LoadedFile):  # planned by the hash that covers the metadata
+                files.append(with_metadata(replace(item, text=""), metadata))
             else:
                 skipped.append(item)
         roots = [Path(p).resolve().as_posix() for p in paths if Path(p).is_dir() or Path(p) in archives]
