@@ -31,15 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _scale_corpus as corpus_mod
-from _scale_legacy import (  # noqa: F401  (the 500-800-token corpus the backends study reuses)
-    DIM,
-    Corpus,
-    default_windows,
-    log,
-    set_torch_threads,
-    tree_bytes,
-    unit_rows,
-)
+from _scale_legacy import log
 from _scale_render import plot, render  # noqa: F401  (render: the harness's entry point)
 
 SIZES = (10_000, 100_000, 1_000_000)

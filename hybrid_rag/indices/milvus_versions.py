@@ -37,7 +37,7 @@ from hybrid_rag.indices.milvus import MilvusVectorIndex
 from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_errors
 from hybrid_rag.indices.tokenize import chunk_terms
-from hybrid_rag.indices.versions import INDEX_NAME, _pid_alive
+from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
@@ -170,7 +170,7 @@ def _running(manifest: dict[str, Any]) -> bool:
     for a day)."""
     if manifest.get("host") != socket.gethostname():
         return time.time() - float(manifest.get("started", 0)) < 86_400
-    return _pid_alive(int(manifest.get("pid", 0)))
+    return pid_alive(int(manifest.get("pid", 0)))
 
 
 def build_milvus(

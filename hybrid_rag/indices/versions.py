@@ -114,12 +114,13 @@ class IndexVersions:
         if self.root.is_dir():
             for path in self.root.glob(".staging-v*"):
                 pid = path.name.rsplit("-", 1)[-1]
-                if not pid.isdigit() or not _pid_alive(int(pid)):
+                if not pid.isdigit() or not pid_alive(int(pid)):
                     shutil.rmtree(path, ignore_errors=True)
         return old
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a lock or job left by a dead one is stale)."""
     if pid == os.getpid():
         return True
     try:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import HybridRagError
+from hybrid_rag.indices.versions import pid_alive
 from hybrid_rag.server.errors import ApiError, status_of
 
 Work = Callable[[Callable[[str, int, int], None]], dict[str, Any]]  # (progress) -> result
@@ -33,15 +34,6 @@ PROGRESS_EVERY = 0.25  # seconds between progress writes
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class JobRunner:
@@ -80,7 +72,7 @@ class JobRunner:
         for path in self.directory.glob("*.json"):
             with contextlib.suppress(OSError, json.JSONDecodeError, KeyError):
                 record = json.loads(path.read_text(encoding="utf-8"))
-                if record["status"] in ("queued", "running") and not _alive(int(record["pid"])):
+                if record["status"] in ("queued", "running") and not pid_alive(int(record["pid"])):
                     self._write({**record, "status": "interrupted", "finished_at": _now()})
 
     def _prune(self) -> None:
