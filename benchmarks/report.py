@@ -30,6 +30,7 @@ PLOTS = ROOT / "benchmarks" / "plots"
 
 # -- plots -----------------------------------------------------------------------------------------
 
+
 def plot_quality(suite: Mapping[str, Any], directory: Path) -> list[Path]:
     import matplotlib
 
@@ -83,8 +84,7 @@ def compare_suites(a: Mapping[str, Any], b: Mapping[str, Any], test: str = "stud
     data_a = {d["name"]: d.get("sha256") for d in a["datasets"]}
     data_b = {d["name"]: d.get("sha256") for d in b["datasets"]}
     lines = [
-        f"A: {when(a)}; B: {when(b)}; "
-        f"paired {test} test, * p < 0.05",
+        f"A: {when(a)}; B: {when(b)}; paired {test} test, * p < 0.05",
         "",
         "| dataset | configuration | metric | A | B | Δ (B − A) | p |",
         "|---|---|---|---:|---:|---:|---:|",

@@ -222,7 +222,7 @@ class EmbeddingSettings(_Section):
     # server (vLLM, TEI, llama.cpp, LiteLLM, OpenAI); ollama: Ollama's /api/embed
     provider: Literal["local", "openai", "ollama"] = "local"
     model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
-    base_url: str | None = None  # provider openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
+    base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
     api_key_env: str = "OPENAI_API_KEY"  # the variable holding the server's key (sent as a Bearer token)
     timeout_seconds: Float = Field(30.0, gt=0)  # per request to a remote provider
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx

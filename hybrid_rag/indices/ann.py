@@ -257,8 +257,9 @@ class AnnVectorIndex:
         index.built_params = manifest["build"]
         held = index._ann.ntotal - len(index._dead) if len(index.flat) else 0
         if manifest["count"] != len(index.flat) or held != len(index.flat):
-            raise CorruptIndexError(f"{path} does not match the exact index beside it: "
-                "run `hybrid-rag rebuild`")
+            raise CorruptIndexError(
+                f"{path} does not match the exact index beside it: run `hybrid-rag rebuild`"
+            )
         return index
 
 

@@ -35,7 +35,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-
 class JobRunner:
     """A queue of write jobs and the one thread that runs them (a daemon: shutdown is ``stop``)."""
 
