@@ -32,7 +32,7 @@ from hybrid_rag.indices.milvus_client import (
 )
 from hybrid_rag.indices.milvus_collection import ID_BATCH, MilvusCollection, widen
 from hybrid_rag.indices.milvus_filter import ids_expr
-from hybrid_rag.indices.multivector import WINDOW_BITS, cap_windows, max_per_chunk
+from hybrid_rag.indices.multivector import MAX_WINDOWS, WINDOW_BITS, cap_windows, max_per_chunk
 from hybrid_rag.settings import MilvusSettings
 from hybrid_rag.types import Hit
 from hybrid_rag.vectors import pool_windows
@@ -152,11 +152,17 @@ class MilvusVectorIndex(MilvusCollection):
         self._insert(rows)
 
     def _rows(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(window ids, vectors) of the stored rows of chunk ``ids``, by window id."""
+        """(window ids, vectors) of the stored rows of chunk ``ids``, by window id.
+
+        Looked up by primary key (every window id a chunk can have) rather than ``chunk_id in``:
+        a scan of the scalar field costs 13x as much at 80k windows on milvus-lite."""
         window_ids: list[int] = []
         vectors: list[list[float]] = []
+        slots = np.arange(MAX_WINDOWS, dtype=np.int64)
         for start in range(0, len(ids), ID_BATCH):
-            for row in self._query(ids_expr(np.unique(ids[start : start + ID_BATCH])), ["id", "vector"]):
+            chunks = np.unique(ids[start : start + ID_BATCH])
+            keys = (chunks[:, None] << WINDOW_BITS | slots[None, :]).reshape(-1)
+            for row in self._query(ids_expr(keys, field="id"), ["id", "vector"]):
                 window_ids.append(row["id"])
                 vectors.append(row["vector"])
         order = np.argsort(np.array(window_ids, dtype=np.int64), kind="stable")
