@@ -253,7 +253,7 @@ class BM25Settings(_Section):
     stemmer: Literal["none", "english"] = "none"
     split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
     max_deltas: Int = Field(8, ge=1)  # bm25s segments: more delta segments than this are merged into one
-    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones this share of the base: rebuild
+    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of base: new base
 
 
 class RetrievalSettings(_Section):
