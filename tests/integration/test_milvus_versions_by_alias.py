@@ -140,20 +140,20 @@ DRIVER = textwrap.dedent(
 ).replace("**MILVUS", repr(MILVUS)[1:-1])
 
 
+def _run_killed_driver(*args: str) -> None:
+    """Run DRIVER with ``args`` in a child process, which must end killed by SIGKILL."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, capture_output=True, timeout=300)
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+
+
 def test_a_build_killed_half_way_leaves_the_old_alias_live(milvus_settings: Settings, corpus: Path) -> None:
     engine = Engine(milvus_settings)
     engine.ingest([corpus])
     before = [c.chunk.id for c in engine.query("circle area").chunks]
     engine.close()
     forget_clients()  # milvus-lite serves one process a file: let the driver open it
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(milvus_settings.data_dir)],
-        env=env,
-        capture_output=True,
-        timeout=300,
-    )
-    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    _run_killed_driver(str(milvus_settings.data_dir))
     engine = Engine(milvus_settings)
     try:
         versions = engine.ingestor.builder.versions
@@ -176,14 +176,7 @@ def test_an_update_killed_half_way_is_finished_by_the_next_ingest(
     forget_clients()
     (corpus / "docs" / "roses.md").write_text("# Roses\n\nRoses need pruning in early spring.\n")
     (corpus / "src" / "geometry.py").unlink()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(milvus_settings.data_dir), str(corpus)],
-        env=env,
-        capture_output=True,
-        timeout=300,
-    )
-    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    _run_killed_driver(str(milvus_settings.data_dir), str(corpus))
     engine = Engine(milvus_settings)
     try:
         builder = engine.ingestor.builder
