@@ -8,19 +8,17 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
+from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
-from hybrid_rag.indices.milvus_filter import with_filter
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
-from hybrid_rag.protocols import Embedder, Reranker
-from hybrid_rag.retrieval import filters as filter_lang
+from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.mmr import apply_mmr
@@ -107,19 +105,6 @@ class HybridRetriever:
         self.rerank_settings = rerank
         self.mmr = mmr
         self.reranker = reranker
-
-    @classmethod
-    def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
-    ) -> HybridRetriever:
-        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
-        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults).
-
-        >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
-        """
-        from hybrid_rag.engine import Engine  # the composition root builds every stage
-
-        return Engine.open(data_dir, config=config).retriever
 
     def query(
         self,

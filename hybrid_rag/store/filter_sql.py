@@ -1,6 +1,6 @@
 """Filter expressions compiled to SQL: the only place that maps filter fields to the store's columns.
 
-The language itself (grammar, fields, values, globs) is ``retrieval/filters.py``; this module turns
+The language itself (grammar, fields, values, globs) is ``filters/``; this module turns
 its AST into a SQLAlchemy condition over the ``documents`` and ``chunks`` tables.
 """
 
@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement, Select, and_, column, exists, false, func, literal, not_, or_, select
 
-from hybrid_rag.retrieval.filters import (
+from hybrid_rag.filters import (
     DATE,
     FIELDS,
     META,
@@ -141,7 +141,7 @@ def _julian(when: datetime) -> float:
 
 
 class _MetaKey:
-    """``meta.<key>`` over a chunk's metadata, then its document's (``retrieval/filters.py``)."""
+    """``meta.<key>`` over a chunk's metadata, then its document's (``filters/``)."""
 
     def __init__(self, field: str) -> None:
         parts = field[len(META_PREFIX) :].split(".")

@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.retrieval.filters import FilterExpr
+from hybrid_rag.filters import FilterExpr
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.schema import (
     CHUNKS,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hybrid_rag.cli import EXIT_BUG, main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
-from hybrid_rag.retrieval.filters import FIELDS, parse_filter
+from hybrid_rag.filters import FIELDS, parse_filter
 from hybrid_rag.settings import Settings, load_settings
 
 WORDS = ["soil", "clay", "compost", "circle", "area", "parse", "config", "drainage", "radius"]

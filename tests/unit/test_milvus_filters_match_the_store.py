@@ -16,13 +16,9 @@ import numpy as np
 import pytest
 from filter_store import write_documents
 
-from hybrid_rag.indices.milvus_filter import (
-    FilteredIds,
-    glob_like_patterns,
-    to_milvus,
-    with_filter,
-)
-from hybrid_rag.retrieval.filters import And, Compare, FilterExpr, InList, Not, Or, glob_match, parse_filter
+from hybrid_rag.filters import And, Compare, FilterExpr, InList, Not, Or, glob_match, parse_filter
+from hybrid_rag.indices.milvus_filter import glob_like_patterns, to_milvus
+from hybrid_rag.protocols import FilteredIds, with_filter
 from hybrid_rag.store import MetadataStore
 
 GLOBS = [
