@@ -7,6 +7,7 @@ backtrack); ``limits`` what one filter may cost.
 
 from __future__ import annotations
 
+from hybrid_rag.filters.globs import glob_match, glob_to_regex, normalize_glob
 from hybrid_rag.filters.language import (
     DATE,
     FIELDS,
@@ -28,8 +29,6 @@ from hybrid_rag.filters.language import (
     convert,
     field_name,
     filters_from_mapping,
-    glob_match,
-    glob_to_regex,
     meta_value,
     parse_filter,
     parse_filters,
@@ -60,6 +59,7 @@ __all__ = [
     "glob_match",
     "glob_to_regex",
     "meta_value",
+    "normalize_glob",
     "parse_filter",
     "parse_filters",
     "parse_when",

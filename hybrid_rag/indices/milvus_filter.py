@@ -52,6 +52,7 @@ from hybrid_rag.filters import (
     Or,
     check,
     convert,
+    normalize_glob,
 )
 
 # Every chunk id is a positive SQLite row id: these are the constant false and true.
@@ -233,8 +234,7 @@ def glob_like_patterns(pattern: str) -> list[str] | None:
     if not pattern:
         return None
     anchored = pattern.startswith("/")
-    if pattern.endswith("/"):
-        pattern += "**"
+    pattern = normalize_glob(pattern)  # runs of "*" collapsed as every backend matches them
     alternatives = [""] if anchored else ["", "%/"]  # the start, or just after any "/"
     absorbs = not anchored  # what precedes may end anywhere, so a following "*" may be "%"
     i = 0

@@ -14,8 +14,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hybrid_rag import deadline
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
+from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
@@ -167,6 +169,12 @@ class HybridRetriever:
     ) -> np.ndarray | None:
         """Metadata filters (and code routing) as allowed chunk ids, applied before any search."""
         expr = filter_lang.as_filter(filters) if flags.filters else None
+        check_cost(
+            expr,
+            max_terms=self.retrieval.filter_max_terms,
+            max_globs=self.retrieval.filter_max_globs,
+            max_glob_chars=self.retrieval.filter_max_glob_chars,
+        )
         if filters is not None and not flags.filters:
             tracer.note("filters ignored: features.filters is off")
         allowed = None if expr is None else with_filter(self.store.chunk_ids_matching(expr), expr)
@@ -385,5 +393,6 @@ class HybridRetriever:
 
 def timed(tracer: Tracer, stage: str, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``run(*args, **kwargs)`` timed into ``tracer`` as ``stage``: one line a stage in ``query``."""
+    deadline.check()  # a request whose time ran out stops here, between two stages
     with tracer.stage(stage):
         return run(*args, **kwargs)

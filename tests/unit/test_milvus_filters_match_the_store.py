@@ -25,6 +25,7 @@ GLOBS = [
     "*.py", "src/**", "src/", "src/**/*.py", "**/guide.md", "**", "*", "/proj/**", "/proj/**.md",
     "app/main.py", "a_b/**", "*_x.py", "100%/**", "*.md", "docs/**/*.md", "weird dir/**", "/src/**",
     "src/*.py", "m?in.*", "*foo*", "/proj/*.md", "**/app/**", "*q'\"uote.txt", "a\\b/**", "x_*",
+    "****************x", "***.md", "src/****", "/proj/***/*.md", "app/**/**/**/main.py",
 ]  # fmt: skip
 NO_LIKE = {"src/*.py", "m?in.*", "*foo*", "/proj/*.md", "x_*"}  # no exact like form: None
 
