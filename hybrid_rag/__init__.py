@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "HybridRetriever": "hybrid_rag.retrieval.retriever",
+    "HybridRetriever": "hybrid_rag.engine",
     "ContextBuilder": "hybrid_rag.context.builder",
     "MetadataStore": "hybrid_rag.store.store",
     "Settings": "hybrid_rag.settings",
@@ -39,8 +39,7 @@ __all__ = [  # noqa: RUF022 - the order of _EXPORTS
 
 if TYPE_CHECKING:
     from hybrid_rag.context.builder import ContextBuilder
-    from hybrid_rag.engine import Engine
-    from hybrid_rag.retrieval.retriever import HybridRetriever
+    from hybrid_rag.engine import Engine, HybridRetriever
     from hybrid_rag.settings import Settings, load_settings
     from hybrid_rag.store.store import MetadataStore
     from hybrid_rag.types import QueryResult, ScoredChunk

@@ -22,7 +22,8 @@ from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
-from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
+from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
+from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
@@ -369,3 +370,19 @@ class Engine:
 
     def close(self) -> None:
         self.store.close()
+
+
+class HybridRetriever(Pipeline):
+    """The query pipeline as the package exports it, with ``open``: the composition root (this
+    module) builds every stage, so the pipeline itself never imports it.
+
+    >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
+    """
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+    ) -> HybridRetriever:
+        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
+        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults)."""
+        return Engine.open(data_dir, config=config).retriever

@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
+from hybrid_rag.deadline import run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.server.errors import ApiError
@@ -33,10 +34,11 @@ INSTRUCTIONS = (
 )
 
 
-def _tool_errors(fn: Callable[[], T]) -> T:
-    """The engine's and the limits' errors as one-line tool errors (the agent can read and correct)."""
+def _tool_errors(fn: Callable[[], T], timeout: float | None = None) -> T:
+    """The engine's and the limits' errors as one-line tool errors (the agent can read and correct);
+    with ``timeout`` (a read: ``server.request_timeout_seconds``) the work stops at the deadline."""
     try:
-        return fn()
+        return fn() if timeout is None else run_within(timeout, fn)
     except (HybridRagError, ApiError) as exc:
         raise ToolError(str(exc)) from None
     except ValidationError as exc:
@@ -83,7 +85,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 ],
             }
 
-        return _tool_errors(run)
+        return _tool_errors(run, limits.request_timeout_seconds)
 
     @mcp.tool()
     def get_context(query: str, max_tokens: int = 3000, filters: str | None = None) -> str:
@@ -100,7 +102,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
 
-        return _tool_errors(run)
+        return _tool_errors(run, limits.request_timeout_seconds)
 
     @mcp.tool()
     def list_documents(collection: str | None = None, limit: int = 200) -> dict[str, Any]:

@@ -8,7 +8,32 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from hybrid_rag.filters import FilterExpr
 from hybrid_rag.types import Hit, ScoredChunk
+
+
+class FilteredIds(np.ndarray):
+    """Allowed chunk ids (the ``allowed_ids`` of a search) that remember the filter that selected them.
+
+    Every index takes them as plain ids; one that can evaluate the filter itself (Milvus) may send
+    ``filter_expr`` instead of a long id list. Only ``with_filter`` sets the filter: any array derived
+    from one (a slice, an intersection) has none, since it may hold other ids.
+    """
+
+    filter_expr: FilterExpr | None = None
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.filter_expr = None
+
+
+def with_filter(ids: np.ndarray, expr: FilterExpr | None) -> np.ndarray:
+    """``ids`` (int64) marked as the chunks ``expr`` matches (``FilteredIds``); plain when no ``expr``."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if expr is None:
+        return ids
+    marked = ids.view(FilteredIds)
+    marked.filter_expr = expr
+    return marked
 
 
 @runtime_checkable
@@ -46,7 +71,8 @@ class VectorIndex(Protocol):
     def remove(self, ids: np.ndarray) -> int: ...
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
-        """Top-k by inner product; with ``allowed_ids`` only those ids, and still k of them if they exist."""
+        """Top-k by inner product; with ``allowed_ids`` only those ids, and still k of them if they exist
+        (``allowed_ids`` may be ``FilteredIds``: a backend may evaluate their filter itself)."""
         ...
 
     def score(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -277,6 +277,10 @@ class RetrievalSettings(_Section):
     bm25_weight: Float = Field(0.35, ge=0)
     code_dense_weight: Float = Field(0.85, ge=0)
     code_bm25_weight: Float = Field(0.15, ge=0)
+    # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
+    filter_max_terms: Int = Field(100_000, gt=0)  # comparisons, and values of in-lists
+    filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
+    filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
@@ -407,7 +411,7 @@ class ServerSettings(_Section):
     max_top_k: Int = Field(100, gt=0)
     max_tokens: Int = Field(32_000, gt=0)  # context / ask budget a request may ask for
     max_concurrency: Int = Field(16, gt=0)  # engine calls running at once in a process; more wait
-    request_timeout_seconds: Float = Field(60.0, gt=0)  # then 504 (the call finishes in the background)
+    request_timeout_seconds: Float = Field(60.0, gt=0)  # then 504; a read stops its work (deadline.py)
     shutdown_grace_seconds: Float = Field(30.0, ge=0)  # in-flight requests get this long on SIGTERM
     keep_alive_seconds: Float = Field(75.0, gt=0)  # idle keep-alive connections (above a proxy's 60 s)
     mcp_ingest_enabled: bool = False  # the MCP tool ingest_path (still only below ingest_roots)

@@ -1,8 +1,9 @@
 """The suite's results file and its tables: written compact, read back whole, rendered as markdown.
 
 ``hybrid-rag-suite/2`` keeps each dataset's judged query ids once (``query_ids``), each result's
-per-query values as one array a metric in that order, and the settings once (``settings``: the
-base; a result keeps only its ``overrides``). ``expand`` turns it (or a ``/1`` file, which held a
+per-query values (``PER_QUERY_KEPT``: what the tables test query by query) as one array a metric
+in that order, the trace notes once (``notes``) and the settings once (``settings``: the base; a
+result keeps only its ``overrides``). ``expand`` turns it (or a ``/1`` file, which held a
 dict a metric and the full settings in every row) into the in-memory shape the tables read.
 """
 
@@ -24,21 +25,28 @@ HEADERS = {
 }
 
 FORMAT = "hybrid-rag-suite/2"
+PER_QUERY_KEPT = ("ndcg@10",)  # what RESULTS.md cites query by query (paired tests); the rest as means
 
 
 def compact(suite: dict[str, Any]) -> dict[str, Any]:
-    """A written suite: ids once per dataset, arrays per metric, settings once."""
+    """A written suite: ids once per dataset, per-query arrays only for ``PER_QUERY_KEPT`` (every
+    metric's mean is kept), the trace notes and the settings once: the committed file stays small."""
     out = copy.deepcopy(suite)
     ids: dict[str, list[str]] = {}
     settings = None
+    notes = set(out.get("notes", []))
     for r in out["results"]:
+        notes.update(r["notes"])  # the tables cite their union: kept once, not once a result
+        r["notes"] = []
         per_query = r["per_query"]
         if isinstance(next(iter(per_query.values()), []), dict):  # /1: a dict a metric
             order = ids.setdefault(r["dataset"], sorted(next(iter(per_query.values()))))
             r["per_query"] = {m: [values[q] for q in order] for m, values in per_query.items()}
+        r["per_query"] = {m: values for m, values in r["per_query"].items() if m in PER_QUERY_KEPT}
         settings = settings or r.pop("settings", None)
         r.pop("settings", None)
     out["format"] = FORMAT
+    out["notes"] = sorted(notes)
     out["query_ids"] = {**out.get("query_ids", {}), **ids}
     if settings is not None:
         out["settings"] = settings

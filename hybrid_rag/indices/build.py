@@ -7,11 +7,9 @@ before, so a rebuild costs index construction only.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import numpy as np
@@ -19,9 +17,10 @@ import numpy as np
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
+from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.live import IndexConfig, dense_kind, load_dense, new_dense, open_versions
+from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
@@ -31,28 +30,6 @@ from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
 from hybrid_rag.vectors import pool_windows
-
-Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True)
-class BuildReport:
-    version: int
-    chunks: int
-    added: int
-    removed: int
-    embedded: int
-    seconds: dict[str, float]
-    incremental: bool
-    bm25_update: str = "build"  # "build" (from scratch), "delta", "delta+merge deltas", "delta+merge base"
-
-
-def source_hash(chunk_hashes: dict[int, str]) -> str:
-    """A hash over (chunk id, chunk sha256) pairs: equal exactly when two builds index the same chunks."""
-    digest = hashlib.sha256()
-    for chunk_id in sorted(chunk_hashes):
-        digest.update(f"{chunk_id}:{chunk_hashes[chunk_id]}\n".encode())
-    return digest.hexdigest()
 
 
 def sample_ids(ids: np.ndarray, sample: int = 5) -> np.ndarray:

@@ -5,46 +5,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError
 from hybrid_rag.indices.ann import AnnBackend, AnnParams, AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
+from hybrid_rag.indices.built import IndexConfig, LiveIndex
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import BM25Settings, IndexSettings, MilvusSettings, Settings
-
-
-@dataclass(frozen=True)
-class IndexConfig:
-    """Where index versions live and how they are built: what a build writes and a load checks."""
-
-    directory: Path
-    index: IndexSettings
-    bm25: BM25Settings
-    milvus: MilvusSettings = field(default_factory=MilvusSettings)  # index.dense_backend milvus; uri absolute
-
-    @classmethod
-    def of(cls, settings: Settings) -> IndexConfig:
-        return cls(settings.indices_dir, settings.index, settings.bm25, settings.milvus_config)
-
-
-@dataclass(frozen=True)
-class LiveIndex:
-    """One loaded, complete index version."""
-
-    version: int
-    dense: FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex
-    bm25: BM25IndexManager
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def count(self) -> int:
-        return len(self.dense)
+from hybrid_rag.settings import IndexSettings
 
 
 def dense_kind(index: IndexSettings, chunks: int) -> str:

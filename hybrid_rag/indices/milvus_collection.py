@@ -126,7 +126,7 @@ class MilvusCollection:
 
     def _where(self, allowed_ids: np.ndarray) -> str:
         """The prefilter for ``allowed_ids``: the filter they came from when it compiles and the ids
-        are many (``milvus_filter.FilteredIds``), else the ids themselves."""
+        are many (``protocols.FilteredIds``), else the ids themselves."""
         origin = getattr(allowed_ids, "filter_expr", None)
         ids = np.unique(_as_ids(allowed_ids))
         if origin is not None and len(ids) > ID_LIST_MAX:

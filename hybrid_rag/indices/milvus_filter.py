@@ -1,4 +1,4 @@
-"""The filter language (``retrieval/filters.py``) compiled to a Milvus boolean expression.
+"""The filter language (``filters/``) compiled to a Milvus boolean expression.
 
 Both Milvus collections of a version hold each chunk's filterable fields (``FILTER_FIELDS``), so a
 filter runs inside Milvus as a prefilter of the ANN or BM25 search: k hits come back whenever k
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.retrieval.filters import (
+from hybrid_rag.filters import (
     DATE,
     FIELDS,
     META,
@@ -52,6 +52,7 @@ from hybrid_rag.retrieval.filters import (
     Or,
     check,
     convert,
+    normalize_glob,
 )
 
 # Every chunk id is a positive SQLite row id: these are the constant false and true.
@@ -60,30 +61,6 @@ TRUE = "chunk_id >= 0"
 MAX_LIKE_ALTERNATIVES = 16  # a glob with many ``/**/`` expands to 2^n patterns; past this, no push-down
 INT_FIELDS = ("size", "start_line", "end_line", "token_count")
 JSON_NULL = {"__null__": True}  # a JSON null in ``meta``: a key that is there, equal to nothing
-
-
-class FilteredIds(np.ndarray):
-    """Allowed chunk ids that remember the filter that selected them (``with_filter``).
-
-    Every index takes them as plain ids; one that can evaluate the filter itself (Milvus) may send
-    the filter instead of a long id list. Only ``with_filter`` sets the filter: any array derived
-    from one (a slice, an intersection) has none, since it may hold other ids.
-    """
-
-    filter_expr: FilterExpr | None = None
-
-    def __array_finalize__(self, obj: object) -> None:
-        self.filter_expr = None
-
-
-def with_filter(ids: np.ndarray, expr: FilterExpr | None) -> np.ndarray:
-    """``ids`` (int64) marked as the chunks ``expr`` matches (``FilteredIds``); plain when no ``expr``."""
-    ids = np.asarray(ids, dtype=np.int64)
-    if expr is None:
-        return ids
-    marked = ids.view(FilteredIds)
-    marked.filter_expr = expr
-    return marked
 
 
 class _NotExpressible(Exception):
@@ -252,13 +229,12 @@ def _date_value(field: str, value: object) -> str:
 
 
 def glob_like_patterns(pattern: str) -> list[str] | None:
-    """The ``like`` patterns whose union is exactly the glob (``retrieval/filters.py`` semantics), or
+    """The ``like`` patterns whose union is exactly the glob (``filters/`` semantics), or
     None when there is none. ``%`` and ``_`` in the glob are escaped with a backslash."""
     if not pattern:
         return None
     anchored = pattern.startswith("/")
-    if pattern.endswith("/"):
-        pattern += "**"
+    pattern = normalize_glob(pattern)  # runs of "*" collapsed as every backend matches them
     alternatives = [""] if anchored else ["", "%/"]  # the start, or just after any "/"
     absorbs = not anchored  # what precedes may end anywhere, so a following "*" may be "%"
     i = 0

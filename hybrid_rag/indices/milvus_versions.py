@@ -26,13 +26,12 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hybrid_rag.errors import IndexMismatchError, NoIndexError
-from hybrid_rag.indices.build import BuildReport, source_hash
-from hybrid_rag.indices.live import IndexConfig, LiveIndex
+from hybrid_rag.indices.built import BuildInputs, BuildReport, IndexConfig, LiveIndex, source_hash
 from hybrid_rag.indices.milvus import MilvusVectorIndex
 from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_errors
@@ -41,9 +40,6 @@ from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
-
-if TYPE_CHECKING:
-    from hybrid_rag.indices.build import IndexBuilder
 
 MANIFEST = "hybrid_rag_manifest"  # the collection property holding a version's manifest (JSON)
 BATCH = 1000  # chunks embedded and written at a time: a build holds one batch of vectors
@@ -174,9 +170,9 @@ def _running(manifest: dict[str, Any]) -> bool:
 
 
 def build_milvus(
-    builder: IndexBuilder, *, full: bool, reason: str, progress: Callable[[int], None] | None
+    builder: BuildInputs, *, full: bool, reason: str, progress: Callable[[int], None] | None
 ) -> BuildReport:
-    """``IndexBuilder.build`` on Milvus: an update in place of the live version when it is the newest
+    """``BuildInputs.build`` on Milvus: an update in place of the live version when it is the newest
     and built with the same parameters, else a new version behind the alias."""
     versions: MilvusVersions = builder.versions  # type: ignore[assignment]
     seconds: dict[str, float] = {}
@@ -213,7 +209,7 @@ def build_milvus(
 
 
 def _update(
-    builder: IndexBuilder,
+    builder: BuildInputs,
     versions: MilvusVersions,
     version: int,
     chunks: Sequence[Chunk],
@@ -244,7 +240,7 @@ def _update(
 
 
 def _write_chunks(
-    builder: IndexBuilder,
+    builder: BuildInputs,
     dense: MilvusVectorIndex,
     keyword: MilvusKeywordIndex,
     chunks: Sequence[Chunk],
@@ -296,7 +292,7 @@ def _validate(
         raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
 
 
-def _params(builder: IndexBuilder) -> dict[str, Any]:
+def _params(builder: BuildInputs) -> dict[str, Any]:
     """What a version is built with: an in-place update needs all of it unchanged."""
     milvus = builder.config.milvus
     return {

@@ -4,7 +4,7 @@ Front matter is a YAML mapping between a first line ``---`` and the next ``---``
 of a Markdown file; it becomes the document's metadata (dates as ISO strings) and stays in the
 text. Metadata a caller attaches (``Engine.ingest(..., metadata={...})``) goes over the front
 matter, and is folded into the document's hash, so changing it re-writes the document.
-Filters reach every key as ``meta.<key>`` (``retrieval/filters.py``).
+Filters reach every key as ``meta.<key>`` (``filters/``).
 """
 
 from __future__ import annotations

@@ -8,19 +8,19 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
+from hybrid_rag import deadline
+from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
+from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
-from hybrid_rag.indices.milvus_filter import with_filter
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
-from hybrid_rag.protocols import Embedder, Reranker
-from hybrid_rag.retrieval import filters as filter_lang
+from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.mmr import apply_mmr
@@ -108,19 +108,6 @@ class HybridRetriever:
         self.mmr = mmr
         self.reranker = reranker
 
-    @classmethod
-    def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
-    ) -> HybridRetriever:
-        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
-        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults).
-
-        >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
-        """
-        from hybrid_rag.engine import Engine  # the composition root builds every stage
-
-        return Engine.open(data_dir, config=config).retriever
-
     def query(
         self,
         text: str,
@@ -182,6 +169,12 @@ class HybridRetriever:
     ) -> np.ndarray | None:
         """Metadata filters (and code routing) as allowed chunk ids, applied before any search."""
         expr = filter_lang.as_filter(filters) if flags.filters else None
+        check_cost(
+            expr,
+            max_terms=self.retrieval.filter_max_terms,
+            max_globs=self.retrieval.filter_max_globs,
+            max_glob_chars=self.retrieval.filter_max_glob_chars,
+        )
         if filters is not None and not flags.filters:
             tracer.note("filters ignored: features.filters is off")
         allowed = None if expr is None else with_filter(self.store.chunk_ids_matching(expr), expr)
@@ -400,5 +393,6 @@ class HybridRetriever:
 
 def timed(tracer: Tracer, stage: str, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``run(*args, **kwargs)`` timed into ``tracer`` as ``stage``: one line a stage in ``query``."""
+    deadline.check()  # a request whose time ran out stops here, between two stages
     with tracer.stage(stage):
         return run(*args, **kwargs)

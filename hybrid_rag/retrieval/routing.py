@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from hybrid_rag.retrieval.filters import Compare, FilterExpr
+from hybrid_rag.filters import Compare, FilterExpr
 from hybrid_rag.types import SourceType
 
 CODE_QUERY_THRESHOLD = 2.0

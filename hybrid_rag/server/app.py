@@ -162,7 +162,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
                 field="collection",
             )
         folder = settings.data_dir / UPLOADS / collection
-        saved = await service.call(save_uploads, files, folder, service.limits.max_upload_bytes)
+        saved = await service.call(save_uploads, files, folder, service.limits.max_upload_bytes, write=True)
         request = {"files": [p.name for p in saved], "collection": collection}
         job = service.ingest_job(saved, collection=collection, metadata=None, dry_run=False, request=request)
         response.headers["Location"] = f"/v1/jobs/{job['id']}"
@@ -182,7 +182,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     async def delete(path: str) -> dict[str, Any]:
         """Remove one stored document (its path as GET /v1/documents lists it) and its uploaded file."""
         stored = path if path.startswith("/") else "/" + path
-        build = await service.call(delete_document, service, stored)
+        build = await service.call(delete_document, service, stored, write=True)
         return {"deleted": stored, "index_version": build.version, "chunks": build.chunks}
 
     @v1.get("/stats")
@@ -200,7 +200,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/rollback")
     async def rollback(body: RollbackBody) -> dict[str, Any]:
         """Make an older version on disk live (409 while an ingest job writes)."""
-        await service.call(exclusive, service, service.engine.rollback, body.version)
+        await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
         return {"live_version": body.version}
 
     app.include_router(secured)

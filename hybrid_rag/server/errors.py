@@ -19,11 +19,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hybrid_rag import errors
+from hybrid_rag.deadline import DeadlineExceeded
 
 log = logging.getLogger("hybrid_rag.server")
 
 # the most specific type first: the first isinstance match decides
 STATUS: tuple[tuple[type[errors.HybridRagError], int], ...] = (
+    (DeadlineExceeded, 504),  # the request's time ran out and its work was stopped
     (errors.InputError, 400),
     (errors.ConfigError, 400),  # a per-call feature override the settings refuse
     (errors.NoIndexError, 409),  # nothing ingested yet: ingest first

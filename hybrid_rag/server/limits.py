@@ -1,7 +1,7 @@
 """Request bodies and the limits in ``server.*``: typed request models (strict JSON types, unknown
 fields refused), the per-request checks that name the field, and the body-size guard.
 
-Filters and feature overrides are checked with the engine's own parsers (``retrieval/filters.py``,
+Filters and feature overrides are checked with the engine's own parsers (``filters/``,
 ``resolve_flags``) so a bad one is a 422 naming ``filters`` / ``features`` before any work starts.
 """
 
@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import HybridRagError
-from hybrid_rag.retrieval import filters as filter_lang
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
 from hybrid_rag.settings import FeatureFlags, ServerSettings

@@ -14,6 +14,7 @@ import anyio
 from fastapi import UploadFile
 from fastapi.security import HTTPAuthorizationCredentials
 
+from hybrid_rag.deadline import DeadlineExceeded, run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.server.auth import ApiKeys
@@ -40,15 +41,18 @@ class Service:
         self.roots = resolved_roots(settings.server.ingest_roots)
         self.limiter = anyio.CapacityLimiter(settings.server.max_concurrency)
 
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn`` in a worker thread, within the request timeout (then 504; the call itself runs on)."""
+    async def call(self, fn: Callable[..., T], *args: Any, write: bool = False, **kwargs: Any) -> T:
+        """``fn`` in a worker thread, within the request timeout (then 504). A read stops its work at
+        the deadline too (``deadline.py``: SQLite interrupted, the pipeline stopped between stages);
+        a ``write`` (delete, rollback, upload) runs to its end, so nothing is left half done."""
         timeout = self.limits.request_timeout_seconds
+        work = functools.partial(fn, *args, **kwargs)
+        if not write:
+            work = functools.partial(run_within, timeout, work)
         try:
             with anyio.fail_after(timeout):
-                return await anyio.to_thread.run_sync(
-                    functools.partial(fn, *args, **kwargs), limiter=self.limiter, abandon_on_cancel=True
-                )
-        except TimeoutError:
+                return await anyio.to_thread.run_sync(work, limiter=self.limiter, abandon_on_cancel=True)
+        except (TimeoutError, DeadlineExceeded):
             raise ApiError(
                 504,
                 f"the request took longer than server.request_timeout_seconds ({timeout:g} s)",

@@ -1,6 +1,6 @@
 """Filter expressions compiled to SQL: the only place that maps filter fields to the store's columns.
 
-The language itself (grammar, fields, values, globs) is ``retrieval/filters.py``; this module turns
+The language itself (grammar, fields, values, globs) is ``filters/``; this module turns
 its AST into a SQLAlchemy condition over the ``documents`` and ``chunks`` tables.
 """
 
@@ -10,9 +10,25 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Select, and_, column, exists, false, func, literal, not_, or_, select
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Select,
+    and_,
+    column,
+    exists,
+    false,
+    func,
+    literal,
+    not_,
+    or_,
+    select,
+)
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
-from hybrid_rag.retrieval.filters import (
+from hybrid_rag.filters import (
     DATE,
     FIELDS,
     META,
@@ -25,7 +41,9 @@ from hybrid_rag.retrieval.filters import (
     Or,
     check,
     convert,
+    glob_to_regex,
 )
+from hybrid_rag.filters.globs import SQL_FUNCTION
 from hybrid_rag.store.schema import CHUNKS, DOCUMENTS
 
 _COLUMNS = {
@@ -108,9 +126,33 @@ def _value_set(values: Sequence[object]) -> Select:
     )
 
 
+class GlobMatch(FunctionElement[bool]):
+    """``value ~ glob``: on SQLite the linear-time matcher (``hybrid_rag_glob``, registered on every
+    connection by the store), elsewhere (PostgreSQL) the glob's regular expression."""
+
+    type = Boolean()
+    name = SQL_FUNCTION
+    inherit_cache = True
+
+    def __init__(self, value: ColumnElement, glob: str) -> None:
+        super().__init__(literal(glob), value, literal(glob_to_regex(glob)))
+
+
+@compiles(GlobMatch, "sqlite")
+def _glob_sqlite(element: GlobMatch, compiler: SQLCompiler, **kw: object) -> str:
+    glob, value, _ = element.clauses.clauses
+    return f"{SQL_FUNCTION}({compiler.process(glob, **kw)}, {compiler.process(value, **kw)})"
+
+
+@compiles(GlobMatch)
+def _glob_regex(element: GlobMatch, compiler: SQLCompiler, **kw: object) -> str:
+    _, value, regex = element.clauses.clauses
+    return compiler.process(value.regexp_match(regex), **kw)  # type: ignore[attr-defined]
+
+
 def _compare(column: ColumnElement, kind: str, op: str, value: object) -> ColumnElement[bool]:
     if op == "~":
-        return column.regexp_match(value)
+        return GlobMatch(column, value)  # type: ignore[arg-type]
     if kind == DATE:
         start, end = value  # type: ignore[misc]
         if end is not None:  # a whole day: [start, end)
@@ -141,7 +183,7 @@ def _julian(when: datetime) -> float:
 
 
 class _MetaKey:
-    """``meta.<key>`` over a chunk's metadata, then its document's (``retrieval/filters.py``)."""
+    """``meta.<key>`` over a chunk's metadata, then its document's (``filters/``)."""
 
     def __init__(self, field: str) -> None:
         parts = field[len(META_PREFIX) :].split(".")
@@ -187,8 +229,8 @@ class _MetaKey:
             return self.equals(typed)
         if op == "!=":
             return and_(self.present, not_(self.equals(typed)))
-        if kind == "regex":
-            inner = and_(self.type == "text", self.value.regexp_match(value))
+        if kind == "glob":
+            inner = and_(self.type == "text", GlobMatch(self.value, value))  # type: ignore[arg-type]
         elif kind == "date":
             inner = self._date(op, value)
         else:

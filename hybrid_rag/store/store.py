@@ -35,8 +35,10 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
+from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
 from hybrid_rag.errors import StoreError
-from hybrid_rag.retrieval.filters import FilterExpr
+from hybrid_rag.filters import FilterExpr
+from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.schema import (
     CHUNKS,
@@ -95,6 +97,8 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+    dbapi_connection.create_function(SQL_FUNCTION, 2, sql_glob, deterministic=True)
+    dbapi_connection.set_progress_handler(past_deadline, PROGRESS_STEPS)
 
 
 def check_data_dir(path: Path, *, write: bool) -> None:

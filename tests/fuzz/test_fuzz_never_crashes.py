@@ -19,16 +19,23 @@ from hypothesis import strategies as st
 from hybrid_rag.cli import EXIT_BUG, main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
-from hybrid_rag.retrieval.filters import FIELDS, parse_filter
+from hybrid_rag.filters import FIELDS, parse_filter
 from hybrid_rag.settings import Settings, load_settings
 
 WORDS = ["soil", "clay", "compost", "circle", "area", "parse", "config", "drainage", "radius"]
 FIELD_NAMES = [*FIELDS, "meta.type", "meta.date", "meta.tags", "meta.a.b", "nope", "META.X"]
 OPS = ["=", "==", "!=", ">", ">=", "<", "<=", "~", " in ", " not in "]
+GLOBS = st.lists(  # glob shapes: runs of stars, "/**/", "?", anchors, trailing "/" (issue 25.1)
+    st.sampled_from(["*", "**", "***", "?", "/", "/**/", "**/", "a", "x", ".", "-", "[", "%", "_"]),
+    min_size=1,
+    max_size=24,
+).map("".join)
 VALUES = st.one_of(
     st.sampled_from(
         ["code", "text", "2024-01-01", "2024-13-45", "1e30", "-1", "0", "*.py", "src/**", "", "''"]
     ),
+    st.sampled_from(["*" * 32 + "x", "*a" * 12 + "x", "**/" * 10 + "*.x", "?*" * 20 + "x"]),
+    GLOBS,
     st.integers(min_value=-(10**25), max_value=10**25).map(str),
     st.text(alphabet=string.printable, max_size=12),
 )

@@ -18,8 +18,8 @@ pytest.importorskip("pymilvus", reason="the [milvus] extra (pymilvus, milvus-lit
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
+from hybrid_rag.filters import parse_filter
 from hybrid_rag.indices.milvus_client import forget_clients
-from hybrid_rag.retrieval.filters import parse_filter
 from hybrid_rag.settings import Settings
 
 pytestmark = pytest.mark.integration

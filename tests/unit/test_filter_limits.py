@@ -7,7 +7,7 @@ import pytest
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
-from hybrid_rag.retrieval.filters import INT64, MAX_DEPTH, parse_filter
+from hybrid_rag.filters import INT64, MAX_DEPTH, parse_filter
 from hybrid_rag.settings import Settings
 
 

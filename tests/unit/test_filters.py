@@ -9,7 +9,7 @@ import pytest
 from filter_store import write_documents
 
 from hybrid_rag.errors import InputError
-from hybrid_rag.retrieval.filters import (
+from hybrid_rag.filters import (
     FIELDS,
     And,
     Compare,

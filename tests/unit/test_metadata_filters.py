@@ -10,8 +10,8 @@ import pytest
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
+from hybrid_rag.filters import parse_filter
 from hybrid_rag.ingest.metadata import front_matter
-from hybrid_rag.retrieval.filters import parse_filter
 from hybrid_rag.settings import Settings
 
 DOCS = {

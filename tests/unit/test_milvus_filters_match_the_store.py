@@ -16,19 +16,16 @@ import numpy as np
 import pytest
 from filter_store import write_documents
 
-from hybrid_rag.indices.milvus_filter import (
-    FilteredIds,
-    glob_like_patterns,
-    to_milvus,
-    with_filter,
-)
-from hybrid_rag.retrieval.filters import And, Compare, FilterExpr, InList, Not, Or, glob_match, parse_filter
+from hybrid_rag.filters import And, Compare, FilterExpr, InList, Not, Or, glob_match, parse_filter
+from hybrid_rag.indices.milvus_filter import glob_like_patterns, to_milvus
+from hybrid_rag.protocols import FilteredIds, with_filter
 from hybrid_rag.store import MetadataStore
 
 GLOBS = [
     "*.py", "src/**", "src/", "src/**/*.py", "**/guide.md", "**", "*", "/proj/**", "/proj/**.md",
     "app/main.py", "a_b/**", "*_x.py", "100%/**", "*.md", "docs/**/*.md", "weird dir/**", "/src/**",
     "src/*.py", "m?in.*", "*foo*", "/proj/*.md", "**/app/**", "*q'\"uote.txt", "a\\b/**", "x_*",
+    "****************x", "***.md", "src/****", "/proj/***/*.md", "app/**/**/**/main.py",
 ]  # fmt: skip
 NO_LIKE = {"src/*.py", "m?in.*", "*foo*", "/proj/*.md", "x_*"}  # no exact like form: None
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from judged_datasets import judged_dataset
 
-from hybrid_rag.retrieval.filters import Compare
+from hybrid_rag.filters import Compare
 from hybrid_rag.retrieval.routing import (
     CODE_QUERY_THRESHOLD,
     code_query_evidence,

@@ -39,9 +39,10 @@ gitignore, a pattern without a ``/`` matches the file name (last segment) anywhe
 A pattern with a ``/`` matches a tail of the path that starts at a segment boundary: ``src/**``
 matches every file under any directory named ``src`` (``/home/me/proj/src/a/b.py``, not
 ``/home/me/mysrc/a.py``), ``src/*.py`` only files directly in it. A leading ``/`` anchors at the
-root (``/home/me/**``); a trailing ``/`` means ``/**``. In SQL a glob becomes a Python regular
-expression behind SQLite's ``REGEXP`` (registered on every connection by SQLAlchemy's pysqlite
-dialect); ``glob_to_regex`` is the translation, ``store/filter_sql.py`` the compiler.
+root (``/home/me/**``); a trailing ``/`` means ``/**``; a run of two or more ``*`` is ``**``. A glob
+is matched without backtracking (``globs.py``: time linear in the path, whatever the pattern); in
+SQLite as the function ``hybrid_rag_glob``, in PostgreSQL as a regular expression
+(``glob_to_regex``); ``store/filter_sql.py`` is the compiler.
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from difflib import get_close_matches
-from functools import lru_cache
 from typing import Union
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.filters.globs import normalize_glob
 from hybrid_rag.types import SourceType
 
 TEXT, SOURCE, NUMBER, DATE, META = "text", "source_type", "number", "date", "meta"  # field kinds
@@ -246,15 +247,15 @@ def convert(name: str, kind: str, op: str, value: str) -> object:
     if kind == META:
         return meta_value(value, op)
     if op == "~":
-        return glob_to_regex(value)
+        return normalize_glob(value)
     return value
 
 
 def meta_value(value: str, op: str) -> tuple[str, object]:
-    """How a ``meta.*`` value compares: ``("regex", pattern)`` for ``~``, ``("number", n)``,
+    """How a ``meta.*`` value compares: ``("glob", normalised glob)`` for ``~``, ``("number", n)``,
     ``("date", (start, end))`` for an ISO date or datetime (as ``parse_when``), else ``("text", s)``."""
     if op == "~":
-        return "regex", glob_to_regex(value)
+        return "glob", normalize_glob(value)
     try:
         return "number", _number("meta", value)
     except InputError:
@@ -269,44 +270,6 @@ def meta_value(value: str, op: str) -> tuple[str, object]:
 
 def _unix(when: datetime) -> float:
     return when.replace(tzinfo=timezone.utc).timestamp()
-
-
-# -- globs -----------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=256)
-def glob_to_regex(pattern: str) -> str:
-    """The regular expression (for ``re.search``) that a path glob means; see the module docstring.
-
-    >>> glob_to_regex("src/**")
-    '(?:^|/)src/.*\\\\Z'
-    """
-    if not pattern:
-        raise InputError("empty glob pattern")
-    prefix = "^" if pattern.startswith("/") else "(?:^|/)"
-    if pattern.endswith("/"):
-        pattern += "**"
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("/**/", i):
-            out.append("/(?:.*/)?")
-            i += 4
-        elif i == 0 and pattern.startswith("**/"):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            out.append({"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i])))
-            i += 1
-    return prefix + "".join(out) + r"\Z"
-
-
-def glob_match(pattern: str, path: str) -> bool:
-    """Whether ``path`` matches the glob, exactly as the SQL filter decides."""
-    return re.search(glob_to_regex(pattern), path) is not None
 
 
 # -- parsing ---------------------------------------------------------------------------------
