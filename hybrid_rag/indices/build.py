@@ -236,8 +236,16 @@ class IndexBuilder:
         bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
         return bm25, "build"
 
+    def _live(self) -> int | None:
+        """The live version, or None when ``CURRENT`` is corrupt: the build then starts from
+        scratch, and publishing it repairs the pointer."""
+        try:
+            return self.versions.current()
+        except CorruptIndexError:
+            return None
+
     def _previous_bm25(self) -> BM25IndexManager | None:
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return None
         try:
@@ -248,18 +256,25 @@ class IndexBuilder:
     def is_stale(self) -> bool:
         """True when the live version does not index exactly the store's chunks (e.g. after a
         crash between the store commit and the index swap, or after a rollback)."""
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return self.store.chunk_count() > 0
-        return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
+        try:
+            built = self.versions.manifest(version).get("source_hash")
+        except CorruptIndexError:
+            return True
+        return built != source_hash(self.store.chunk_hashes())
 
     def _previous_dense(self, kind: str) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex | None:
         """The live version's dense index, to update in place of a full build, if it is compatible
         (the same scoring, backend and kind: a store that grew past ``ann_min_chunks`` is rebuilt)."""
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return None
-        params = self.versions.manifest(version).get("params", {})
+        try:
+            params = self.versions.manifest(version).get("params", {})
+        except CorruptIndexError:
+            return None
         if any(params.get(k) != getattr(self.config.index, k) for k in ("dense_scoring", "dense_backend")):
             return None
         if params.get("dense_kind", "flat") != kind:
