@@ -102,7 +102,7 @@ class Engine:
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.store = MetadataStore(settings.store_path, url=settings.store.url)
+        self.store = MetadataStore(settings.store_path, url=settings.store.url, indices=settings.indices_dir)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)

@@ -97,6 +97,19 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor.close()
 
 
+def live_index_of(indices: Path) -> str | None:
+    """The index version live under ``indices`` ("index v3"), by its pointer file; None when
+    nothing was ever published there."""
+    pointer = Path(indices) / "CURRENT"
+    try:
+        text = pointer.read_bytes().decode("ascii").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnicodeDecodeError):
+        return f"an index ({pointer})"
+    return f"index v{int(text)}" if text.isdigit() and len(text) < 12 else f"an index ({pointer})"
+
+
 def check_data_dir(path: Path, *, write: bool) -> None:
     """StoreError unless ``path`` is a folder, or (``write``) one that can be made, and is writable.
 
@@ -124,10 +137,13 @@ class MetadataStore:
     (``store.url``: a server database such as PostgreSQL when several processes or hosts share the
     store). Cheap to construct; the database opens on first use."""
 
-    def __init__(self, path: Path, *, url: str | None = None) -> None:
+    def __init__(self, path: Path, *, url: str | None = None, indices: Path | None = None) -> None:
         self.path = Path(path)
         self.url = url or f"sqlite:///{self.path}"
         self._file = url is None  # the SQLite file in the data dir
+        self.indices = indices  # the index folder built from this store: while it has a live version,
+        # a missing or empty store file is an error (it vanished), never a new empty store
+        self._inode: int | None = None  # the file opened, to notice one deleted or replaced under us
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._opening = threading.Lock()  # threads (a server's requests) share one store
@@ -136,8 +152,36 @@ class MetadataStore:
 
     @property
     def exists(self) -> bool:
-        """Whether the store has been created (a database behind a URL is taken to exist)."""
-        return self.path.exists() if self._file else True
+        """Whether the store has been created (a database behind a URL is taken to exist).
+        StoreError when the file is missing while an index built from it is live."""
+        if not self._file:
+            return True
+        if not self.path.exists():
+            self._refuse_new_store("missing")
+            return False
+        return True
+
+    def _refuse_new_store(self, problem: str) -> None:
+        """StoreError when the store file is ``problem`` ("missing", "empty") while an index built
+        from it is live: a first ingest creates a store, nothing else does."""
+        live = live_index_of(self.indices) if self.indices is not None else None
+        if live is not None:
+            raise StoreError(
+                f"the store {self.path} is {problem} but {live} is live: restore the store file, "
+                f"or remove {self.indices} to start over"
+            )
+
+    def _check_file(self) -> None:
+        """Before each session: a store file deleted or emptied under a live index is an error; one
+        replaced (restored) is reopened."""
+        try:
+            stat = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            stat = None
+        if stat is None or stat.st_size == 0:
+            self._refuse_new_store("missing" if stat is None else "empty")
+        if self._sessions is not None and (stat is None or stat.st_ino != self._inode):
+            self.close()
 
     @property
     def where(self) -> str:
@@ -145,6 +189,8 @@ class MetadataStore:
         return str(self.path) if self._file else make_url(self.url).render_as_string(hide_password=True)
 
     def _open(self) -> sessionmaker[Session]:
+        if self._file:
+            self._check_file()
         sessions = self._sessions
         if sessions is not None:
             return sessions
@@ -175,12 +221,15 @@ class MetadataStore:
             engine.dispose()
             raise
         self._engine = engine
+        self._inode = os.stat(self.path).st_ino if self._file else None
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         return self._sessions
 
     def _check_schema(self, engine: Engine) -> None:
         tables = set(inspect(engine).get_table_names())
         if not tables:
+            if self._file:
+                self._refuse_new_store("empty")
             _Base.metadata.create_all(engine)
             with Session(engine) as s, s.begin():
                 s.add(_Meta(key="schema_version", value=str(SCHEMA_VERSION)))
