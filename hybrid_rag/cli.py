@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import HybridRagError, describe
+from hybrid_rag.errors import HybridRagError, describe, disk_full, is_disk_full
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -632,6 +632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("hybrid-rag: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: never a bare traceback for the user, always the details kept
+        if is_disk_full(exc):  # not a bug: the disk (store writes and index builds say it themselves)
+            where = settings.data_dir if settings is not None else Path.cwd()
+            print(f"hybrid-rag: error: {disk_full(where, 'nothing committed was lost')}", file=sys.stderr)
+            return EXIT_USER_ERROR
         if args.debug:
             traceback.print_exc()
         logged = _log_crash(settings, exc)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, disk_full, is_disk_full
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
@@ -140,6 +140,17 @@ class IndexBuilder:
     def build(
         self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
     ) -> BuildReport:
+        """A new version from the store, validated, then live. A full disk is one DiskFullError: the
+        store is as it was, the live version unchanged (the half-written staging folder is pruned)."""
+        try:
+            return self._build(full=full, reason=reason, progress=progress)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            kept = "the store is intact and the live index version is unchanged"
+            raise disk_full(self.config.directory, kept) from None
+
+    def _build(self, *, full: bool, reason: str, progress: Progress | None) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
             from hybrid_rag.indices.milvus_versions import build_milvus
 

@@ -35,7 +35,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
-from hybrid_rag.errors import StoreError
+from hybrid_rag.errors import StoreError, disk_full, is_disk_full
 from hybrid_rag.retrieval.filters import FilterExpr
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.schema import (
@@ -260,8 +260,15 @@ class MetadataStore:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        with self._open()() as session:
-            yield session
+        try:
+            with self._open()() as session:
+                yield session
+        except DatabaseError as exc:  # OperationalError included
+            if not is_disk_full(exc):
+                raise
+            where = self.path.parent if self._file else Path(".")
+            kept = f"the write was rolled back, the store {self.where} keeps its last commit"
+            raise disk_full(where, kept) from None
 
     # -- documents ---------------------------------------------------------------------------
 
