@@ -133,6 +133,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             f"chunks written: {report.chunks_written}, embedded: {report.embedded} "
             f"(others from cache); index version {b.version} live with {b.chunks} chunks"
         )
+        _warn_repaired(b.repaired)
     elif not report.dry_run:
         print("nothing changed; index left as it is")
     return 0
@@ -409,6 +410,15 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _warn_repaired(count: int) -> None:
+    """Cached vectors that failed their checksum were embedded again by the build: say how many."""
+    if count:
+        print(
+            f"hybrid-rag: warning: {count} cached vector(s) failed their checksum and were embedded again",
+            file=sys.stderr,
+        )
+
+
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
@@ -419,6 +429,7 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     print(
         f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
     )
+    _warn_repaired(report.repaired)
     return 0
 
 

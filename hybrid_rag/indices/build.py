@@ -45,6 +45,7 @@ class BuildReport:
     seconds: dict[str, float]
     incremental: bool
     bm25_update: str = "build"  # "build" (from scratch), "delta", "delta+merge deltas", "delta+merge base"
+    repaired: int = 0  # cached vectors that failed their checksum and were embedded again
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:
@@ -172,8 +173,14 @@ class IndexBuilder:
         else:
             dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, store.get(ids)
+        corrupt: list[str] = []
         windows, embedded = embed_missing(
-            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress, keep=True
+            self.store,
+            self.embedder,
+            {c.sha256: c.text for c in todo},
+            progress=progress,
+            keep=True,
+            corrupt=corrupt,
         )
         if todo:
             todo_ids = np.array([c.id for c in todo], dtype=np.int64)
@@ -223,7 +230,15 @@ class IndexBuilder:
         self.versions.prune(self.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(
-            version, len(ids), len(todo), removed, embedded, seconds, previous is not None, bm25_update
+            version,
+            len(ids),
+            len(todo),
+            removed,
+            embedded,
+            seconds,
+            previous is not None,
+            bm25_update,
+            repaired=len(corrupt),
         )
 
     def _bm25(self, store: StoreChunks, *, full: bool) -> tuple[BM25IndexManager, str]:

@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from hybrid_rag.store.schema import (
     _Tokens,
 )
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
 
@@ -242,10 +244,13 @@ class MetadataStore:
             with engine.begin() as conn:
                 for table in ("documents", "chunks"):
                     conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN meta TEXT")
-                conn.exec_driver_sql(
-                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                )
-            found = str(SCHEMA_VERSION)
+                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
+            found = "2"
+        if found == "2":  # schema 2 had no vector checksums: old rows keep NULL (checked by norm)
+            with engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
+                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("3",))
+            found = "3"
         if found != str(SCHEMA_VERSION):
             raise StoreError(
                 f"the store at {self.where} was written by schema {found or 'unknown'}, this version "
@@ -416,17 +421,30 @@ class MetadataStore:
 
     # -- embedding cache -------------------------------------------------------------------
 
-    def cached_windows(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
-        """Cached window vectors by chunk sha256, each of shape (n_windows, dimension)."""
+    def cached_windows(
+        self, model: str, sha256s: Iterable[str], *, corrupt: list[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Cached window vectors by chunk sha256, each of shape (n_windows, dimension). A row that
+        fails its checksum (or, without one, has rows that are not unit length) is left out, as if
+        not cached, and its sha256 appended to ``corrupt``."""
         out: dict[str, np.ndarray] = {}
         with self._session() as s:
             for batch in _batches(sorted(set(sha256s))):
                 query = select(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
                 for row in s.scalars(query):
-                    out[row.sha256] = (
-                        np.frombuffer(row.vector, dtype=np.float32).reshape(-1, row.dimension).copy()
-                    )
+                    windows = _checked_windows(row)
+                    if windows is None:
+                        if corrupt is not None:
+                            corrupt.append(row.sha256)
+                        continue
+                    out[row.sha256] = windows
         return out
+
+    def drop_embeddings(self, model: str, sha256s: Iterable[str]) -> None:
+        """Forget cached vectors (corrupt ones, before they are embedded again)."""
+        with self._session() as s, s.begin():
+            for batch in _batches(sorted(set(sha256s))):
+                s.execute(delete(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch)))
 
     def cached_shas(self, model: str, sha256s: Iterable[str]) -> set[str]:
         """Which of the chunk sha256s have cached vectors for ``model`` (the vectors are not read)."""
@@ -450,16 +468,21 @@ class MetadataStore:
         for batch in _batches(list(embeddings)):
             query = select(_Embedding.sha256).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
             known.update(s.scalars(query))
-        s.add_all(
-            _Embedding(
-                model=model,
-                sha256=sha,
-                dimension=int(np.shape(vec)[-1]),
-                vector=np.ascontiguousarray(np.atleast_2d(vec), dtype=np.float32).tobytes(),
+        rows = []
+        for sha, vec in embeddings.items():
+            if sha in known:
+                continue
+            blob = np.ascontiguousarray(np.atleast_2d(vec), dtype=np.float32).tobytes()
+            rows.append(
+                _Embedding(
+                    model=model,
+                    sha256=sha,
+                    dimension=int(np.shape(vec)[-1]),
+                    vector=blob,
+                    checksum=zlib.crc32(blob),
+                )
             )
-            for sha, vec in embeddings.items()
-            if sha not in known
-        )
+        s.add_all(rows)
 
     # -- near-duplicate signatures ---------------------------------------------------------
 
@@ -553,6 +576,20 @@ class MetadataStore:
                 "chunks": s.scalar(select(func.count(_Chunk.id))) or 0,
                 "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
             }
+
+
+def _checked_windows(row: _Embedding) -> np.ndarray | None:
+    """A cached row's window matrix, or None when it is damaged: a length that is not whole rows,
+    a checksum that differs, or (a row from before checksums) rows that are not unit length."""
+    blob = row.vector
+    if row.dimension <= 0 or len(blob) == 0 or len(blob) % (4 * row.dimension):
+        return None
+    if row.checksum is not None and zlib.crc32(blob) != row.checksum:
+        return None
+    windows = np.frombuffer(blob, dtype=np.float32).reshape(-1, row.dimension).copy()
+    if row.checksum is None and bad_rows(windows).any():
+        return None
+    return windows
 
 
 def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
