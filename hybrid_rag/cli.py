@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import HybridRagError, describe
+from hybrid_rag.errors import HybridRagError, describe, disk_full, is_disk_full
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -133,6 +133,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             f"chunks written: {report.chunks_written}, embedded: {report.embedded} "
             f"(others from cache); index version {b.version} live with {b.chunks} chunks"
         )
+        _warn_repaired(b.repaired)
     elif not report.dry_run:
         print("nothing changed; index left as it is")
     return 0
@@ -409,6 +410,15 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _warn_repaired(count: int) -> None:
+    """Cached vectors that failed their checksum were embedded again by the build: say how many."""
+    if count:
+        print(
+            f"hybrid-rag: warning: {count} cached vector(s) failed their checksum and were embedded again",
+            file=sys.stderr,
+        )
+
+
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
@@ -419,6 +429,7 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     print(
         f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
     )
+    _warn_repaired(report.repaired)
     return 0
 
 
@@ -632,6 +643,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("hybrid-rag: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug: never a bare traceback for the user, always the details kept
+        if is_disk_full(exc):  # not a bug: the disk (store writes and index builds say it themselves)
+            where = settings.data_dir if settings is not None else Path.cwd()
+            print(f"hybrid-rag: error: {disk_full(where, 'nothing committed was lost')}", file=sys.stderr)
+            return EXIT_USER_ERROR
         if args.debug:
             traceback.print_exc()
         logged = _log_crash(settings, exc)

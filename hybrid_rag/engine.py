@@ -11,10 +11,17 @@ from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
 from hybrid_rag.embedders import make_embedder
-from hybrid_rag.errors import InputError, NoIndexError, RemoteServiceError, describe
+from hybrid_rag.errors import (
+    CorruptIndexError,
+    IndexMismatchError,
+    InputError,
+    NoIndexError,
+    RemoteServiceError,
+    describe,
+)
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
-from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, open_versions
+from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
@@ -96,7 +103,7 @@ class Engine:
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.store = MetadataStore(settings.store_path, url=settings.store.url)
+        self.store = MetadataStore(settings.store_path, url=settings.store.url, indices=settings.indices_dir)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
@@ -210,6 +217,11 @@ class Engine:
         if manifest is None:
             on_disk = ", ".join(f"v{v}" for v in versions.versions()) or "none"
             raise NoIndexError(f"index version {version} is not on disk (on disk: {on_disk})")
+        try:  # a version that cannot load never goes live: the pointer stays where it is
+            load_version(versions, version, self.index_config, self.embedder)
+        except (CorruptIndexError, IndexMismatchError) as exc:
+            message = f"cannot roll back to version {version}, the live index is unchanged: {exc}"
+            raise type(exc)(message) from None
         versions.set_current(version)
         self.store.record_index_version(
             INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), "rolled back to"

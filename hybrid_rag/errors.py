@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
+from pathlib import Path
+
 
 class HybridRagError(Exception):
     """Base class for every error a user can cause and fix (bad input, missing index, ...)."""
@@ -34,6 +39,10 @@ class StoreError(HybridRagError):
     """The metadata store is unreadable or written by an incompatible schema."""
 
 
+class DiskFullError(StoreError):
+    """A write found no space left on the disk; it was rolled back, so nothing committed is lost."""
+
+
 class ModelError(HybridRagError):
     """A model could not be loaded (not cached, not installed, wrong path)."""
 
@@ -48,3 +57,39 @@ def describe(exc: BaseException) -> str:
     text = str(exc).strip()
     name = type(exc).__name__
     return f"{name}: {text.splitlines()[0][:200]}" if text else name
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it wraps) is a full disk: ENOSPC / EDQUOT from the OS, or SQLite's
+    SQLITE_FULL ("database or disk is full")."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain of causes is short; never follow a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "database or disk is full" in str(seen):
+            return True
+        orig = getattr(seen, "orig", None)  # SQLAlchemy wraps the driver's error
+        seen = orig if isinstance(orig, BaseException) else seen.__cause__ or seen.__context__
+    return False
+
+
+def disk_full(where: Path, kept: str) -> DiskFullError:
+    """The one line for a full disk: the folder written to, its mount point and free space, what
+    was kept. ``kept`` says what the user still has (e.g. "the store keeps its last commit")."""
+    where = Path(where)
+    existing = where
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    mount = existing.resolve()
+    while not os.path.ismount(mount) and mount != mount.parent:
+        mount = mount.parent
+    try:
+        free = f"{shutil.disk_usage(existing).free / 2**20:.1f} MiB free"
+    except OSError:
+        free = "free space unknown"
+    return DiskFullError(
+        f"no space left on the disk mounted at {mount} ({free}) writing {where}: {kept}; "
+        "free space and run the command again"
+    )

@@ -6,6 +6,8 @@ latencies), and the citations the context chose. Appends are safe across threads
 processes: the file is opened with ``O_APPEND`` and each record is one ``os.write`` of one
 line (Linux appends such a write whole, at the end of the file).
 ``summarize`` reads the log back; a line that is not a JSON object is skipped and counted.
+A log that cannot be written (a full disk, no permission) never fails the query it records: one
+warning on stderr, once per log, and the queries go on unlogged.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -91,6 +94,7 @@ class QueryLog:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._warned = False  # a log that cannot be written is said once, not once per query
 
     @classmethod
     def in_dir(cls, logs_dir: Path) -> QueryLog:
@@ -98,7 +102,21 @@ class QueryLog:
         return cls(Path(logs_dir) / LOG_NAME)
 
     def append(self, record: Mapping[str, Any]) -> None:
+        """Append one record; a write that fails (``OSError``) is a warning on stderr, once."""
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+        try:
+            self._write(line)
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                reason = exc.strerror or str(exc)
+                print(
+                    f"hybrid-rag: warning: the query log {self.path} cannot be written ({reason}); "
+                    "queries still answer, unlogged",
+                    file=sys.stderr,
+                )
+
+    def _write(self, line: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -77,3 +77,23 @@ def mean_pool(vectors: np.ndarray, owners: Sequence[int], n: int) -> np.ndarray:
         for p in np.flatnonzero(zero):
             sums[p] = vectors[first[int(p)]]
     return l2_normalise(sums)
+
+
+UNIT_NORM_TOLERANCE = 1e-3  # an L2-normalised float32 row is within this of 1 (a zero row is 0)
+
+
+def bad_rows(matrix: np.ndarray, tolerance: float = UNIT_NORM_TOLERANCE) -> np.ndarray:
+    """Which rows cannot be an embedder's output: not finite, or neither unit length nor zero
+    (every embedder here L2-normalises; see ``l2_normalise``). Damaged bytes almost never keep a
+    row's norm at 1, so this catches a corrupted vector that has no checksum.
+
+    >>> bad_rows(np.array([[0.6, 0.8], [0.0, 0.0], [3.0, 4.0]], dtype=np.float32)).tolist()
+    [False, False, True]
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(matrix, axis=1)
+    finite = np.isfinite(matrix).all(axis=1)
+    return ~finite | ((np.abs(norms - 1.0) > tolerance) & (norms != 0.0))

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, disk_full, is_disk_full
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
@@ -117,6 +117,17 @@ class IndexBuilder:
     def build(
         self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
     ) -> BuildReport:
+        """A new version from the store, validated, then live. A full disk is one DiskFullError: the
+        store is as it was, the live version unchanged (the half-written staging folder is pruned)."""
+        try:
+            return self._build(full=full, reason=reason, progress=progress)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            kept = "the store is intact and the live index version is unchanged"
+            raise disk_full(self.config.directory, kept) from None
+
+    def _build(self, *, full: bool, reason: str, progress: Progress | None) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
             from hybrid_rag.indices.milvus_versions import build_milvus
 
@@ -138,8 +149,14 @@ class IndexBuilder:
         else:
             dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, store.get(ids)
+        corrupt: list[str] = []
         windows, embedded = embed_missing(
-            self.store, self.embedder, {c.sha256: c.text for c in todo}, progress=progress, keep=True
+            self.store,
+            self.embedder,
+            {c.sha256: c.text for c in todo},
+            progress=progress,
+            keep=True,
+            corrupt=corrupt,
         )
         if todo:
             todo_ids = np.array([c.id for c in todo], dtype=np.int64)
@@ -189,7 +206,15 @@ class IndexBuilder:
         self.versions.prune(self.keep_versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(
-            version, len(ids), len(todo), removed, embedded, seconds, previous is not None, bm25_update
+            version,
+            len(ids),
+            len(todo),
+            removed,
+            embedded,
+            seconds,
+            previous is not None,
+            bm25_update,
+            repaired=len(corrupt),
         )
 
     def _bm25(self, store: StoreChunks, *, full: bool) -> tuple[BM25IndexManager, str]:
@@ -213,8 +238,16 @@ class IndexBuilder:
         bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
         return bm25, "build"
 
+    def _live(self) -> int | None:
+        """The live version, or None when ``CURRENT`` is corrupt: the build then starts from
+        scratch, and publishing it repairs the pointer."""
+        try:
+            return self.versions.current()
+        except CorruptIndexError:
+            return None
+
     def _previous_bm25(self) -> BM25IndexManager | None:
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return None
         try:
@@ -225,18 +258,25 @@ class IndexBuilder:
     def is_stale(self) -> bool:
         """True when the live version does not index exactly the store's chunks (e.g. after a
         crash between the store commit and the index swap, or after a rollback)."""
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return self.store.chunk_count() > 0
-        return self.versions.manifest(version).get("source_hash") != source_hash(self.store.chunk_hashes())
+        try:
+            built = self.versions.manifest(version).get("source_hash")
+        except CorruptIndexError:
+            return True
+        return built != source_hash(self.store.chunk_hashes())
 
     def _previous_dense(self, kind: str) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex | None:
         """The live version's dense index, to update in place of a full build, if it is compatible
         (the same scoring, backend and kind: a store that grew past ``ann_min_chunks`` is rebuilt)."""
-        version = self.versions.current()
+        version = self._live()
         if version is None:
             return None
-        params = self.versions.manifest(version).get("params", {})
+        try:
+            params = self.versions.manifest(version).get("params", {})
+        except CorruptIndexError:
+            return None
         if any(params.get(k) != getattr(self.config.index, k) for k in ("dense_scoring", "dense_backend")):
             return None
         if params.get("dense_kind", "flat") != kind:

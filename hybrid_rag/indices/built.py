@@ -73,6 +73,7 @@ class BuildReport:
     seconds: dict[str, float]
     incremental: bool
     bm25_update: str = "build"  # "build" (from scratch), "delta", "delta+merge deltas", "delta+merge base"
+    repaired: int = 0  # cached vectors that failed their checksum and were embedded again
 
 
 def source_hash(chunk_hashes: dict[int, str]) -> str:

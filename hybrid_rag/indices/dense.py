@@ -28,6 +28,7 @@ import numpy as np
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
 from hybrid_rag.types import Hit
+from hybrid_rag.vectors import bad_rows
 
 FORMAT_VERSION = 1
 KIND = "faiss-flat-ip"
@@ -222,9 +223,25 @@ class FaissVectorIndex:
             or index.ntotal != manifest["count"]
         ):
             raise CorruptIndexError(f"vector index file {path} does not match its manifest {MANIFEST_FILE}")
+        damaged = _damaged_vectors(index)
+        if damaged:
+            raise CorruptIndexError(
+                f"vector index file {path} holds {damaged} vector(s) that are not unit length (damaged "
+                "before it was written: a corrupt cached vector)"
+            )
         loaded = cls(dimension, model_name)
         loaded._index = index
         return loaded
+
+
+def _damaged_vectors(index: faiss.IndexIDMap2, batch: int = 8192) -> int:
+    """How many stored vectors no embedder could have written (``vectors.bad_rows``), read in place
+    from a flat index a batch at a time (other kinds hold no plain rows: 0)."""
+    inner = faiss.downcast_index(index.index)
+    if not isinstance(inner, faiss.IndexFlat) or inner.ntotal == 0:
+        return 0
+    rows = faiss.rev_swig_ptr(inner.get_xb(), inner.ntotal * inner.d).reshape(inner.ntotal, inner.d)
+    return int(sum(bad_rows(rows[start : start + batch]).sum() for start in range(0, len(rows), batch)))
 
 
 @contextmanager

@@ -27,6 +27,32 @@ POINTER = "CURRENT"
 MANIFEST = "manifest.json"
 INDEX_NAME = "dense+bm25"  # the name index builds are recorded under in the store
 _VERSION_DIR = re.compile(r"^v(\d{6,})$")
+MAX_VERSION = 2**31 - 1  # a pointer or folder past this is damage, not a version (SQLite INTEGER is 64-bit)
+_RECOVER = (
+    "run `hybrid-rag rebuild` (a new version from the store) or `hybrid-rag rollback N` to a version on disk"
+)
+
+
+def parse_pointer(raw: bytes) -> int:
+    """The version number ``CURRENT`` holds: ASCII digits (and white space around them), 1 to
+    ``MAX_VERSION``. Anything else (text, nothing, a sign, binary, a number too large) is a
+    ValueError naming what it holds.
+
+    >>> parse_pointer(b"12\\n")
+    12
+    """
+    try:
+        text = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"holds {len(raw)} bytes that are not text") from None
+    if not text:
+        raise ValueError("is empty")
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"holds {text[:20]!r}, not a version number")
+    version = int(text[:20]) if len(text) <= 20 else MAX_VERSION + 1
+    if not 1 <= version <= MAX_VERSION:
+        raise ValueError(f"holds {text[:20]!r}, not a version number (1 to {MAX_VERSION})")
+    return version
 
 
 class IndexVersions:
@@ -40,15 +66,18 @@ class IndexVersions:
 
     def current(self) -> int | None:
         """The live version, or None when nothing has been built."""
+        pointer = self.root / POINTER
         try:
-            text = (self.root / POINTER).read_text(encoding="utf-8").strip()
+            return parse_pointer(pointer.read_bytes())
         except FileNotFoundError:
             return None
-        if not text.isdigit():
-            raise CorruptIndexError(
-                f"index pointer {self.root / POINTER} is corrupt ({text[:20]!r}): run `hybrid-rag rebuild`"
-            )
-        return int(text)
+        except IsADirectoryError:
+            problem = "is a folder, not a file"
+        except ValueError as exc:
+            problem = str(exc)
+        except OSError as exc:
+            problem = f"cannot be read ({exc.strerror or exc})"
+        raise CorruptIndexError(f"the index pointer {pointer} {problem}: {_RECOVER}")
 
     def require_current(self) -> int:
         version = self.current()
@@ -61,10 +90,12 @@ class IndexVersions:
         if not self.root.is_dir():
             return []
         found = (_VERSION_DIR.match(p.name) for p in self.root.iterdir() if p.is_dir())
-        return sorted(int(m.group(1)) for m in found if m)
+        return sorted(v for v in (int(m.group(1)) for m in found if m) if v <= MAX_VERSION)
 
     def next_version(self) -> int:
-        return max([0, *self.versions(), self.current() or 0]) + 1
+        """One past the newest version folder: never read from ``CURRENT``, so a corrupt pointer
+        cannot stop the rebuild that repairs it."""
+        return max([0, *self.versions()]) + 1
 
     def staging(self, version: int) -> Path:
         """A fresh folder to build ``version`` in."""
@@ -88,16 +119,21 @@ class IndexVersions:
     def set_current(self, version: int) -> None:
         if not self.directory(version).is_dir():
             raise NoIndexError(f"index version {version} does not exist under {self.root}")
+        pointer = self.root / POINTER
+        if pointer.is_dir() and not pointer.is_symlink():  # a folder in its place: moved aside, not deleted
+            os.rename(pointer, self.root / f".{POINTER}.folder.{os.getpid()}")
         tmp = self.root / f".{POINTER}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(f"{version}\n")
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, self.root / POINTER)
+        os.replace(tmp, pointer)
         fsync_dir(self.root)
 
     def manifest(self, version: int) -> dict[str, Any]:
         path = self.directory(version) / MANIFEST
+        if not path.parent.is_dir():
+            raise CorruptIndexError(f"index version {version} is not on disk under {self.root}: {_RECOVER}")
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

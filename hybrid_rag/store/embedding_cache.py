@@ -27,15 +27,23 @@ def embed_missing(
     progress: Callable[[int], None] | None = None,
     keep: bool = False,
     embed: Callable[[Embedder, Sequence[str]], list[np.ndarray]] = embed_windows,
+    corrupt: list[str] | None = None,
 ) -> tuple[dict[str, np.ndarray], int]:
     """Window vectors for every sha: from the cache when there, else ``embed``-ed in batches.
 
     The one lookup of the embedding cache (keyed by model and text sha256). With ``keep`` each
     batch is cached as soon as it is embedded, so an embedder that fails half-way (a server gone)
     loses no work: the next run embeds only the rest. Returns (window matrices by sha, how many
-    texts were newly embedded).
+    texts were newly embedded). A cached vector that fails its check (``cached_windows``) is
+    embedded again like a missing one and, with ``keep``, replaces the damaged row; its sha256 is
+    appended to ``corrupt``.
     """
-    windows = store.cached_windows(embedder.model_name, texts_by_sha) if store.exists else {}
+    damaged: list[str] = []
+    windows = store.cached_windows(embedder.model_name, texts_by_sha, corrupt=damaged) if store.exists else {}
+    if damaged and keep:
+        store.drop_embeddings(embedder.model_name, damaged)
+    if corrupt is not None:
+        corrupt.extend(damaged)
     missing = [sha for sha in texts_by_sha if sha not in windows]
     for start in range(0, len(missing), batch_size):
         batch = missing[start : start + batch_size]

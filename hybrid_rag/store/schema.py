@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 2  # 2: documents.meta and chunks.meta (JSON); a schema-1 store is migrated
+SCHEMA_VERSION = 3  # 3: embeddings.checksum; 2: documents.meta and chunks.meta (JSON); older stores migrate
 
 
 class _Base(DeclarativeBase):
@@ -57,6 +57,8 @@ class _Embedding(_Base):
     sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
     dimension: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
+    checksum: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # CRC-32 of vector; NULL
+    # in rows written before schema 3 (those are checked by their norms only)
 
 
 class _Signature(_Base):

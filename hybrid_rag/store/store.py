@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
-from hybrid_rag.errors import StoreError
+from hybrid_rag.errors import StoreError, disk_full, is_disk_full
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.store.filter_sql import to_sql
@@ -54,6 +55,7 @@ from hybrid_rag.store.schema import (
     _Tokens,
 )
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
 
@@ -101,6 +103,19 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     dbapi_connection.set_progress_handler(past_deadline, PROGRESS_STEPS)
 
 
+def live_index_of(indices: Path) -> str | None:
+    """The index version live under ``indices`` ("index v3"), by its pointer file; None when
+    nothing was ever published there."""
+    pointer = Path(indices) / "CURRENT"
+    try:
+        text = pointer.read_bytes().decode("ascii").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnicodeDecodeError):
+        return f"an index ({pointer})"
+    return f"index v{int(text)}" if text.isdigit() and len(text) < 12 else f"an index ({pointer})"
+
+
 def check_data_dir(path: Path, *, write: bool) -> None:
     """StoreError unless ``path`` is a folder, or (``write``) one that can be made, and is writable.
 
@@ -128,10 +143,13 @@ class MetadataStore:
     (``store.url``: a server database such as PostgreSQL when several processes or hosts share the
     store). Cheap to construct; the database opens on first use."""
 
-    def __init__(self, path: Path, *, url: str | None = None) -> None:
+    def __init__(self, path: Path, *, url: str | None = None, indices: Path | None = None) -> None:
         self.path = Path(path)
         self.url = url or f"sqlite:///{self.path}"
         self._file = url is None  # the SQLite file in the data dir
+        self.indices = indices  # the index folder built from this store: while it has a live version,
+        # a missing or empty store file is an error (it vanished), never a new empty store
+        self._inode: int | None = None  # the file opened, to notice one deleted or replaced under us
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
         self._opening = threading.Lock()  # threads (a server's requests) share one store
@@ -140,8 +158,36 @@ class MetadataStore:
 
     @property
     def exists(self) -> bool:
-        """Whether the store has been created (a database behind a URL is taken to exist)."""
-        return self.path.exists() if self._file else True
+        """Whether the store has been created (a database behind a URL is taken to exist).
+        StoreError when the file is missing while an index built from it is live."""
+        if not self._file:
+            return True
+        if not self.path.exists():
+            self._refuse_new_store("missing")
+            return False
+        return True
+
+    def _refuse_new_store(self, problem: str) -> None:
+        """StoreError when the store file is ``problem`` ("missing", "empty") while an index built
+        from it is live: a first ingest creates a store, nothing else does."""
+        live = live_index_of(self.indices) if self.indices is not None else None
+        if live is not None:
+            raise StoreError(
+                f"the store {self.path} is {problem} but {live} is live: restore the store file, "
+                f"or remove {self.indices} to start over"
+            )
+
+    def _check_file(self) -> None:
+        """Before each session: a store file deleted or emptied under a live index is an error; one
+        replaced (restored) is reopened."""
+        try:
+            stat = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            stat = None
+        if stat is None or stat.st_size == 0:
+            self._refuse_new_store("missing" if stat is None else "empty")
+        if self._sessions is not None and (stat is None or stat.st_ino != self._inode):
+            self.close()
 
     @property
     def where(self) -> str:
@@ -149,6 +195,8 @@ class MetadataStore:
         return str(self.path) if self._file else make_url(self.url).render_as_string(hide_password=True)
 
     def _open(self) -> sessionmaker[Session]:
+        if self._file:
+            self._check_file()
         sessions = self._sessions
         if sessions is not None:
             return sessions
@@ -179,12 +227,15 @@ class MetadataStore:
             engine.dispose()
             raise
         self._engine = engine
+        self._inode = os.stat(self.path).st_ino if self._file else None
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         return self._sessions
 
     def _check_schema(self, engine: Engine) -> None:
         tables = set(inspect(engine).get_table_names())
         if not tables:
+            if self._file:
+                self._refuse_new_store("empty")
             _Base.metadata.create_all(engine)
             with Session(engine) as s, s.begin():
                 s.add(_Meta(key="schema_version", value=str(SCHEMA_VERSION)))
@@ -197,10 +248,13 @@ class MetadataStore:
             with engine.begin() as conn:
                 for table in ("documents", "chunks"):
                     conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN meta TEXT")
-                conn.exec_driver_sql(
-                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                )
-            found = str(SCHEMA_VERSION)
+                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
+            found = "2"
+        if found == "2":  # schema 2 had no vector checksums: old rows keep NULL (checked by norm)
+            with engine.begin() as conn:
+                conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
+                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("3",))
+            found = "3"
         if found != str(SCHEMA_VERSION):
             raise StoreError(
                 f"the store at {self.where} was written by schema {found or 'unknown'}, this version "
@@ -215,8 +269,15 @@ class MetadataStore:
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
-        with self._open()() as session:
-            yield session
+        try:
+            with self._open()() as session:
+                yield session
+        except DatabaseError as exc:  # OperationalError included
+            if not is_disk_full(exc):
+                raise
+            where = self.path.parent if self._file else Path(".")
+            kept = f"the write was rolled back, the store {self.where} keeps its last commit"
+            raise disk_full(where, kept) from None
 
     # -- documents ---------------------------------------------------------------------------
 
@@ -364,17 +425,30 @@ class MetadataStore:
 
     # -- embedding cache -------------------------------------------------------------------
 
-    def cached_windows(self, model: str, sha256s: Iterable[str]) -> dict[str, np.ndarray]:
-        """Cached window vectors by chunk sha256, each of shape (n_windows, dimension)."""
+    def cached_windows(
+        self, model: str, sha256s: Iterable[str], *, corrupt: list[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Cached window vectors by chunk sha256, each of shape (n_windows, dimension). A row that
+        fails its checksum (or, without one, has rows that are not unit length) is left out, as if
+        not cached, and its sha256 appended to ``corrupt``."""
         out: dict[str, np.ndarray] = {}
         with self._session() as s:
             for batch in _batches(sorted(set(sha256s))):
                 query = select(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
                 for row in s.scalars(query):
-                    out[row.sha256] = (
-                        np.frombuffer(row.vector, dtype=np.float32).reshape(-1, row.dimension).copy()
-                    )
+                    windows = _checked_windows(row)
+                    if windows is None:
+                        if corrupt is not None:
+                            corrupt.append(row.sha256)
+                        continue
+                    out[row.sha256] = windows
         return out
+
+    def drop_embeddings(self, model: str, sha256s: Iterable[str]) -> None:
+        """Forget cached vectors (corrupt ones, before they are embedded again)."""
+        with self._session() as s, s.begin():
+            for batch in _batches(sorted(set(sha256s))):
+                s.execute(delete(_Embedding).where(_Embedding.model == model, _Embedding.sha256.in_(batch)))
 
     def cached_shas(self, model: str, sha256s: Iterable[str]) -> set[str]:
         """Which of the chunk sha256s have cached vectors for ``model`` (the vectors are not read)."""
@@ -398,16 +472,21 @@ class MetadataStore:
         for batch in _batches(list(embeddings)):
             query = select(_Embedding.sha256).where(_Embedding.model == model, _Embedding.sha256.in_(batch))
             known.update(s.scalars(query))
-        s.add_all(
-            _Embedding(
-                model=model,
-                sha256=sha,
-                dimension=int(np.shape(vec)[-1]),
-                vector=np.ascontiguousarray(np.atleast_2d(vec), dtype=np.float32).tobytes(),
+        rows = []
+        for sha, vec in embeddings.items():
+            if sha in known:
+                continue
+            blob = np.ascontiguousarray(np.atleast_2d(vec), dtype=np.float32).tobytes()
+            rows.append(
+                _Embedding(
+                    model=model,
+                    sha256=sha,
+                    dimension=int(np.shape(vec)[-1]),
+                    vector=blob,
+                    checksum=zlib.crc32(blob),
+                )
             )
-            for sha, vec in embeddings.items()
-            if sha not in known
-        )
+        s.add_all(rows)
 
     # -- near-duplicate signatures ---------------------------------------------------------
 
@@ -501,6 +580,20 @@ class MetadataStore:
                 "chunks": s.scalar(select(func.count(_Chunk.id))) or 0,
                 "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
             }
+
+
+def _checked_windows(row: _Embedding) -> np.ndarray | None:
+    """A cached row's window matrix, or None when it is damaged: a length that is not whole rows,
+    a checksum that differs, or (a row from before checksums) rows that are not unit length."""
+    blob = row.vector
+    if row.dimension <= 0 or len(blob) == 0 or len(blob) % (4 * row.dimension):
+        return None
+    if row.checksum is not None and zlib.crc32(blob) != row.checksum:
+        return None
+    windows = np.frombuffer(blob, dtype=np.float32).reshape(-1, row.dimension).copy()
+    if row.checksum is None and bad_rows(windows).any():
+        return None
+    return windows
 
 
 def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:

@@ -114,6 +114,7 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
     db = sqlite3.connect(settings.store_path)
     for table in ("documents", "chunks"):
         db.execute(f"ALTER TABLE {table} DROP COLUMN meta")
+    db.execute("ALTER TABLE embeddings DROP COLUMN checksum")  # schema 3's
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
