@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,7 @@ class Stats:
     live_version: int | None
     versions: tuple[dict[str, Any], ...]
     bytes_on_disk: Mapping[str, int]
+    old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +82,7 @@ class Stats:
             "live_version": self.live_version,
             "versions": list(self.versions),
             "bytes_on_disk": dict(self.bytes_on_disk),
+            "old_revisions": dict(self.old_revisions),
         }
 
 
@@ -365,6 +367,7 @@ class Engine:
                 for r in records
             ),
             bytes_on_disk=sizes,
+            old_revisions=self.store.old_revisions() if self.store.exists else {},
         )
 
     def close(self) -> None:

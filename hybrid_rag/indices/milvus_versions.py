@@ -36,6 +36,7 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndex
 from hybrid_rag.indices.milvus import MilvusVectorIndex
 from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_errors
+from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.protocols import Embedder
@@ -181,13 +182,15 @@ def build_milvus(
     versions: MilvusVersions = builder.versions  # type: ignore[assignment]
     seconds: dict[str, float] = {}
     start = time.perf_counter()
+    state = builder.store.generation()
     chunks = list(builder.store.iter_chunks())
+    check_unchanged(builder.store, state)  # the chunks read are that state's
     seconds["read_store"] = time.perf_counter() - start
     params = _params(builder)
     live = versions.current()
     in_place = not full and live is not None and live == max(versions.versions(), default=None)
     if in_place and versions.manifest(live).get("params") == params:  # type: ignore[arg-type]
-        return _update(builder, versions, live, chunks, params, reason, progress, seconds)  # type: ignore[arg-type]
+        return _update(builder, versions, live, chunks, state, params, reason, progress, seconds)  # type: ignore[arg-type]
     version = versions.next_version()
     manifest = {"state": BUILDING, "pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
     settings, client = builder.config.milvus, versions.client
@@ -204,10 +207,12 @@ def build_milvus(
     embedded = _write_chunks(builder, dense, keyword, chunks, seconds, progress)
     t = time.perf_counter()
     _validate(dense, keyword, chunks)
-    versions._write(version, {**_manifest(version, chunks, params, reason), "state": COMPLETE})
+    check_unchanged(builder.store, state)
+    versions._write(version, {**_manifest(version, chunks, state, params, reason), "state": COMPLETE})
     versions.set_current(version)
     builder.store.record_index_version(INDEX_NAME, version, source_hash(_hashes(chunks)), params, "built")
     versions.prune(builder.keep_versions)
+    collect(builder.store, versions)
     seconds["write"] = time.perf_counter() - t
     return BuildReport(version, len(chunks), len(chunks), 0, embedded, seconds, False)
 
@@ -217,6 +222,7 @@ def _update(
     versions: MilvusVersions,
     version: int,
     chunks: Sequence[Chunk],
+    state: int,
     params: dict[str, Any],
     reason: str,
     progress: Callable[[int], None] | None,
@@ -234,11 +240,13 @@ def _update(
     embedded = _write_chunks(builder, dense, keyword, todo, seconds, progress)
     t = time.perf_counter()
     _validate(dense, keyword, chunks, sample=3 if todo else 0)
-    manifest = {**_manifest(version, chunks, params, reason), "state": COMPLETE}
+    check_unchanged(builder.store, state)
+    manifest = {**_manifest(version, chunks, state, params, reason), "state": COMPLETE}
     manifest["updated_at"] = manifest["built_at"]
     manifest["built_at"] = versions.manifest(version)["built_at"]
     versions._write(version, manifest)
     builder.store.record_index_version(INDEX_NAME, version, manifest["source_hash"], params, "updated")
+    collect(builder.store, versions)
     seconds["write"] = time.perf_counter() - t
     return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, True)
 
@@ -312,8 +320,11 @@ def _params(builder: IndexBuilder) -> dict[str, Any]:
     }
 
 
-def _manifest(version: int, chunks: Sequence[Chunk], params: dict[str, Any], reason: str) -> dict[str, Any]:
+def _manifest(
+    version: int, chunks: Sequence[Chunk], state: int, params: dict[str, Any], reason: str
+) -> dict[str, Any]:
     return {
+        STORE_STATE: state,
         "format_version": 1,
         "version": version,
         "built_at": datetime.now(timezone.utc).isoformat(),
