@@ -6,10 +6,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pg_server import STORES, fresh_database
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
-from pg_server import STORES, fresh_database
 
 PY_SOURCE = textwrap.dedent(
     '''\

@@ -198,7 +198,8 @@ CREATE TABLE chunks (id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, document_id 
   REFERENCES documents (id) ON DELETE CASCADE, position INTEGER NOT NULL, start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL, text TEXT NOT NULL, token_count INTEGER NOT NULL,
   sha256 VARCHAR(64) NOT NULL, meta TEXT);
-INSERT INTO documents VALUES (1, '/p/a.md', 'c', 'x', 1, 1.0, 'text', 'markdown', '2026-01-01 00:00:00', NULL);
+INSERT INTO documents VALUES
+  (1, '/p/a.md', 'c', 'x', 1, 1.0, 'text', 'markdown', '2026-01-01 00:00:00', NULL);
 INSERT INTO chunks VALUES (1, 1, 0, 1, 1, 'a', 1, 'h', NULL);
 """
 
