@@ -191,6 +191,9 @@ class MilvusSettings(_Section):
     consistency_level: Literal["Strong", "Session", "Bounded", "Eventually"] = "Session"
     timeout_seconds: Float = Field(30.0, gt=0)
     insert_batch: Int = Field(1000, gt=0)  # rows a request
+    # true: every ingest writes a new collection pair, so each version stays a snapshot a rollback
+    # serves as it was; false: an ingest updates the newest version in place (cheaper, no going back)
+    snapshot_versions: bool = True
 
     @field_validator("uri")
     @classmethod

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 server for the tests: `source scripts/pg_server.sh` starts one in a
 # temp dir (initdb + pg_ctl, as the `postgres` user when run as root), listening on a Unix socket
-# only, exports HYBRID_RAG_TEST_PG_URL and stops it (and removes the dir) when the shell exits.
+# only, exports TEST_POSTGRES_URL and stops it (and removes the dir) when the shell exits.
 # Without initdb/pg_ctl on PATH it says so and exports nothing: the PostgreSQL tests then skip.
 pg_server_start() {
   if ! command -v initdb >/dev/null || ! command -v pg_ctl >/dev/null; then
@@ -23,8 +23,8 @@ pg_server_start() {
   PG_SERVER_DIR=$dir
   PG_SERVER_RUN=("${run[@]}")
   trap pg_server_stop EXIT
-  export HYBRID_RAG_TEST_PG_URL="postgresql+psycopg://postgres@/postgres?host=$dir"
-  echo "PostgreSQL for the tests: $HYBRID_RAG_TEST_PG_URL" >&2
+  export TEST_POSTGRES_URL="postgresql+psycopg://postgres@/postgres?host=$dir"
+  echo "PostgreSQL for the tests: $TEST_POSTGRES_URL" >&2
 }
 
 pg_server_stop() {

@@ -1,5 +1,5 @@
 """A fresh PostgreSQL database per test, on the throwaway server ``scripts/pg_server.sh`` starts
-(its URL in ``HYBRID_RAG_TEST_PG_URL``). Without the URL a PostgreSQL test skips, saying why;
+(its URL in ``TEST_POSTGRES_URL``). Without the URL a PostgreSQL test skips, saying why;
 in CI (``CI`` set) it fails instead, so the PostgreSQL runs cannot silently vanish from CI."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 
-PG_URL_VARIABLE = "HYBRID_RAG_TEST_PG_URL"
+PG_URL_VARIABLE = "TEST_POSTGRES_URL"
 STORES = ("sqlite", "postgresql")  # the store backends the store, snapshot and end-to-end tests run on
 
 

@@ -10,11 +10,13 @@ Layout (``P`` is ``milvus.collection_prefix``)::
 A full build writes a new pair in state ``building``, validates it, marks it ``complete`` and only
 then moves the alias (``alter_alias`` is atomic), so a build killed at any moment leaves the old
 version live; the next build drops the dead one (its pid no longer runs on this host). An ingest
-while the live version is the newest one updates that pair in place instead (deletes and upserts
-by chunk id; Milvus keeps BM25 statistics current), and records the new source hash in its
-manifest; queries running meanwhile may see part of the update, as with any live Milvus index.
-After a rollback the next ingest builds a new version, so the version rolled back to stays as it
-was. ``prune`` drops complete versions beyond ``paths.keep_versions``, never the live one.
+writes a new version too (``milvus.snapshot_versions``, the default: each version stays the
+snapshot a rollback serves, at the cost of rewriting every chunk from the embedding cache). With
+``snapshot_versions: false`` an ingest while the live version is the newest one updates that pair
+in place instead (deletes and upserts by chunk id; Milvus keeps BM25 statistics current), and
+records the new source hash in its manifest; queries running meanwhile may see part of the update,
+as with any live Milvus index. After a rollback the next ingest builds a new version, so the
+version rolled back to stays as it was. ``prune`` drops complete versions beyond ``paths.keep_versions``, never the live one.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def build_milvus(
     seconds["read_store"] = time.perf_counter() - start
     params = _params(builder)
     live = versions.current()
-    in_place = not full and live is not None and live == max(versions.versions(), default=None)
+    newest = live is not None and live == max(versions.versions(), default=None)
+    in_place = not full and not builder.config.milvus.snapshot_versions and newest
     if in_place and versions.manifest(live).get("params") == params:  # type: ignore[arg-type]
         return _update(builder, versions, live, chunks, state, params, reason, progress, seconds)  # type: ignore[arg-type]
     version = versions.next_version()
