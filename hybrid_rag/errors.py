@@ -48,3 +48,7 @@ def describe(exc: BaseException) -> str:
     text = str(exc).strip()
     name = type(exc).__name__
     return f"{name}: {text.splitlines()[0][:200]}" if text else name
+
+
+class WriterBusyError(StoreError):
+    """Another process (or thread) holds the data dir's writer lock (``store/writer_lock.py``)."""

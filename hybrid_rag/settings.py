@@ -77,6 +77,9 @@ class StoreSettings(_Section):
     # a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/hybrid_rag, with its driver installed);
     # None: the SQLite file paths.store_file in the data dir
     url: str | None = None
+    # a write (ingest, import, delete, rebuild, rollback) while another holds the data dir's writer
+    # lock waits this long, then fails with "another write is running (pid N, since T)"
+    writer_wait_seconds: Float = Field(10.0, ge=0)
 
     @field_validator("url")
     @classmethod

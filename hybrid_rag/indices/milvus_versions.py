@@ -16,7 +16,8 @@ snapshot a rollback serves, at the cost of rewriting every chunk from the embedd
 in place instead (deletes and upserts by chunk id; Milvus keeps BM25 statistics current), and
 records the new source hash in its manifest; queries running meanwhile may see part of the update,
 as with any live Milvus index. After a rollback the next ingest builds a new version, so the
-version rolled back to stays as it was. ``prune`` drops complete versions beyond ``paths.keep_versions``, never the live one.
+version rolled back to stays as it was. ``prune`` drops complete versions beyond
+``paths.keep_versions``, never the live one.
 """
 
 from __future__ import annotations

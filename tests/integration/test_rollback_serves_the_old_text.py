@@ -85,7 +85,10 @@ def test_rollback_after_a_delete_brings_the_file_back(
         assert engine.delete([garden]).version == 2
         assert all(c.chunk.path != garden for c in engine.query("tomatoes sun watering").chunks)
         engine.rollback(1)
-        assert _top(engine, "tomatoes sun watering")[:2] == (garden, (folder / "garden.md").read_text().strip())
+        assert _top(engine, "tomatoes sun watering")[:2] == (
+            garden,
+            (folder / "garden.md").read_text().strip(),
+        )
         assert engine.query("tomatoes", filters={"path": garden}).chunks  # filters reach the old rows
         assert garden not in {d.path for d in engine.documents()}  # the store's current state
     finally:
