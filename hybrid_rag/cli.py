@@ -368,6 +368,12 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  {mark} v{v['version']}  {v['status']} at {v['built_at']}  ({where})")
     for name, size in stats.bytes_on_disk.items():
         print(f"  {name:10} {size / 1e6:9.2f} MB")
+    if stats.old_revisions.get("chunks"):
+        old = stats.old_revisions
+        print(
+            f"old revisions kept for older versions: {old['documents']} documents, {old['chunks']} "
+            f"chunks, {(old['text_bytes'] + old['embedding_bytes']) / 1e6:.2f} MB of text and vectors"
+        )
     if queries.get("queries"):
         checked = queries["self_checked"]
         print(f"queries:    {queries['queries']} logged, {checked} of them self-checked")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
+from hybrid_rag.store.writer_lock import WriterLock
 from hybrid_rag.types import QueryResult
 
 
@@ -78,6 +80,7 @@ class Stats:
     live_version: int | None
     versions: tuple[dict[str, Any], ...]
     bytes_on_disk: Mapping[str, int]
+    old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +92,7 @@ class Stats:
             "live_version": self.live_version,
             "versions": list(self.versions),
             "bytes_on_disk": dict(self.bytes_on_disk),
+            "old_revisions": dict(self.old_revisions),
         }
 
 
@@ -104,6 +108,8 @@ class Engine:
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.store = MetadataStore(settings.store_path, url=settings.store.url, indices=settings.indices_dir)
+        # every write below holds it: one writer at a time on the data dir, across processes
+        self.writer = WriterLock(settings.data_dir, wait_seconds=settings.store.writer_wait_seconds)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
@@ -179,14 +185,16 @@ class Engine:
         and is filterable as ``meta.<key>``. Streamed in ``ingest.batch_chunks`` batches, each
         committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
         no index build; the same ingest again finishes it)."""
-        return self.ingestor.ingest_paths(
-            paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata, stop=stop
-        )
+        with nullcontext() if dry_run else self.writer.hold("ingest"):
+            return self.ingestor.ingest_paths(
+                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata, stop=stop
+            )
 
     def import_file(self, path: str | Path, *, collection: str | None = None) -> ImportReport:
         """Import an ``embeddings.json`` / ``embeddings.jsonl`` file, reusing its vectors when their
         dimension is the model's (``ingest/importer.py``)."""
-        return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
+        with self.writer.hold("import"):
+            return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         """Every stored document (of ``collection``), by path; none before the first ingest."""
@@ -197,21 +205,27 @@ class Engine:
         make a version without them live; InputError names a path the store does not hold."""
         if not paths:
             raise InputError("no document path given to delete")
-        stored = self.store.document_hashes() if self.store.exists else {}
-        missing = [p for p in paths if p not in stored]
-        if missing:
-            raise InputError(f"no document {missing[0]!r} in the store")
-        self.store.write_files([], collection="default", delete_paths=paths)
-        return self.ingestor.builder.build(reason="delete")
+        with self.writer.hold("delete"):
+            stored = self.store.document_hashes() if self.store.exists else {}
+            missing = [p for p in paths if p not in stored]
+            if missing:
+                raise InputError(f"no document {missing[0]!r} in the store")
+            self.store.write_files([], collection="default", delete_paths=paths)
+            return self.ingestor.builder.build(reason="delete")
 
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""
-        if not self.store.exists or self.store.chunk_count() == 0:
-            raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
-        return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
+        with self.writer.hold("rebuild"):
+            if not self.store.exists or self.store.chunk_count() == 0:
+                raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
+            return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
 
     def rollback(self, version: int) -> None:
         """Point the live index at an older version still on disk (the next ingest catches it up)."""
+        with self.writer.hold("rollback"):
+            self._rollback(version)
+
+    def _rollback(self, version: int) -> None:
         versions = open_versions(self.index_config)
         manifest = versions.manifest(version) if version in versions.versions() else None
         if manifest is None:
@@ -378,6 +392,7 @@ class Engine:
                 for r in records
             ),
             bytes_on_disk=sizes,
+            old_revisions=self.store.old_revisions() if self.store.exists else {},
         )
 
     def close(self) -> None:

@@ -93,3 +93,7 @@ def disk_full(where: Path, kept: str) -> DiskFullError:
         f"no space left on the disk mounted at {mount} ({free}) writing {where}: {kept}; "
         "free space and run the command again"
     )
+
+
+class WriterBusyError(StoreError):
+    """Another process (or thread) holds the data dir's writer lock (``store/writer_lock.py``)."""

@@ -77,6 +77,9 @@ class StoreSettings(_Section):
     # a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/hybrid_rag, with its driver installed);
     # None: the SQLite file paths.store_file in the data dir
     url: str | None = None
+    # a write (ingest, import, delete, rebuild, rollback) while another holds the data dir's writer
+    # lock waits this long, then fails with "another write is running (pid N, since T)"
+    writer_wait_seconds: Float = Field(10.0, ge=0)
 
     @field_validator("url")
     @classmethod
@@ -191,6 +194,9 @@ class MilvusSettings(_Section):
     consistency_level: Literal["Strong", "Session", "Bounded", "Eventually"] = "Session"
     timeout_seconds: Float = Field(30.0, gt=0)
     insert_batch: Int = Field(1000, gt=0)  # rows a request
+    # true: every ingest writes a new collection pair, so each version stays a snapshot a rollback
+    # serves as it was; false: an ingest updates the newest version in place (cheaper, no going back)
+    snapshot_versions: bool = True
 
     @field_validator("uri")
     @classmethod

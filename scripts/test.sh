@@ -4,5 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# a throwaway PostgreSQL 15 (TEST_POSTGRES_URL) for the store, snapshot and end-to-end tests on
+# PostgreSQL; stopped when this script exits. Without initdb/pg_ctl those tests skip (fail in CI).
+source scripts/pg_server.sh
 .venv/bin/ruff check hybrid_rag tests scripts benchmarks
 .venv/bin/python -m pytest "$@"

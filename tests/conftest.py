@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pg_server import STORES, fresh_database
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
@@ -68,3 +69,13 @@ def engine(settings: Settings):
     eng = Engine(settings)
     yield eng
     eng.close()
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest):
+    """None (the SQLite file in the data dir), then the URL of a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield None
+        return
+    with fresh_database() as url:
+        yield url

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, disk_full, is_disk_full
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError, disk_full, is_disk_full
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
@@ -22,6 +22,7 @@ from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.protocols import Embedder
@@ -79,7 +80,7 @@ class StoreChunks:
 
     def __init__(self, store: MetadataStore) -> None:
         self.store = store
-        self.hashes = store.chunk_hashes()
+        self.state, self.hashes = store.state_hashes()
         self.ids = np.fromiter(sorted(self.hashes), dtype=np.int64, count=len(self.hashes))
         self._all: dict[int, Chunk] | None = None
 
@@ -193,17 +194,20 @@ class IndexBuilder:
             "reason": reason,
             "source_hash": src_hash,
             "chunks": len(ids),
+            STORE_STATE: store.state,
             "params": params,
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
             validate_build(dense, bm25, ids, store.get(sample_ids(ids)))
-        except IndexMismatchError:
+            check_unchanged(self.store, store.state)
+        except (IndexMismatchError, StoreError):
             shutil.rmtree(staging, ignore_errors=True)
             raise
         self.versions.publish(version, staging)
         self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
         self.versions.prune(self.keep_versions)
+        collect(self.store, self.versions)
         seconds["write"] = time.perf_counter() - t
         return BuildReport(
             version,

@@ -10,11 +10,14 @@ Layout (``P`` is ``milvus.collection_prefix``)::
 A full build writes a new pair in state ``building``, validates it, marks it ``complete`` and only
 then moves the alias (``alter_alias`` is atomic), so a build killed at any moment leaves the old
 version live; the next build drops the dead one (its pid no longer runs on this host). An ingest
-while the live version is the newest one updates that pair in place instead (deletes and upserts
-by chunk id; Milvus keeps BM25 statistics current), and records the new source hash in its
-manifest; queries running meanwhile may see part of the update, as with any live Milvus index.
-After a rollback the next ingest builds a new version, so the version rolled back to stays as it
-was. ``prune`` drops complete versions beyond ``paths.keep_versions``, never the live one.
+writes a new version too (``milvus.snapshot_versions``, the default: each version stays the
+snapshot a rollback serves, at the cost of rewriting every chunk from the embedding cache). With
+``snapshot_versions: false`` an ingest while the live version is the newest one updates that pair
+in place instead (deletes and upserts by chunk id; Milvus keeps BM25 statistics current), and
+records the new source hash in its manifest; queries running meanwhile may see part of the update,
+as with any live Milvus index. After a rollback the next ingest builds a new version, so the
+version rolled back to stays as it was. ``prune`` drops complete versions beyond
+``paths.keep_versions``, never the live one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from hybrid_rag.indices.built import BuildInputs, BuildReport, IndexConfig, Live
 from hybrid_rag.indices.milvus import MilvusVectorIndex
 from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_errors
+from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.protocols import Embedder
@@ -177,13 +181,16 @@ def build_milvus(
     versions: MilvusVersions = builder.versions  # type: ignore[assignment]
     seconds: dict[str, float] = {}
     start = time.perf_counter()
+    state = builder.store.generation()
     chunks = list(builder.store.iter_chunks())
+    check_unchanged(builder.store, state)  # the chunks read are that state's
     seconds["read_store"] = time.perf_counter() - start
     params = _params(builder)
     live = versions.current()
-    in_place = not full and live is not None and live == max(versions.versions(), default=None)
+    newest = live is not None and live == max(versions.versions(), default=None)
+    in_place = not full and not builder.config.milvus.snapshot_versions and newest
     if in_place and versions.manifest(live).get("params") == params:  # type: ignore[arg-type]
-        return _update(builder, versions, live, chunks, params, reason, progress, seconds)  # type: ignore[arg-type]
+        return _update(builder, versions, live, chunks, state, params, reason, progress, seconds)  # type: ignore[arg-type]
     version = versions.next_version()
     manifest = {"state": BUILDING, "pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
     settings, client = builder.config.milvus, versions.client
@@ -200,10 +207,12 @@ def build_milvus(
     embedded = _write_chunks(builder, dense, keyword, chunks, seconds, progress)
     t = time.perf_counter()
     _validate(dense, keyword, chunks)
-    versions._write(version, {**_manifest(version, chunks, params, reason), "state": COMPLETE})
+    check_unchanged(builder.store, state)
+    versions._write(version, {**_manifest(version, chunks, state, params, reason), "state": COMPLETE})
     versions.set_current(version)
     builder.store.record_index_version(INDEX_NAME, version, source_hash(_hashes(chunks)), params, "built")
     versions.prune(builder.keep_versions)
+    collect(builder.store, versions)
     seconds["write"] = time.perf_counter() - t
     return BuildReport(version, len(chunks), len(chunks), 0, embedded, seconds, False)
 
@@ -213,6 +222,7 @@ def _update(
     versions: MilvusVersions,
     version: int,
     chunks: Sequence[Chunk],
+    state: int,
     params: dict[str, Any],
     reason: str,
     progress: Callable[[int], None] | None,
@@ -230,11 +240,13 @@ def _update(
     embedded = _write_chunks(builder, dense, keyword, todo, seconds, progress)
     t = time.perf_counter()
     _validate(dense, keyword, chunks, sample=3 if todo else 0)
-    manifest = {**_manifest(version, chunks, params, reason), "state": COMPLETE}
+    check_unchanged(builder.store, state)
+    manifest = {**_manifest(version, chunks, state, params, reason), "state": COMPLETE}
     manifest["updated_at"] = manifest["built_at"]
     manifest["built_at"] = versions.manifest(version)["built_at"]
     versions._write(version, manifest)
     builder.store.record_index_version(INDEX_NAME, version, manifest["source_hash"], params, "updated")
+    collect(builder.store, versions)
     seconds["write"] = time.perf_counter() - t
     return BuildReport(version, len(chunks), len(todo), removed, embedded, seconds, True)
 
@@ -308,8 +320,11 @@ def _params(builder: BuildInputs) -> dict[str, Any]:
     }
 
 
-def _manifest(version: int, chunks: Sequence[Chunk], params: dict[str, Any], reason: str) -> dict[str, Any]:
+def _manifest(
+    version: int, chunks: Sequence[Chunk], state: int, params: dict[str, Any], reason: str
+) -> dict[str, Any]:
     return {
+        STORE_STATE: state,
         "format_version": 1,
         "version": version,
         "built_at": datetime.now(timezone.utc).isoformat(),

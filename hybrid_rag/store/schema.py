@@ -5,10 +5,23 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 3  # 3: embeddings.checksum; 2: documents.meta and chunks.meta (JSON); older stores migrate
+SCHEMA_VERSION = 4  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+# 4: embeddings.checksum (CRC-32 of the vector); older stores migrate
+GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
 class _Base(DeclarativeBase):
@@ -21,10 +34,27 @@ class _Meta(_Base):
     value: Mapped[str] = mapped_column(String)
 
 
+LIVE = "retired IS NULL"  # the rows of the store's current state
+
+
 class _Document(_Base):
+    """One revision of a file. A newer ingest of the path (or its delete) does not touch the row: it
+    sets ``retired`` to the store state (generation) that superseded it, so an index version built
+    from an older state still reads the text, lines and metadata it indexed. Garbage collection
+    deletes the rows retired before the oldest kept version's state (``store/snapshots.py``)."""
+
     __tablename__ = "documents"
+    __table_args__ = (
+        Index(
+            "ix_documents_live_path",
+            "path",
+            unique=True,
+            sqlite_where=text(LIVE),
+            postgresql_where=text(LIVE),
+        ),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    path: Mapped[str] = mapped_column(String, unique=True, index=True)
+    path: Mapped[str] = mapped_column(String, index=True)
     collection: Mapped[str] = mapped_column(String, index=True)
     sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer)
@@ -33,6 +63,7 @@ class _Document(_Base):
     language: Mapped[str] = mapped_column(String)
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
+    retired: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
 
 
 class _Chunk(_Base):

@@ -4,6 +4,11 @@ SQLAlchemy 2.0 over SQLite in WAL mode (one writer, many readers). A chunk's int
 key is AUTOINCREMENT, so an id is never reused after a delete: it is the chunk's id in Faiss and
 the key of its BM25 row for as long as the chunk lives (STYLE 5). Every write that an ingest makes
 happens in one transaction, so an ingest that fails half-way leaves the store as it was.
+
+Rows are never updated in place: a write retires the documents it supersedes or deletes (their
+``retired`` column names the store state, the *generation*, that retired them) and adds new rows,
+so an index version keeps reading what it indexed until garbage collection drops the rows no kept
+version can reach (``collect_garbage``). The methods that list the store read its current state.
 """
 
 from __future__ import annotations
@@ -22,14 +27,17 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import (
+    Integer,
+    String,
     and_,
+    cast,
     create_engine,
     delete,
     event,
     func,
-    inspect,
     or_,
     select,
+    update,
 )
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
@@ -41,11 +49,11 @@ from hybrid_rag.errors import StoreError, disk_full, is_disk_full
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.store.filter_sql import to_sql
+from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
-    SCHEMA_VERSION,
-    _Base,
+    GENERATION,
     _Chunk,
     _Document,
     _Embedding,
@@ -94,10 +102,10 @@ class FileChunks:
 
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching a new file to WAL takes a lock
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
     dbapi_connection.create_function(SQL_FUNCTION, 2, sql_glob, deterministic=True)
     dbapi_connection.set_progress_handler(past_deadline, PROGRESS_STEPS)
@@ -232,34 +240,7 @@ class MetadataStore:
         return self._sessions
 
     def _check_schema(self, engine: Engine) -> None:
-        tables = set(inspect(engine).get_table_names())
-        if not tables:
-            if self._file:
-                self._refuse_new_store("empty")
-            _Base.metadata.create_all(engine)
-            with Session(engine) as s, s.begin():
-                s.add(_Meta(key="schema_version", value=str(SCHEMA_VERSION)))
-            return
-        found = None
-        if "meta" in tables:
-            with Session(engine) as s:
-                found = s.scalar(select(_Meta.value).where(_Meta.key == "schema_version"))
-        if found == "1":  # schema 1 had no metadata columns: add them, nothing else changes
-            with engine.begin() as conn:
-                for table in ("documents", "chunks"):
-                    conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN meta TEXT")
-                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("2",))
-            found = "2"
-        if found == "2":  # schema 2 had no vector checksums: old rows keep NULL (checked by norm)
-            with engine.begin() as conn:
-                conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
-                conn.exec_driver_sql("UPDATE meta SET value = ? WHERE key = 'schema_version'", ("3",))
-            found = "3"
-        if found != str(SCHEMA_VERSION):
-            raise StoreError(
-                f"the store at {self.where} was written by schema {found or 'unknown'}, this version "
-                f"reads schema {SCHEMA_VERSION}: ingest again into a new --data-dir"
-            )
+        ensure_schema(engine, self.where, on_empty=self._refuse_new_store if self._file else None)
 
     def close(self) -> None:
         if self._engine is not None:
@@ -284,11 +265,11 @@ class MetadataStore:
     def document_hashes(self) -> dict[str, str]:
         """path -> sha256 of every stored document."""
         with self._session() as s:
-            return dict(s.execute(select(_Document.path, _Document.sha256)).all())
+            return dict(s.execute(select(_Document.path, _Document.sha256).where(_LIVE)).all())
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         with self._session() as s:
-            query = select(_Document).order_by(_Document.path)
+            query = select(_Document).where(_LIVE).order_by(_Document.path)
             if collection is not None:
                 query = query.where(_Document.collection == collection)
             return [_document_record(d) for d in s.scalars(query)]
@@ -302,16 +283,23 @@ class MetadataStore:
         embeddings: Mapping[str, np.ndarray] | None = None,
         model: str = "",
     ) -> list[int]:
-        """Replace the given files' documents and chunks, delete others, cache embeddings: one transaction.
+        """Replace the given files' documents and chunks, delete others, cache embeddings: one
+        transaction, one new store state (the replaced and deleted rows are retired, not dropped).
 
         Returns the new chunk ids in the order of ``files`` and their spans.
         """
         now = datetime.now(timezone.utc)
         new_ids: list[int] = []
         with self._session() as s, s.begin():
+            generation = self._advance(s)
             paths = [fc.file.path for fc in files] + list(delete_paths)
             for batch in _batches(paths):
-                s.execute(delete(_Document).where(_Document.path.in_(batch)))
+                s.execute(
+                    update(_Document)
+                    .where(_Document.path.in_(batch), _LIVE)
+                    .values(retired=generation)
+                    .execution_options(synchronize_session=False)
+                )
             for fc in files:
                 f = fc.file
                 doc = _Document(
@@ -347,18 +335,92 @@ class MetadataStore:
                 self._put_embeddings(s, model, embeddings)
         return new_ids
 
+    # -- store states ----------------------------------------------------------------------
+
+    def generation(self) -> int:
+        """The store's state: 0 when new, one more after every ``write_files``. An index version
+        records the state it was built from (its manifest's ``store_state``)."""
+        with self._session() as s:
+            return _generation(s)
+
+    @staticmethod
+    def _advance(s: Session) -> int:
+        """The next store state, counted up first thing in the caller's transaction: the update
+        takes the row lock (PostgreSQL) or the write lock (SQLite), so two writers get two states."""
+        bumped = cast(cast(_Meta.value, Integer) + 1, String)
+        s.execute(update(_Meta).where(_Meta.key == GENERATION).values(value=bumped))
+        return _generation(s)
+
+    def collect_garbage(self, oldest_state: int) -> dict[str, int]:
+        """Delete the documents (their chunks cascade) retired at or before store state
+        ``oldest_state`` (no kept index version was built before it, so none reads them), and the
+        cached vectors, signatures and BM25 terms of their texts that no other chunk holds. One
+        transaction: a kill leaves all of it or none. Returns counts of what went."""
+        with self._session() as s, s.begin():
+            old = select(_Document.id).where(_Document.retired <= oldest_state)
+            docs = list(s.scalars(old))
+            if not docs:
+                return {"documents": 0, "chunks": 0, "cached_embeddings": 0}
+            shas: set[str] = set()
+            chunks = 0
+            for batch in _batches(docs):
+                found = list(s.scalars(select(_Chunk.sha256).where(_Chunk.document_id.in_(batch))))
+                chunks += len(found)
+                shas.update(found)
+                s.execute(delete(_Chunk).where(_Chunk.document_id.in_(batch)))
+                s.execute(delete(_Document).where(_Document.id.in_(batch)))
+            held = set()
+            for batch in _batches(sorted(shas)):
+                held.update(s.scalars(select(_Chunk.sha256).where(_Chunk.sha256.in_(batch)).distinct()))
+            orphans = sorted(shas - held)
+            vectors = 0
+            for batch in _batches(orphans):
+                vectors += s.execute(delete(_Embedding).where(_Embedding.sha256.in_(batch))).rowcount or 0
+                s.execute(delete(_Signature).where(_Signature.sha256.in_(batch)))
+                s.execute(delete(_Tokens).where(_Tokens.sha256.in_(batch)))
+            return {"documents": len(docs), "chunks": chunks, "cached_embeddings": vectors}
+
+    def old_revisions(self) -> dict[str, int]:
+        """What the retired rows (old revisions kept for older index versions) hold: documents,
+        chunks, bytes of chunk text, and cached vectors (and their bytes) no current chunk shares."""
+        with self._session() as s:
+            retired = _Document.retired.is_not(None)
+            row = s.execute(
+                select(func.count(_Chunk.id), func.coalesce(func.sum(func.length(_Chunk.text)), 0))
+                .join(_Document)
+                .where(retired)
+            ).one()
+            live_shas = select(_Chunk.sha256).join(_Document).where(_LIVE)
+            old_shas = select(_Chunk.sha256).join(_Document).where(retired)
+            vectors = s.execute(
+                select(func.count(), func.coalesce(func.sum(func.length(_Embedding.vector)), 0)).where(
+                    _Embedding.sha256.in_(old_shas), _Embedding.sha256.not_in(live_shas)
+                )
+            ).one()
+            return {
+                "documents": s.scalar(select(func.count(_Document.id)).where(retired)) or 0,
+                "chunks": int(row[0]),
+                "text_bytes": int(row[1]),
+                "cached_embeddings": int(vectors[0]),
+                "embedding_bytes": int(vectors[1]),
+            }
+
     # -- chunks ----------------------------------------------------------------------------
 
     def chunk_count(self) -> int:
+        """Chunks in the current state."""
         with self._session() as s:
-            return s.scalar(select(func.count(_Chunk.id))) or 0
+            return s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE)) or 0
 
     def all_chunk_ids(self) -> np.ndarray:
+        """Ids of the current state's chunks, ascending."""
         with self._session() as s:
-            return np.fromiter(s.scalars(select(_Chunk.id).order_by(_Chunk.id)), dtype=np.int64)
+            query = select(_Chunk.id).join(_Document).where(_LIVE).order_by(_Chunk.id)
+            return np.fromiter(s.scalars(query), dtype=np.int64)
 
     def chunks(self, ids: Iterable[int]) -> dict[int, Chunk]:
-        """Chunks by id; ids that no longer exist are absent from the answer."""
+        """Chunks by id, retired revisions included (an older index version reads what it indexed);
+        ids garbage-collected or never written are absent from the answer."""
         out: dict[int, Chunk] = {}
         with self._session() as s:
             for batch in _batches([int(i) for i in ids]):
@@ -368,7 +430,8 @@ class MetadataStore:
         return out
 
     def chunk_ids_matching(self, expr: FilterExpr) -> np.ndarray:
-        """Ids (int64, ascending) of the chunks that satisfy a filter expression; empty if none do."""
+        """Ids (int64, ascending) of the chunks that satisfy a filter expression, retired revisions
+        included (the live index holds the ids of its own state only); empty if none do."""
         return self._chunk_ids_where(to_sql(expr))
 
     def single_line_chunk_ids(self, lines: Sequence[tuple[int, int]]) -> list[int]:
@@ -401,14 +464,14 @@ class MetadataStore:
             return [_chunk(c, d) for c, d in s.execute(query)]
 
     def iter_chunks(self, batch_size: int = 2000) -> Iterator[Chunk]:
-        """Every chunk in id order, a batch at a time (for index builds)."""
+        """Every chunk of the current state in id order, a batch at a time (for index builds)."""
         last = 0
         while True:
             with self._session() as s:
                 query = (
                     select(_Chunk, _Document)
                     .join(_Document)
-                    .where(_Chunk.id > last)
+                    .where(_Chunk.id > last, _LIVE)
                     .order_by(_Chunk.id)
                     .limit(batch_size)
                 )
@@ -420,8 +483,14 @@ class MetadataStore:
             last = rows[-1][0].id
 
     def chunk_hashes(self) -> dict[int, str]:
+        """chunk id -> sha256 of the current state's chunks."""
+        return self.state_hashes()[1]
+
+    def state_hashes(self) -> tuple[int, dict[int, str]]:
+        """The store state and its chunks' hashes, read together (what an index build indexes)."""
         with self._session() as s:
-            return dict(s.execute(select(_Chunk.id, _Chunk.sha256).order_by(_Chunk.id)).all())
+            query = select(_Chunk.id, _Chunk.sha256).join(_Document).where(_LIVE).order_by(_Chunk.id)
+            return _generation(s), dict(s.execute(query).all())
 
     # -- embedding cache -------------------------------------------------------------------
 
@@ -576,8 +645,8 @@ class MetadataStore:
     def counts(self) -> dict[str, int]:
         with self._session() as s:
             return {
-                "documents": s.scalar(select(func.count(_Document.id))) or 0,
-                "chunks": s.scalar(select(func.count(_Chunk.id))) or 0,
+                "documents": s.scalar(select(func.count(_Document.id)).where(_LIVE)) or 0,
+                "chunks": s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE)) or 0,
                 "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
             }
 
@@ -594,6 +663,13 @@ def _checked_windows(row: _Embedding) -> np.ndarray | None:
     if row.checksum is None and bad_rows(windows).any():
         return None
     return windows
+
+
+_LIVE = _Document.retired.is_(None)  # the current state's documents
+
+
+def _generation(s: Session) -> int:
+    return int(s.scalar(select(_Meta.value).where(_Meta.key == GENERATION)) or 0)
 
 
 def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:

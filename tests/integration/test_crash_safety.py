@@ -1,4 +1,6 @@
-"""Kill ingest and rebuild at random moments: the store and the live index stay consistent and usable."""
+"""Kill ingest, rebuild and rollback (and the garbage collection a build ends with) at random
+moments: the store and the live index stay consistent and usable, and every kept version still
+reads all of its chunks from the store (nothing committed is lost)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.engine import Engine
+from hybrid_rag.indices.live import load_version
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
 
@@ -33,6 +36,8 @@ DRIVER = textwrap.dedent(
     print("started", flush=True)
     if sys.argv[2] == "rebuild":
         engine.rebuild()
+    elif sys.argv[2] == "rollback":
+        engine.rollback(engine.ingestor.builder.versions.versions()[0])
     else:
         engine.ingest([sys.argv[2]], progress=progress)
     print("done", flush=True)
@@ -76,6 +81,11 @@ def _check_consistent_and_usable(settings: Settings) -> None:
             return
         live = engine.indices.get()  # loads: checksums, counts and model all verified
         assert len(live.dense) == len(live.bm25) == live.manifest["chunks"]
+        versions = engine.ingestor.builder.versions
+        for version in versions.versions():  # each kept version is a snapshot the store still holds
+            kept = load_version(versions, version, engine.index_config, engine.embedder)
+            ids = kept.dense.ids().tolist()
+            assert len(engine.store.chunks(ids)) == len(ids), f"v{version} lost chunks"
         result = engine.query("rotor wing flow", top_k=5)
         stored = engine.store.chunks(c.id for c in result.chunks)
         assert all(c.id in stored and stored[c.id].text == c.text for c in result.chunks)
@@ -95,7 +105,7 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
     work_seconds, work_lines = None, 0
     for generation in range(8):
         _write_corpus(corpus, rng, generation)
-        target = "rebuild" if generation % 3 == 2 else str(corpus)
+        target = {2: "rebuild", 3: "rollback"}.get(generation % 4, str(corpus))
         proc = subprocess.Popen(
             [sys.executable, str(script), str(data), target],
             stdout=subprocess.PIPE,
@@ -112,7 +122,7 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
             work_seconds, work_lines = time.monotonic() - start, len(lines) - 1
         else:
             seen = ["started"]
-            if target == "rebuild":  # no progress lines: a random moment of the measured duration
+            if target in ("rebuild", "rollback"):  # no progress lines: a random moment
                 time.sleep(rng.uniform(0.0, work_seconds))
             else:  # after a random progress line of the first half (an incremental run has fewer),
                 for _ in range(rng.randint(1, max(1, work_lines // 2))):  # then a little later

@@ -23,7 +23,14 @@ from hybrid_rag.indices.milvus_client import forget_clients
 from hybrid_rag.settings import Settings
 
 pytestmark = pytest.mark.integration
-MILVUS = {"index.dense_backend": "milvus", "bm25.backend": "milvus", "milvus.index_type": "FLAT"}
+# snapshot_versions off: these tests pin the in-place update of the newest version (the snapshot
+# default is pinned by test_rollback_serves_the_old_text.py)
+MILVUS = {
+    "index.dense_backend": "milvus",
+    "bm25.backend": "milvus",
+    "milvus.index_type": "FLAT",
+    "milvus.snapshot_versions": False,
+}
 
 
 @pytest.fixture

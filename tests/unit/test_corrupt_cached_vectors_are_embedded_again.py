@@ -1,4 +1,4 @@
-"""Cached vectors carry a CRC-32 (schema 3): one damaged in the store (64 flipped bytes that
+"""Cached vectors carry a CRC-32 (schema 4): one damaged in the store (64 flipped bytes that
 SQLite's integrity_check does not see) is never served again. `rebuild` and an ingest embed it
 again and say how many; a row from before checksums is checked by its norm; a dense index file
 whose vectors are not unit length is a CorruptIndexError on load (issue 25.6)."""
@@ -90,20 +90,20 @@ def test_a_row_from_before_checksums_is_checked_by_its_norm(engine: Engine, corp
     assert engine.rebuild().repaired == 1
 
 
-def test_a_schema_2_store_gains_the_checksum_column(settings: Settings, corpus: Path) -> None:
+def test_a_schema_3_store_gains_the_checksum_column(settings: Settings, corpus: Path) -> None:
     engine = Engine(settings)
     engine.ingest([corpus])
     engine.close()
     db = sqlite3.connect(settings.store_path)
     db.execute("ALTER TABLE embeddings DROP COLUMN checksum")
-    db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     db.commit()
     db.close()
     engine = Engine(settings)
     assert engine.query("soil").chunks
     assert engine.rebuild().repaired == 0
     db = sqlite3.connect(settings.store_path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
     assert db.execute("SELECT COUNT(*) FROM embeddings WHERE checksum IS NULL").fetchone()[0] == 2
     db.close()
     engine.close()

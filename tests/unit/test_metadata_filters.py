@@ -114,7 +114,11 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
     db = sqlite3.connect(settings.store_path)
     for table in ("documents", "chunks"):
         db.execute(f"ALTER TABLE {table} DROP COLUMN meta")
-    db.execute("ALTER TABLE embeddings DROP COLUMN checksum")  # schema 3's
+    db.execute("ALTER TABLE embeddings DROP COLUMN checksum")  # schema 4's
+    db.execute("DROP INDEX ix_documents_live_path")  # schema 3's snapshots
+    db.execute("DROP INDEX ix_documents_retired")
+    db.execute("ALTER TABLE documents DROP COLUMN retired")
+    db.execute("DELETE FROM meta WHERE key = 'generation'")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()

@@ -34,8 +34,9 @@ def _file(path: str, lines: list[str], *, meta: dict | None = None, per_chunk: i
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = MetadataStore(tmp_path / "data" / "store.sqlite3")
+def store(tmp_path: Path, store_url: str | None):
+    """The store on SQLite, then on PostgreSQL."""
+    s = MetadataStore(tmp_path / "data" / "store.sqlite3", url=store_url)
     yield s
     s.close()
 
@@ -79,18 +80,49 @@ def test_rewriting_a_file_replaces_its_chunks_and_ids_are_never_reused(store: Me
     first = store.write_files([_file("/p/a.md", ["a", "b", "c", "d"])], collection="c")
     second = store.write_files([_file("/p/a.md", ["a", "b", "c changed"])], collection="c")
     assert min(second) > max(first)  # AUTOINCREMENT: a deleted id is never handed out again
-    assert store.chunks(first) == {}  # the old rows are gone, not left beside the new ones
-    assert sorted(store.chunks(second)) == second and store.counts()["documents"] == 1
+    assert sorted(store.chunk_hashes()) == second and store.counts()["documents"] == 1
+    assert store.chunks(first)[first[0]].text == "a\nb"  # the old revision stays readable by id
     store.write_files([], collection="c", delete_paths=["/p/a.md"])
     third = store.write_files([_file("/p/b.md", ["z"])], collection="c")
     assert min(third) > max(second) and store.chunk_count() == 1
+    store.collect_garbage(store.generation())
+    third_again = store.write_files([_file("/p/c.md", ["y"])], collection="c")
+    assert min(third_again) > max(third)  # not even ids garbage-collected
 
 
-def test_deleting_a_path_removes_its_document_and_chunks(store: MetadataStore) -> None:
+def test_deleting_a_path_retires_its_document_and_chunks(store: MetadataStore) -> None:
     ids = store.write_files([_file("/p/a.md", ["a", "b"]), _file("/p/b.md", ["c"])], collection="c")
     store.write_files([], collection="c", delete_paths=["/p/a.md", "/p/never-stored.md"])
     assert [d.path for d in store.documents()] == ["/p/b.md"]
-    assert list(store.chunks(ids)) == [ids[-1]]
+    assert list(store.chunk_hashes()) == [ids[-1]] and store.all_chunk_ids().tolist() == [ids[-1]]
+    assert [c.id for c in store.iter_chunks()] == [ids[-1]] and store.chunk_count() == 1
+    assert sorted(store.chunks(ids)) == ids  # retired, not dropped: an older index version reads it
+
+
+def test_every_write_is_a_new_store_state_and_its_hashes_come_with_it(store: MetadataStore) -> None:
+    assert store.generation() == 0
+    ids = store.write_files([_file("/p/a.md", ["a"])], collection="c")
+    store.write_files([], collection="c", delete_paths=["/p/none.md"])
+    assert store.state_hashes() == (2, {ids[0]: _sha("a")})
+
+
+def test_garbage_collection_drops_what_no_kept_state_reads(store: MetadataStore) -> None:
+    old = store.write_files([_file("/p/a.md", ["a", "b"]), _file("/p/b.md", ["c"])], collection="c")
+    shas = {c.sha256 for c in store.chunks(old).values()}
+    store.put_embeddings("m", dict.fromkeys(shas, np.ones(3, dtype=np.float32)))
+    state_1 = store.generation()
+    new = store.write_files([_file("/p/a.md", ["a", "b2"])], collection="c")  # "a" lives on in a.md
+    store.write_files([], collection="c", delete_paths=["/p/b.md"])
+    before = store.old_revisions()
+    assert before["documents"] == 2 and before["chunks"] == 2 and before["text_bytes"] == len("a\nb") + 1
+    assert before["cached_embeddings"] == 2 and before["embedding_bytes"] == 2 * 12
+    assert store.collect_garbage(state_1) == {"documents": 0, "chunks": 0, "cached_embeddings": 0}
+    assert sorted(store.chunks(old)) == old  # a version built at state 1 still reads them
+    gone = store.collect_garbage(store.generation())
+    assert gone == {"documents": 2, "chunks": 2, "cached_embeddings": 2}
+    assert store.chunks(old) == {} and sorted(store.chunks(new)) == new
+    assert store.old_revisions() == dict.fromkeys(before, 0)
+    assert store.cached_shas("m", shas) == set()
 
 
 def test_the_embedding_cache_keeps_vectors_and_window_matrices_per_model(store: MetadataStore) -> None:
@@ -140,6 +172,38 @@ def test_chunk_meta_round_trips(store: MetadataStore) -> None:
     span = ChunkSpan("a", 1, 1, 1, _sha("a"), meta={"row": 7, "tags": ["x"]})
     [chunk_id] = store.write_files([FileChunks(fc.file, [span])], collection="c")
     assert store.chunks([chunk_id])[chunk_id].meta == {"row": 7, "tags": ["x"]}
+
+
+def test_a_schema_2_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA_2)
+    s = MetadataStore(path)
+    assert [d.path for d in s.documents()] == ["/p/a.md"] and s.generation() == 0
+    new = s.write_files([_file("/p/a.md", ["b"])], collection="c")
+    assert s.chunk_hashes() == {new[0]: _sha("b")} and s.chunks([1])[1].text == "a"
+    s.close()
+
+
+_SCHEMA_2 = """
+CREATE TABLE meta (key VARCHAR NOT NULL PRIMARY KEY, value VARCHAR NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '2');
+CREATE TABLE documents (id INTEGER NOT NULL PRIMARY KEY, path VARCHAR NOT NULL,
+  collection VARCHAR NOT NULL, sha256 VARCHAR(64) NOT NULL, size INTEGER NOT NULL,
+  mtime FLOAT NOT NULL, source_type VARCHAR(8) NOT NULL, language VARCHAR NOT NULL,
+  ingested_at DATETIME NOT NULL, meta TEXT);
+CREATE UNIQUE INDEX ix_documents_path ON documents (path);
+CREATE INDEX ix_documents_collection ON documents (collection);
+CREATE TABLE chunks (id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, document_id INTEGER NOT NULL
+  REFERENCES documents (id) ON DELETE CASCADE, position INTEGER NOT NULL, start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL, text TEXT NOT NULL, token_count INTEGER NOT NULL,
+  sha256 VARCHAR(64) NOT NULL, meta TEXT);
+INSERT INTO documents VALUES
+  (1, '/p/a.md', 'c', 'x', 1, 1.0, 'text', 'markdown', '2026-01-01 00:00:00', NULL);
+INSERT INTO chunks VALUES (1, 1, 0, 1, 1, 'a', 1, 'h', NULL);
+CREATE TABLE embeddings (model VARCHAR NOT NULL, sha256 VARCHAR(64) NOT NULL, dimension INTEGER NOT NULL,
+  vector BLOB NOT NULL, PRIMARY KEY (model, sha256));
+"""
 
 
 def test_a_store_of_another_schema_is_one_clear_error(tmp_path: Path) -> None:

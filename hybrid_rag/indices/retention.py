@@ -1,0 +1,44 @@
+"""What the kept index versions read from the store, and garbage collection of the rest.
+
+Every version's manifest records ``store_state``, the store generation it was built from. The
+store keeps retired rows (old revisions of files, deleted files) so that a rollback serves exactly
+what the version served; once the oldest kept version was built at state S, no kept version reads
+a row retired at S or before, and ``collect`` deletes those (one store transaction). A manifest
+without ``store_state`` (built before snapshots) counts as state 0: it keeps every retired row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from hybrid_rag.errors import StoreError
+from hybrid_rag.store import MetadataStore
+
+STORE_STATE = "store_state"  # the manifest key
+
+
+class _Versions(Protocol):
+    def versions(self) -> list[int]: ...
+    def manifest(self, version: int) -> dict[str, Any]: ...
+
+
+def oldest_kept_state(versions: _Versions, current_state: int) -> int:
+    """The store state of the oldest version on disk (or in Milvus); ``current_state`` when none is."""
+    states = [int(versions.manifest(v).get(STORE_STATE, 0)) for v in versions.versions()]
+    return min(states, default=current_state)
+
+
+def collect(store: MetadataStore, versions: _Versions) -> dict[str, int]:
+    """Delete the retired rows no kept version reads (run after ``prune``, under the writer lock)."""
+    return store.collect_garbage(oldest_kept_state(versions, store.generation()))
+
+
+def check_unchanged(store: MetadataStore, state: int) -> None:
+    """StoreError unless the store is still at ``state``: an index built from an older state is
+    never published (another process wrote meanwhile, outside the writer lock)."""
+    now = store.generation()
+    if now != state:
+        raise StoreError(
+            f"the store changed while the index was built (state {state} -> {now}: another writer): "
+            "nothing was published; run the command again"
+        )

@@ -1,0 +1,84 @@
+"""Create the store's tables, or migrate an older schema, once, whoever asks first.
+
+Two processes opening a new store at once (two first ingests) must not both create it: the loser
+would read "table meta already exists", or find the tables before the schema version row and
+call the store foreign. Creation and migration therefore run in one transaction that holds the
+database's write lock (SQLite ``BEGIN IMMEDIATE``, a PostgreSQL transaction-scoped advisory lock),
+and look again under it: the second process waits, then finds the finished schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection, Engine
+
+from hybrid_rag.errors import StoreError
+from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, _Base
+
+_PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
+
+
+def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None] | None = None) -> None:
+    """The store at ``engine`` holds schema ``SCHEMA_VERSION``: created or migrated here if need be;
+    StoreError for a database written by another (newer, or foreign) schema. ``on_empty("empty")``
+    is called before an empty database is created, to refuse it (a store file emptied under a live
+    index is an error, not a new store)."""
+    with engine.connect() as conn:
+        if _found(conn) == str(SCHEMA_VERSION):
+            return  # the common case: no lock taken, so opening never waits for a writer
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
+        found = _found(conn)
+        if found is None and on_empty is not None:
+            on_empty("empty")
+        if found is None:
+            _Base.metadata.create_all(conn)
+            conn.execute(
+                text("INSERT INTO meta (key, value) VALUES ('schema_version', :v), (:g, '0')"),
+                {"v": str(SCHEMA_VERSION), "g": GENERATION},
+            )
+            found = str(SCHEMA_VERSION)
+        if found == "1":  # schema 1 had no metadata columns: add them, nothing else changes
+            for table in ("documents", "chunks"):
+                conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN meta TEXT")
+            found = "2"
+        if found == "2":  # schema 2 kept only the newest revision of a path: it had no retired rows
+            conn.exec_driver_sql("ALTER TABLE documents ADD COLUMN retired INTEGER")
+            conn.exec_driver_sql("DROP INDEX ix_documents_path")
+            conn.exec_driver_sql("CREATE INDEX ix_documents_path ON documents (path)")
+            conn.exec_driver_sql("CREATE INDEX ix_documents_retired ON documents (retired)")
+            conn.exec_driver_sql(
+                f"CREATE UNIQUE INDEX ix_documents_live_path ON documents (path) WHERE {LIVE}"
+            )
+            conn.execute(text("INSERT INTO meta (key, value) VALUES (:g, '0')"), {"g": GENERATION})
+            found = "3"
+        if found == "3":  # schema 3 had no vector checksums: old rows keep NULL (checked by norm)
+            conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
+            found = "4"
+        if found == str(SCHEMA_VERSION):
+            conn.execute(
+                text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}
+            )
+        conn.commit()
+    if found != str(SCHEMA_VERSION):
+        raise StoreError(
+            f"the store at {where} was written by schema {found or 'unknown'}, this version "
+            f"reads schema {SCHEMA_VERSION}: ingest again into a new --data-dir"
+        )
+
+
+def _found(conn: Connection) -> str | None:
+    """The schema version the database records; None for an empty database (no tables), ""
+    for tables without a schema version (not a store of ours)."""
+    tables = set(inspect(conn).get_table_names())
+    if not tables:
+        return None
+    if "meta" not in tables:
+        return ""
+    value = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).scalar()
+    return "" if value is None else str(value)
