@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from pathlib import Path
 
+import pytest
 from live_server import LiveServer
 
 from hybrid_rag.server.web import STATIC
@@ -65,6 +65,7 @@ def test_the_page_and_its_assets_need_no_key(live: LiveServer) -> None:
 
 
 def test_every_asset_is_package_data() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     declared = patterns["hybrid_rag.server"]
     for asset in STATIC.iterdir():

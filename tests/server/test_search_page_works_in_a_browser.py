@@ -10,11 +10,10 @@ With HYBRID_RAG_SCREENSHOTS=DIR it leaves its screenshots there (docs/ holds the
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import shutil
 
 import pytest
 from live_server import KEY, LiveServer, server_settings
