@@ -500,6 +500,31 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if result.get("ok") else 1
 
 
+def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
+    """Ingest PATHs, then again on every change (``hybrid_rag/watch.py``), until Ctrl-C / SIGTERM."""
+    from hybrid_rag.watch import watch
+
+    engine = _engine(settings)
+    try:
+        with _ctrl_c_stops() as stop:
+            previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            try:
+                summary = watch(
+                    engine,
+                    args.paths,
+                    collection=args.collection,
+                    stop=stop,
+                    debounce_ms=args.debounce_ms,
+                    say=lambda line: print(f"hybrid-rag: watch: {line}", file=sys.stderr, flush=True),
+                )
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+    finally:
+        engine.close()
+    print(f"hybrid-rag: watch: stopped after {summary.ingests} ingest(s)", file=sys.stderr, flush=True)
+    return 130 if summary.interrupted else 0
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """The HTTP API (``hybrid_rag/server``); runs until Ctrl-C / SIGTERM."""
     try:
@@ -616,6 +641,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rollback", help="make an older index version live")
     p.add_argument("version", type=int)
     p.set_defaults(func=cmd_rollback, writes=True)
+
+    p = sub.add_parser("watch", help="ingest PATHs, then again whenever a file below them changes")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--collection", default="default")
+    p.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=None,
+        help="quiet time before an ingest (default watch.debounce_ms)",
+    )
+    p.set_defaults(func=cmd_watch, writes=True)
 
     p = sub.add_parser("serve", help="the HTTP API (FastAPI on uvicorn), bearer keys by default")
     _server_flags(p)

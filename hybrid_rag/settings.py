@@ -136,6 +136,13 @@ class IngestBatchSettings(_Section):
     batch_chunks: Int = Field(64, gt=0)
 
 
+class WatchSettings(_Section):
+    """``hybrid-rag watch`` (``hybrid_rag/watch.py``): changes are gathered until none has come for
+    ``debounce_ms``, then ingested together."""
+
+    debounce_ms: Int = Field(500, gt=0, le=600_000)
+
+
 class ArchiveSettings(_Section):
     """Limits for zip ingestion; an archive past any of them is refused whole."""
 
@@ -429,6 +436,7 @@ class Settings(_Section):
     loading: LoadingSettings = LoadingSettings()
     archive: ArchiveSettings = ArchiveSettings()
     ingest: IngestBatchSettings = IngestBatchSettings()
+    watch: WatchSettings = WatchSettings()
     dedupe: DedupeSettings = DedupeSettings()
     index: IndexSettings = IndexSettings()
     milvus: MilvusSettings = MilvusSettings()

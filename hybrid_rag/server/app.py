@@ -34,6 +34,7 @@ from hybrid_rag.server.roots import confine
 from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive, save_uploads
 from hybrid_rag.server.service import delete as delete_document
 from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
+from hybrid_rag.server.web import install as install_web
 from hybrid_rag.settings import Settings
 
 
@@ -205,4 +206,5 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
 
     app.include_router(secured)
     app.include_router(v1)
+    install_web(app, service.call, service.engine, require_key)  # the page at / and GET /v1/lines
     return app

@@ -1,0 +1,102 @@
+"""``hybrid-rag watch PATH``: ingest once, then again whenever files below PATH change.
+
+Changes are gathered by watchfiles until none has come for ``watch.debounce_ms`` (at most
+``MAX_GATHER`` times that), then the watched paths are ingested again through ``Engine.ingest``: the
+incremental ingest re-reads only what changed, and the engine's writer lock keeps it the one
+writer. A running ``hybrid-rag serve`` on the same data dir serves each new version (it follows
+CURRENT). Changes inside the data dir are ignored (the ingest's own writes would wake it forever).
+An ingest that fails (a file mid-write, another writer) is reported in one line and the watch goes
+on: the next change, or ``RETRY_MS`` without one, tries again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hybrid_rag.errors import HybridRagError, InputError
+
+if TYPE_CHECKING:
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.ingest.pipeline import IngestReport
+
+MAX_GATHER = 20  # a burst of changes (a checkout) is ingested at the latest after 20 quiet periods
+RETRY_MS = 5_000  # after a failed ingest, tried again this long after the last change
+
+
+@dataclass(frozen=True)
+class WatchSummary:
+    """What a watch did before it stopped: ingests run, failed, and whether Ctrl-C cut one short."""
+
+    ingests: int
+    failures: int
+    interrupted: bool
+
+
+def describe(report: IngestReport) -> str:
+    """One line for an ingest the watch ran."""
+    plan = report.plan
+    counts = f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted"
+    if report.interrupted:
+        return f"{counts}: interrupted after {report.files_written} file(s); the index is as it was"
+    if report.build is None:
+        return f"{counts}: nothing changed; index left as it is"
+    return f"{counts}: index version {report.build.version} live with {report.build.chunks} chunks"
+
+
+def watch(
+    engine: Engine,
+    paths: Sequence[str | Path],
+    *,
+    collection: str = "default",
+    stop: threading.Event,
+    say: Callable[[str], None],
+    debounce_ms: int | None = None,
+) -> WatchSummary:
+    """Ingest ``paths``, then re-ingest them on every gathered change until ``stop`` is set.
+
+    The first ingest's errors (a missing path, an empty folder) are raised: there is nothing to watch.
+    """
+    try:
+        import watchfiles
+    except ImportError as exc:
+        raise InputError(f"watch needs: pip install 'hybrid-rag[watch]' ({exc})") from None
+    debounce = debounce_ms if debounce_ms is not None else engine.settings.watch.debounce_ms
+    if debounce <= 0:
+        raise InputError(f"the debounce must be a positive number of milliseconds, not {debounce}")
+    report = engine.ingest(paths, collection=collection, stop=stop.is_set)
+    say(describe(report))
+    if report.interrupted:
+        return WatchSummary(1, 0, True)
+    roots = [str(Path(p).resolve()) for p in paths]
+    data_dir = str(Path(engine.settings.data_dir).resolve())
+    ignore = watchfiles.DefaultFilter(ignore_paths=[data_dir])
+    say(f"watching {', '.join(roots)} (debounce {debounce} ms); Ctrl-C stops")
+    ingests, failures, pending = 1, 0, False
+    for changes in watchfiles.watch(
+        *roots,
+        watch_filter=ignore,
+        step=debounce,
+        debounce=debounce * MAX_GATHER,
+        stop_event=stop,
+        rust_timeout=RETRY_MS,
+        yield_on_timeout=True,
+        raise_interrupt=False,
+    ):
+        if not changes and not pending:  # a quiet RETRY_MS with nothing left to retry
+            continue
+        ingests += 1
+        try:
+            report = engine.ingest(paths, collection=collection, stop=stop.is_set)
+        except HybridRagError as exc:
+            failures, pending = failures + 1, True
+            say(f"error: {exc} (still watching; tried again on the next change or in {RETRY_MS // 1000} s)")
+            continue
+        pending = False
+        say(describe(report))
+        if report.interrupted:
+            return WatchSummary(ingests, failures, True)
+    return WatchSummary(ingests, failures, False)
