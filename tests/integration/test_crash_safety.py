@@ -122,7 +122,7 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
             work_seconds, work_lines = time.monotonic() - start, len(lines) - 1
         else:
             seen = ["started"]
-            if target in ("rebuild", "rollback"):  # no progress lines: a random moment of the measured duration
+            if target in ("rebuild", "rollback"):  # no progress lines: a random moment of the run
                 time.sleep(rng.uniform(0.0, work_seconds))
             else:  # after a random progress line of the first half (an incremental run has fewer),
                 for _ in range(rng.randint(1, max(1, work_lines // 2))):  # then a little later
