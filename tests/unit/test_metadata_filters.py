@@ -114,6 +114,10 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
     db = sqlite3.connect(settings.store_path)
     for table in ("documents", "chunks"):
         db.execute(f"ALTER TABLE {table} DROP COLUMN meta")
+    for index in ("ix_documents_live_path", "ix_documents_retired"):  # schema 3's, not 1's
+        db.execute(f"DROP INDEX {index}")
+    db.execute("ALTER TABLE documents DROP COLUMN retired")
+    db.execute("DELETE FROM meta WHERE key = 'generation'")
     db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     db.commit()
     db.close()
