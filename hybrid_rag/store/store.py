@@ -36,7 +36,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
-from hybrid_rag.errors import StoreError, disk_full, is_disk_full
+from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.retrieval.filters import FilterExpr
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.schema import (
@@ -218,6 +218,9 @@ class MetadataStore:
             self._check_schema(engine)
         except (DatabaseError, OperationalError) as exc:
             engine.dispose()
+            if self._file and (is_disk_full(exc) or no_space_left(self.path.parent)):
+                kept = f"the store {self.where} is unchanged (SQLite needs room for its -wal and -shm files)"
+                raise disk_full(self.path.parent, kept) from None
             raise StoreError(f"cannot open the store at {self.where}: {exc.orig}") from None
         except StoreError:
             engine.dispose()
