@@ -75,6 +75,15 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
+def no_space_left(path: Path, below: int = 2**16) -> bool:
+    """Whether the disk holding ``path`` has less than ``below`` bytes free (an error there, such
+    as SQLite's "disk I/O error" on open, is then the full disk's)."""
+    try:
+        return shutil.disk_usage(path).free < below
+    except OSError:
+        return False
+
+
 def disk_full(where: Path, kept: str) -> DiskFullError:
     """The one line for a full disk: the folder written to, its mount point and free space, what
     was kept. ``kept`` says what the user still has (e.g. "the store keeps its last commit")."""

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
-from hybrid_rag.errors import StoreError, disk_full, is_disk_full
+from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.store.filter_sql import to_sql
@@ -230,6 +230,9 @@ class MetadataStore:
             self._check_schema(engine)
         except (DatabaseError, OperationalError) as exc:
             engine.dispose()
+            if self._file and (is_disk_full(exc) or no_space_left(self.path.parent)):
+                kept = f"the store {self.where} is unchanged (SQLite needs room for its -wal and -shm files)"
+                raise disk_full(self.path.parent, kept) from None
             raise StoreError(f"cannot open the store at {self.where}: {exc.orig}") from None
         except StoreError:
             engine.dispose()

@@ -69,9 +69,11 @@ def test_an_ingest_that_does_not_fit_is_named_and_loses_nothing(tiny_disk: Path,
     assert kept["documents"] >= 2 and kept["live_version"] == 1  # the batches committed before it stay
     _fill(tiny_disk)
     query = _cli(data, "query", "soil compost")
-    assert query.returncode == 0, query.stderr
-    assert "garden.md" in query.stdout
-    assert "warning: the query log" in query.stderr and "unexpected" not in query.stderr
+    assert "unexpected" not in query.stderr
+    if query.returncode == 0:  # the store opened in what little was left: only the log failed
+        assert "garden.md" in query.stdout and "warning: the query log" in query.stderr
+    else:  # not even room for SQLite's -shm file: the disk is named, nothing is touched
+        assert query.returncode == 2 and "no space left on the disk mounted at" in query.stderr
 
     (tiny_disk / "ballast").unlink()
     subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_disk)], check=True)  # space again
