@@ -8,6 +8,7 @@ happens in one transaction, so an ingest that fails half-way leaves the store as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -101,6 +102,13 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     dbapi_connection.set_progress_handler(past_deadline, PROGRESS_STEPS)
 
 
+def _make_private(path: Path) -> None:
+    """The store's files readable by their owner only (0600), as the index files and the query log."""
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        with contextlib.suppress(OSError):
+            os.chmod(path.with_name(name), 0o600)
+
+
 def check_data_dir(path: Path, *, write: bool) -> None:
     """StoreError unless ``path`` is a folder, or (``write``) one that can be made, and is writable.
 
@@ -178,6 +186,8 @@ class MetadataStore:
         except StoreError:
             engine.dispose()
             raise
+        if self._file:
+            _make_private(self.path)
         self._engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         return self._sessions
