@@ -14,6 +14,7 @@ from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_emb
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.errors import (
     CorruptIndexError,
+    HybridRagError,
     IndexMismatchError,
     InputError,
     NoIndexError,
@@ -390,13 +391,35 @@ class Engine:
                     "source_hash": r.source_hash[:12],
                 }
                 for r in records
-            ),
+            )
+            + _unrecorded(versions, on_disk, {r.version for r in records}),
             bytes_on_disk=sizes,
             old_revisions=self.store.old_revisions() if self.store.exists else {},
         )
 
     def close(self) -> None:
         self.store.close()
+
+
+def _unrecorded(versions: Any, on_disk: set[int], recorded: set[int]) -> tuple[dict[str, Any], ...]:
+    """Versions on disk the store's history lacks (a build killed between publishing a version and
+    recording it), listed from their manifests so ``stats`` shows every version there is."""
+    rows = []
+    for version in sorted(on_disk - recorded):
+        try:
+            manifest = versions.manifest(version)
+        except HybridRagError:
+            manifest = {}
+        rows.append(
+            {
+                "version": version,
+                "built_at": str(manifest.get("built_at", "")),
+                "status": "built (not in the history: the build stopped after publishing it)",
+                "on_disk": True,
+                "source_hash": str(manifest.get("source_hash", ""))[:12],
+            }
+        )
+    return tuple(rows)
 
 
 class HybridRetriever(Pipeline):

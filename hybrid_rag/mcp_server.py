@@ -14,13 +14,22 @@ from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import BaseModel, ValidationError
 
 from hybrid_rag.deadline import run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.server.errors import ApiError
-from hybrid_rag.server.limits import ContextBody, QueryBody, check_query
+from hybrid_rag.server.limits import (
+    ContextArgs,
+    DocumentsArgs,
+    IngestPathArgs,
+    NoArgs,
+    SearchArgs,
+    check_query,
+)
 from hybrid_rag.server.roots import confine, resolved_roots
 from hybrid_rag.server.shapes import document_dict
 from hybrid_rag.settings import Settings
@@ -46,18 +55,28 @@ def _tool_errors(fn: Callable[[], T], timeout: float | None = None) -> T:
         raise ToolError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
+def _tool(fn: Callable[..., Any], arguments: type[BaseModel]) -> Tool:
+    """``fn`` as a tool whose arguments the HTTP API's own request model validates (``limits.py``:
+    strict JSON types, bounds, unknown fields refused), not a lax model of its signature."""
+    tool = Tool.from_function(fn)
+    model = type(arguments.__name__, (arguments, ArgModelBase), {"__module__": arguments.__module__})
+    tool.fn_metadata.arg_model = model
+    tool.parameters = model.model_json_schema(by_alias=True)
+    return tool
+
+
 def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
     """The MCP server for ``settings``; ``engine`` built from them unless given (tests, embedding)."""
     engine = engine or Engine(settings)
     limits = settings.server
-    mcp = MCPServer("hybrid-rag", instructions=INSTRUCTIONS, version="1")
+    timeout = limits.request_timeout_seconds
 
-    @mcp.tool()
     def search(
         query: str,
-        top_k: int = 8,
-        filters: str | None = None,
+        top_k: int | None = 8,
         mode: Literal["hybrid", "dense", "bm25"] | None = None,
+        filters: str | list[str] | dict[str, Any] | None = None,
+        features: dict[str, bool] | None = None,
     ) -> dict[str, Any]:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
@@ -69,7 +88,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         dense (meaning), or bm25 (exact words)."""
 
         def run() -> dict[str, Any]:
-            body = QueryBody(query=query, top_k=top_k, filters=filters, mode=mode)
+            body = SearchArgs(query=query, top_k=top_k, filters=filters, mode=mode, features=features)
             result = engine.query(query, log=True, **check_query(body, limits, settings.features))
             return {
                 "index_version": result.index_version,
@@ -85,10 +104,16 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 ],
             }
 
-        return _tool_errors(run, limits.request_timeout_seconds)
+        return _tool_errors(run, timeout)
 
-    @mcp.tool()
-    def get_context(query: str, max_tokens: int = 3000, filters: str | None = None) -> str:
+    def get_context(
+        query: str,
+        max_tokens: int | None = 3000,
+        top_k: int | None = None,
+        mode: Literal["hybrid", "dense", "bm25"] | None = None,
+        filters: str | list[str] | dict[str, Any] | None = None,
+        features: dict[str, bool] | None = None,
+    ) -> str:
         """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
         topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
         verdict (weak evidence is flagged: then say the collection may not contain the answer).
@@ -96,32 +121,38 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         [n] ids you use. `filters` as for `search`."""
 
         def run() -> str:
-            body = ContextBody(query=query, max_tokens=max_tokens, filters=filters)
+            body = ContextArgs(
+                query=query, max_tokens=max_tokens, top_k=top_k, mode=mode, filters=filters, features=features
+            )
             kwargs = check_query(body, limits, settings.features)
-            context, _ = engine.context(query, max_tokens=max_tokens, log=True, **kwargs)
+            context, _ = engine.context(query, max_tokens=body.max_tokens, log=True, **kwargs)
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
 
-        return _tool_errors(run, limits.request_timeout_seconds)
+        return _tool_errors(run, timeout)
 
-    @mcp.tool()
-    def list_documents(collection: str | None = None, limit: int = 200) -> dict[str, Any]:
+    def list_documents(collection: str | None = None, offset: int = 0, limit: int = 200) -> dict[str, Any]:
         """The documents in the index (path, collection, type, language, size), by path: to see
-        what the collection covers before searching, or to pick a `path~...` filter."""
-        records = _tool_errors(lambda: engine.documents(collection))
-        limit = max(1, min(limit, 1000))
-        return {"total": len(records), "documents": [document_dict(r) for r in records[:limit]]}
+        what the collection covers before searching, or to pick a `path~...` filter. `limit`:
+        at most 1000 a call; `offset` pages on."""
+        records = _tool_errors(lambda: engine.documents(collection), timeout)
+        page = records[offset : offset + limit]
+        return {"total": len(records), "offset": offset, "documents": [document_dict(r) for r in page]}
 
-    @mcp.tool()
     def stats() -> dict[str, Any]:
         """Size and state of the index: documents, chunks, live index version, embedding model."""
-        found = _tool_errors(engine.stats)
+        found = _tool_errors(engine.stats, timeout)
         return {k: v for k, v in found.to_dict().items() if k != "bytes_on_disk"}
 
+    tools = [
+        _tool(search, SearchArgs),
+        _tool(get_context, ContextArgs),
+        _tool(list_documents, DocumentsArgs),
+        _tool(stats, NoArgs),
+    ]
     if limits.mcp_ingest_enabled:
         roots = resolved_roots(limits.ingest_roots)
 
-        @mcp.tool()
         def ingest_path(path: str, collection: str = "default") -> dict[str, Any]:
             """Add or update a folder, file or zip on the server's disk in the index (only below the
             configured ingest roots). Re-ingesting is incremental: only changed files are
@@ -134,7 +165,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
 
             return _tool_errors(run)
 
-    return mcp
+        tools.append(_tool(ingest_path, IngestPathArgs))
+    return MCPServer("hybrid-rag", instructions=INSTRUCTIONS, version="1", tools=tools)
 
 
 def run_mcp(

@@ -118,7 +118,7 @@ class QueryLog:
 
     def _write(self, line: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # private, as the index files
         try:
             written = os.write(fd, line)
             while written < len(line):  # a regular file takes it whole; this only guards odd file systems

@@ -428,6 +428,7 @@ class ServerSettings(_Section):
     shutdown_grace_seconds: Float = Field(30.0, ge=0)  # in-flight requests get this long on SIGTERM
     keep_alive_seconds: Float = Field(75.0, gt=0)  # idle keep-alive connections (above a proxy's 60 s)
     mcp_ingest_enabled: bool = False  # the MCP tool ingest_path (still only below ingest_roots)
+    allowed_hosts: tuple[str, ...] = ()  # Host names serve --no-auth answers besides loopback ones
 
 
 class Settings(_Section):

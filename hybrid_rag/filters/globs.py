@@ -88,21 +88,41 @@ def glob_to_regex(pattern: str) -> str:
 class Glob:
     """One compiled glob. Nodes: LIT/ONE consume a character and move on; STAR/ANY loop on their
     characters or move on without one; DIRS is a SPLIT (skip, or enter) then a loop over any
-    character that may leave after a ``/``. Node ``len(nodes)`` accepts."""
+    character that may leave after a ``/``. Node ``len(nodes)`` accepts.
+
+    Matching runs a DFA built lazily from the node sets (each set reached gets a small integer; a
+    step is one dictionary lookup). Before it, two necessary conditions are tested with ``str``
+    methods: every literal run of the pattern occurs in the path, and a pattern that ends with a
+    literal run ends the path with it; most paths a filter rejects stop there."""
 
     pattern: str
     anchored: bool
     nodes: list[tuple[str, str]]
+    literals: tuple[str, ...] = ()
+    suffix: str = ""
     _closure: list[frozenset[int]] = field(default_factory=list)
-    _memo: dict[tuple[frozenset[int], str], frozenset[int]] = field(default_factory=dict)
+    _ids: dict[frozenset[int], int] = field(default_factory=dict)
+    _sets: list[frozenset[int]] = field(default_factory=list)
+    _next: list[dict[str, int]] = field(default_factory=list)
+    _accepts: list[bool] = field(default_factory=list)
 
     @classmethod
     def compile(cls, pattern: str) -> Glob:
         nodes: list[tuple[str, str]] = []
+        runs, run = [], ""
         for kind, char in tokens(pattern):
             nodes += [(SPLIT, ""), (DIRS, "")] if kind == DIRS else [(kind, char)]
-        glob = cls(normalize_glob(pattern), pattern.startswith("/"), nodes)
+            if kind == LIT:
+                run += char
+            else:
+                runs.append(run)
+                run = ""
+        suffix = run
+        runs.append(run)
+        literals = tuple(sorted({r for r in runs if r}, key=len, reverse=True))
+        glob = cls(normalize_glob(pattern), pattern.startswith("/"), nodes, literals, suffix)
         glob._closure = [glob._close(i) for i in range(len(nodes) + 1)]
+        glob._state(glob._closure[0])
         return glob
 
     def _close(self, start: int) -> frozenset[int]:
@@ -120,13 +140,23 @@ class Glob:
                 todo += [i + 1, i + 2]
         return frozenset(seen)
 
-    def _step(self, states: frozenset[int], char: str) -> frozenset[int]:
-        key = (states, char)
-        found = self._memo.get(key)
-        if found is not None:
-            return found
+    def _state(self, nodes: frozenset[int]) -> int:
+        found = self._ids.get(nodes)
+        if found is None:
+            if len(self._sets) >= _DFA_MAX_STATES:  # a pathological pattern: start the memo again
+                self._ids.clear()
+                self._sets.clear()
+                self._next.clear()
+                self._accepts.clear()
+            found = self._ids[nodes] = len(self._sets)
+            self._sets.append(nodes)
+            self._next.append({})
+            self._accepts.append(len(self.nodes) in nodes)
+        return found
+
+    def _step(self, state: int, char: str) -> int:
         out: set[int] = set()
-        for i in states:
+        for i in self._sets[state]:
             if i >= len(self.nodes):
                 continue
             kind, want = self.nodes[i]
@@ -140,20 +170,24 @@ class Glob:
                     out |= self._closure[i + 1]
         if char == "/" and not self.anchored:
             out |= self._closure[0]  # a pattern without a leading "/" may start after any "/"
-        result = frozenset(out)
-        if len(self._memo) >= _DFA_MAX_STATES:
-            self._memo.clear()
-        self._memo[key] = result
-        return result
+        table = self._next[state]
+        target = self._state(frozenset(out))
+        if len(self._next) > state and self._next[state] is table:  # (the memo was not restarted)
+            table[char] = target
+        return target
 
     def match(self, path: str) -> bool:
-        """Whether ``path`` matches: one memoised step a character."""
-        states = self._closure[0]
+        """Whether ``path`` matches: the literal checks, then one DFA step a character."""
+        if self.suffix and not path.endswith(self.suffix):
+            return False
+        if not all(literal in path for literal in self.literals):
+            return False
+        start = self._ids.get(self._closure[0])
+        state = start if start is not None else self._state(self._closure[0])
         for char in path:
-            states = self._step(states, char)
-            if not states and self.anchored:
-                return False
-        return len(self.nodes) in states
+            following = self._next[state].get(char)
+            state = following if following is not None else self._step(state, char)
+        return self._accepts[state]
 
 
 @lru_cache(maxsize=256)

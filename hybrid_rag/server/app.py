@@ -12,22 +12,24 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, FastAPI, File, Form, Response, UploadFile
+from fastapi import APIRouter, Depends, FastAPI, File, Form, Query, Response, UploadFile
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.querylog import QueryLog
 from hybrid_rag.server import errors
-from hybrid_rag.server.auth import ApiKeys
-from hybrid_rag.server.errors import ApiError
+from hybrid_rag.server.auth import ApiKeys, BearerGuard
+from hybrid_rag.server.errors import V1_ERRORS, ApiError, documented
 from hybrid_rag.server.limits import (
+    MAX_PAGE,
     AskBody,
     BodyLimit,
     ContextBody,
     IngestBody,
     QueryBody,
     RollbackBody,
+    bound_schema,
     check_query,
 )
 from hybrid_rag.server.roots import confine
@@ -36,6 +38,8 @@ from hybrid_rag.server.service import delete as delete_document
 from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
 from hybrid_rag.server.web import install as install_web
 from hybrid_rag.settings import Settings
+
+UPLOAD_COLLECTION = "^(" + NAME.pattern.strip("^$") + ")?$"  # a form sends an empty one as its default
 
 
 def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | None = None) -> FastAPI:
@@ -60,8 +64,18 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         "'Authorization: Bearer <key>' to every /v1 route and /metrics.",
     )
     app.state.service = service
+    default_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = bound_schema(default_openapi(), settings.server)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     errors.install(app, settings.logs_dir)
     app.add_middleware(BodyLimit, limits=settings.server)
+    guarded = ("/v1", "/metrics")  # the key is checked before a body is read; the Host without keys
+    app.add_middleware(BearerGuard, keys=keys, prefixes=guarded, allowed_hosts=settings.server.allowed_hosts)
     app.add_middleware(service.metrics.middleware)  # outermost: counts the 413s too
 
     bearer = HTTPBearer(auto_error=False)
@@ -74,7 +88,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         """The process answers (no key needed)."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses=documented(503))
     async def readyz(response: Response) -> dict[str, Any]:
         """Ready to answer queries: the model is loaded and an index version is live (no key needed)."""
         try:
@@ -84,7 +98,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
             return {"ready": False, "reason": str(exc)}
         return {"ready": True}
 
-    secured = APIRouter(dependencies=[Depends(require_key)])
+    secured = APIRouter(dependencies=[Depends(require_key)], responses=documented(401, 503, 504))
 
     @secured.get("/metrics", tags=["ops"], response_class=Response)
     async def metrics() -> Response:
@@ -95,7 +109,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         )
         return Response(body, media_type=content_type)
 
-    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)])
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)], responses=documented(*V1_ERRORS))
 
     @v1.post("/query")
     async def query(body: QueryBody) -> dict[str, Any]:
@@ -133,7 +147,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         service.metrics.observe_result(answer.context.result)
         return answer.to_dict()
 
-    @v1.post("/ingest", status_code=202)
+    @v1.post("/ingest", status_code=202, responses=documented(403, 404))
     async def ingest(body: IngestBody, response: Response) -> dict[str, Any]:
         """Ingest server-side paths (only below server.ingest_roots) as a job; poll GET /v1/jobs/{id}."""
         paths = [confine(p, service.roots, field=f"paths[{i}]") for i, p in enumerate(body.paths)]
@@ -144,7 +158,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         response.headers["Location"] = f"/v1/jobs/{job['id']}"
         return job
 
-    @v1.get("/jobs/{job_id}")
+    @v1.get("/jobs/{job_id}", responses=documented(404))
     async def job(job_id: str) -> dict[str, Any]:
         """A job's status (queued, running, done, failed, interrupted), progress per stage, result."""
         return service.jobs.get(job_id)
@@ -152,8 +166,8 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/documents", status_code=202)
     async def upload(
         response: Response,
-        files: list[UploadFile] = File(..., description="the files to ingest"),  # noqa: B008
-        collection: str = Form("uploads"),
+        files: list[UploadFile] = File(..., min_length=1, description="the files to ingest"),  # noqa: B008
+        collection: str = Form("uploads", pattern=UPLOAD_COLLECTION, description="empty: uploads"),
     ) -> dict[str, Any]:
         """Upload files (multipart, at most server.max_upload_bytes together) and ingest them as a job."""
         if not NAME.match(collection):
@@ -165,21 +179,24 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         folder = settings.data_dir / UPLOADS / collection
         saved = await service.call(save_uploads, files, folder, service.limits.max_upload_bytes, write=True)
         request = {"files": [p.name for p in saved], "collection": collection}
-        job = service.ingest_job(saved, collection=collection, metadata=None, dry_run=False, request=request)
+        job = service.ingest_job(
+            saved, collection=collection, metadata=None, dry_run=False, request=request, uploaded=True
+        )
         response.headers["Location"] = f"/v1/jobs/{job['id']}"
         return job
 
     @v1.get("/documents")
-    async def documents(collection: str | None = None, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+    async def documents(
+        collection: str | None = Query(None, min_length=1, max_length=200),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(100, ge=1, le=MAX_PAGE),
+    ) -> dict[str, Any]:
         """Stored documents by path (``limit`` at most 1000)."""
-        if offset < 0 or not 1 <= limit <= 1000:
-            field = "offset" if offset < 0 else "limit"
-            raise ApiError(422, f"{field}: offset >= 0 and 1 <= limit <= 1000", field=field)
         records = await service.call(service.engine.documents, collection)
         page = records[offset : offset + limit]
         return {"total": len(records), "offset": offset, "documents": [document_dict(r) for r in page]}
 
-    @v1.delete("/documents/{path:path}")
+    @v1.delete("/documents/{path:path}", responses=documented(404))
     async def delete(path: str) -> dict[str, Any]:
         """Remove one stored document (its path as GET /v1/documents lists it) and its uploaded file."""
         stored = path if path.startswith("/") else "/" + path

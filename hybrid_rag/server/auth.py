@@ -128,31 +128,72 @@ def decide_auth(
     return AuthDecision(ApiKeys.of((key,)), generated=key, source=f"generated into {path}")
 
 
-def require_bearer(app: Any, keys: ApiKeys | None) -> Any:
-    """ASGI middleware: HTTP requests without a right ``Authorization: Bearer`` key get a 401 (for an
-    app that is not FastAPI, such as the MCP SDK's streamable HTTP app); ``keys`` None lets all in."""
-    if keys is None:
-        return app
+def _refuse(status: int, kind: str, field: str, message: str, headers: list[tuple[bytes, bytes]]) -> Any:
+    body = json.dumps(
+        {"error": {"status": status, "type": kind, "field": field, "message": message}}
+    ).encode()
+    head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
 
-    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def send_it(send: Any) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    return send_it
+
+
+def host_allowed(header: str, allowed: tuple[str, ...] = ()) -> bool:
+    """Whether a ``Host`` header names this machine (a loopback name or address, any port) or one of
+    ``allowed`` (``server.allowed_hosts``): the MCP transport's rule against DNS rebinding.
+
+    >>> host_allowed("127.0.0.1:8000"), host_allowed("[::1]"), host_allowed("evil.example:8000")
+    (True, True, False)
+    """
+    host = header.strip().lower()
+    if host.startswith("["):
+        name = host[1 : host.find("]")] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return bool(name) and (is_loopback(name) or name in {a.lower() for a in allowed})
+
+
+class BearerGuard:
+    """ASGI middleware, before any body is read: without keys (``--no-auth``, loopback only) a request
+    whose ``Host`` is not this machine's is refused (421: DNS rebinding); with keys a request to a
+    guarded path (``prefixes``; all when empty) without a right ``Authorization: Bearer`` is a 401,
+    so an unauthenticated client learns nothing from how its body parses."""
+
+    def __init__(
+        self,
+        app: Any,
+        keys: ApiKeys | None,
+        *,
+        prefixes: tuple[str, ...] = (),
+        allowed_hosts: tuple[str, ...] = (),
+    ) -> None:
+        self.app, self.keys, self.prefixes, self.allowed_hosts = app, keys, prefixes, allowed_hosts
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            header = dict(scope.get("headers") or ()).get(b"authorization", b"").decode("latin-1")
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not keys.check(token.strip()):
-                body = json.dumps(
-                    {
-                        "error": {
-                            "status": 401,
-                            "type": "unauthorized",
-                            "field": "Authorization",
-                            "message": "missing or wrong API key: send 'Authorization: Bearer <key>'",
-                        }
-                    }
-                ).encode()
-                headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-                await send({"type": "http.response.start", "status": 401, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)
+            headers = dict(scope.get("headers") or ())
+            if self.keys is None:
+                host = headers.get(b"host", b"").decode("latin-1")
+                if not host_allowed(host, self.allowed_hosts):
+                    message = f"Host {host!r} is not this machine: --no-auth serves loopback names only"
+                    await _refuse(421, "misdirected_request", "Host", message, [])(send)
+                    return
+            elif not self.prefixes or scope["path"].startswith(self.prefixes):
+                scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+                if scheme.lower() != "bearer" or not self.keys.check(token.strip()):
+                    message = "missing or wrong API key: send 'Authorization: Bearer <key>'"
+                    refuse = _refuse(
+                        401, "unauthorized", "Authorization", message, [(b"www-authenticate", b"Bearer")]
+                    )
+                    await refuse(send)
+                    return
+        await self.app(scope, receive, send)
 
-    return guarded
+
+def require_bearer(app: Any, keys: ApiKeys | None) -> Any:
+    """``BearerGuard`` over every path (for an app that is not FastAPI, such as the MCP SDK's
+    streamable HTTP app, which guards its own Host header); ``keys`` None lets all in."""
+    return app if keys is None else BearerGuard(app, keys)

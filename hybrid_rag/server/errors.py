@@ -8,6 +8,7 @@ traceback goes to ``logs/errors.log``, never into a response).
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hybrid_rag import errors
@@ -36,6 +38,39 @@ STATUS: tuple[tuple[type[errors.HybridRagError], int], ...] = (
     (errors.ModelError, 503),
     (errors.HybridRagError, 400),
 )
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    type: str
+    field: str | None = None
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """Every error answer's body."""
+
+    error: ErrorDetail
+
+
+MEANING = {
+    403: "a server-side path outside server.ingest_roots, or server-side ingest is off",
+    400: "bad input the engine refused (a filter over its cost limit, a bad override)",
+    401: "missing or wrong API key",
+    404: "no such job or document",
+    409: "nothing ingested yet, the index needs a rebuild, or another write is running",
+    413: "the body is over server.max_body_bytes (uploads: server.max_upload_bytes)",
+    422: "the request does not match its schema or a server limit (the field is named)",
+    502: "a generator, reranker or embedding server failed",
+    503: "the store or the index cannot be read, or the model cannot load",
+    504: "over server.request_timeout_seconds; a read's work was stopped",
+}
+V1_ERRORS = (400, 401, 409, 413, 422, 502, 503, 504)  # what any /v1 route may answer
+
+
+def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these error statuses (one JSON shape: ``ErrorResponse``)."""
+    return {code: {"model": ErrorResponse, "description": MEANING[code]} for code in statuses}
 
 
 class ApiError(Exception):
@@ -80,6 +115,16 @@ def log_crash(logs_dir: Path, request: Request, exc: BaseException) -> None:
         log.exception("unexpected error in %s %s", request.method, request.url.path)
 
 
+def _methods(request: Request) -> list[str]:
+    """The methods the OpenAPI document gives the request's path (every route sharing it)."""
+    found: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\{[^}]+\\}", ".+", re.escape(template))
+        if re.fullmatch(pattern, request.url.path):
+            found |= {method.upper() for method in operations}
+    return sorted(found)
+
+
 def install(app: FastAPI, logs_dir: Path) -> None:
     """Register the handlers: validation (422, the field named), the API's own 4xx, the engine's
     errors (by ``STATUS``), HTTP errors (404, 405 ...) and anything else (500, logged)."""
@@ -105,8 +150,13 @@ def install(app: FastAPI, logs_dir: Path) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, "http_error", str(exc.detail), getattr(exc, "field", None))
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:  # every method of the path (two routes may share it), not one route's
+            headers = {**(headers or {}), "Allow": ", ".join(_methods(request))}
+        return error_response(
+            exc.status_code, "http_error", str(exc.detail), getattr(exc, "field", None), headers
+        )
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:

@@ -40,7 +40,7 @@ class JobRunner:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._queue: queue.Queue[tuple[str, Work] | None] = queue.Queue()
         self._local = threading.Lock()  # writers in this process
         self._thread: threading.Thread | None = None
@@ -55,7 +55,9 @@ class JobRunner:
     def _write(self, record: dict[str, Any]) -> None:
         path = self._path(record["id"])
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the index files
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(record))
         os.replace(tmp, path)
 
     def get(self, job_id: str) -> dict[str, Any]:

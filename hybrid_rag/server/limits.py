@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from hybrid_rag import filters as filter_lang
@@ -31,9 +31,27 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def _whole(value: object) -> object:
+    """A JSON number with no fraction (``5.0``) is the integer JSON Schema says it is; ``"5"`` and
+    ``true`` stay refused (strict)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+MAX_VERSION = 999_999_999  # versions are numbered from 1; far below 2**53, so exact in any JSON parser
+MAX_PAGE = 1000  # documents listed at most in one answer (HTTP limit, MCP list_documents)
+# integers with their bounds inside (so the OpenAPI document states them)
+Positive = Annotated[int, Field(ge=1), BeforeValidator(_whole)]
+NonNegative = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
+AnswerTokens = Annotated[int, Field(ge=1, le=32_000), BeforeValidator(_whole)]
+Version = Annotated[int, Field(ge=1, le=MAX_VERSION), BeforeValidator(_whole)]
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE), BeforeValidator(_whole)]
+TEXT = r"\S"  # a string with something in it besides white space
+PATH = r"^[^\x00]*[^\s\x00][^\x00]*$"  # and no NUL
+
+
 class QueryBody(_Body):
-    query: str = Field(min_length=1, description="the question or keywords")
-    top_k: int | None = Field(None, ge=1, description="results to return (default retrieval.top_k)")
+    query: str = Field(min_length=1, pattern=TEXT, description="the question or keywords")
+    top_k: Positive | None = Field(None, description="results to return (default retrieval.top_k)")
     mode: Literal["dense", "bm25", "hybrid"] | None = None
     filters: str | list[str] | dict[str, Any] | None = Field(
         None, description="a filter expression, a list of them (ANDed) or a mapping field -> value(s)"
@@ -44,17 +62,15 @@ class QueryBody(_Body):
 
 
 class ContextBody(QueryBody):
-    max_tokens: int | None = Field(
-        None, ge=1, description="token budget (default context.max_context_tokens)"
-    )
+    max_tokens: Positive | None = Field(None, description="token budget (default context.max_context_tokens)")
 
 
 class AskBody(ContextBody):
-    answer_tokens: int = Field(512, ge=1, le=32_000)
+    answer_tokens: AnswerTokens = 512
 
 
 class IngestBody(_Body):
-    paths: list[str] = Field(
+    paths: list[Annotated[str, Field(min_length=1, pattern=PATH)]] = Field(
         min_length=1, max_length=1000, description="server-side paths below ingest_roots"
     )
     collection: str = Field("default", min_length=1, max_length=200)
@@ -63,7 +79,38 @@ class IngestBody(_Body):
 
 
 class RollbackBody(_Body):
-    version: int = Field(ge=1)
+    version: Version = Field(description="an index version on disk (GET /v1/versions)")
+
+
+COLLECTION = Field(None, min_length=1, max_length=200, description="only this collection")
+
+
+# -- the MCP tools' arguments: the same models, so both surfaces refuse the same input ----------
+
+
+class SearchArgs(QueryBody):
+    top_k: Positive | None = Field(8, description="results to return (1-100)")
+
+
+class ContextArgs(ContextBody):
+    max_tokens: Positive | None = Field(3000, description="token budget of the context")
+
+
+class DocumentsArgs(_Body):
+    collection: str | None = COLLECTION
+    offset: NonNegative = 0
+    limit: PageSize = 200
+
+
+class NoArgs(_Body):
+    pass
+
+
+class IngestPathArgs(_Body):
+    path: str = Field(
+        min_length=1, pattern=PATH, description="a folder, file or zip below server.ingest_roots"
+    )
+    collection: str = Field("default", min_length=1, max_length=200)
 
 
 def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags) -> dict[str, Any]:
@@ -154,3 +201,33 @@ async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
+
+
+def bound_schema(schema: dict[str, Any], limits: ServerSettings) -> dict[str, Any]:
+    """The OpenAPI document with the configured limits as the request bodies' bounds (``query``
+    length, ``top_k``, ``max_tokens``) and the feature flags by name, so that a request valid by
+    the document is one the server takes."""
+    bounds = {
+        "query": {"maxLength": limits.max_query_chars},
+        "top_k": {"maximum": limits.max_top_k},
+        "max_tokens": {"maximum": limits.max_tokens},
+    }
+    flags = {
+        "type": "object",
+        "properties": {name: {"type": "boolean"} for name in FeatureFlags.model_fields},
+        "additionalProperties": False,
+    }
+    for name, model in schema.get("components", {}).get("schemas", {}).items():
+        if not name.endswith("Body"):
+            continue
+        features = model.get("properties", {}).get("features")
+        if features is not None:  # the flags by name: an unknown one is refused (resolve_flags)
+            features["anyOf"] = [flags if o.get("type") == "object" else o for o in features.get("anyOf", [])]
+        for field, extra in bounds.items():
+            prop = model.get("properties", {}).get(field)
+            if prop is None:
+                continue
+            for option in prop.get("anyOf", [prop]):
+                if option.get("type") in ("string", "integer"):
+                    option.update(extra)
+    return schema

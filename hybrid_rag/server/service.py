@@ -85,16 +85,36 @@ class Service:
             self.engine.indices.get()
 
     def ingest_job(
-        self, paths: list[Path], *, collection: str, metadata: Any, dry_run: bool, request: dict[str, Any]
+        self,
+        paths: list[Path],
+        *,
+        collection: str,
+        metadata: Any,
+        dry_run: bool,
+        request: dict[str, Any],
+        uploaded: bool = False,
     ) -> dict[str, Any]:
+        """Ingest ``paths`` as a job; ``uploaded`` files that do not become documents (refused by a
+        loader, or the job failed) are removed, so ``uploads/`` holds only what the store holds."""
+
         def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-            report = self.engine.ingest(
-                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
-            )
+            try:
+                report = self.engine.ingest(
+                    paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+                )
+            finally:
+                if uploaded:
+                    self.drop_unstored(paths)
             self.load_live()
             return report.to_dict()
 
         return self.jobs.submit("ingest", work, request=request)
+
+    def drop_unstored(self, paths: list[Path]) -> None:
+        stored = {d.path for d in self.engine.documents()}
+        for path in paths:
+            if str(path) not in stored and str(path.resolve()) not in stored:
+                path.unlink(missing_ok=True)
 
 
 def exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
@@ -121,8 +141,8 @@ def save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path
             raise ApiError(
                 422, f"files[{i}]: {upload.filename!r} is not a plain file name", field=f"files[{i}]"
             )
-    if len(set(names)) < len(names):
-        raise ApiError(422, "files: two files have the same name", field="files")
+    last = {name: upload for name, upload in zip(names, files, strict=True)}  # a name twice: the last wins
+    names, files = list(last), list(last.values())
     total = sum(f.size or 0 for f in files)
     if total > limit:
         raise ApiError(
@@ -133,8 +153,11 @@ def save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path
     for upload, name in zip(files, names, strict=True):
         target = folder / name
         tmp = folder / f".{name}.part"
-        upload.file.seek(0)
-        tmp.write_bytes(upload.file.read())
-        tmp.replace(target)
+        try:
+            upload.file.seek(0)
+            tmp.write_bytes(upload.file.read())
+            tmp.replace(target)
+        finally:
+            tmp.unlink(missing_ok=True)
         saved.append(target.resolve())
     return saved

@@ -13,6 +13,7 @@ version can reach (``collect_garbage``). The methods that list the store read it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -122,6 +123,13 @@ def live_index_of(indices: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return f"an index ({pointer})"
     return f"index v{int(text)}" if text.isdigit() and len(text) < 12 else f"an index ({pointer})"
+
+
+def _make_private(path: Path) -> None:
+    """The store's files readable by their owner only (0600), as the index files and the query log."""
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        with contextlib.suppress(OSError):
+            os.chmod(path.with_name(name), 0o600)
 
 
 def check_data_dir(path: Path, *, write: bool) -> None:
@@ -237,6 +245,8 @@ class MetadataStore:
         except StoreError:
             engine.dispose()
             raise
+        if self._file:
+            _make_private(self.path)
         self._engine = engine
         self._inode = os.stat(self.path).st_ino if self._file else None
         self._sessions = sessionmaker(engine, expire_on_commit=False)

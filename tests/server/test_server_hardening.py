@@ -1,0 +1,113 @@
+"""The HTTP surface against a hostile client: --no-auth answers only Host headers naming this
+machine (DNS rebinding), the key is checked before a body is parsed, the OpenAPI document states
+every status and bound the server uses, refused uploads leave nothing behind, data files are private."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+from live_server import KEY, LiveServer, server_settings, wait_job
+
+from hybrid_rag.server.auth import ApiKeys, host_allowed
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:8000", True),
+        ("localhost", True),
+        ("[::1]:8000", True),
+        ("::1", True),
+        ("127.1.2.3", True),
+        ("evil.example", False),
+        ("evil.example:8000", False),
+        ("localhost.evil.example", False),
+        ("", False),
+    ],
+)
+def test_the_host_rule(host: str, allowed: bool) -> None:
+    assert host_allowed(host) is allowed
+    assert host_allowed("proxy.internal:80", ("proxy.internal",))
+
+
+def test_no_auth_refuses_a_foreign_host_header(tmp_path: Path) -> None:
+    server = LiveServer(server_settings(tmp_path), None)
+    try:
+        with server.client(key=None) as client:
+            assert client.get("/healthz").status_code == 200
+            refused = client.get("/v1/stats", headers={"Host": "evil.example:8000"})
+            assert refused.status_code == 421 and refused.json()["error"]["field"] == "Host"
+            assert client.get("/healthz", headers={"Host": "rebound.example"}).status_code == 421
+            assert client.get("/healthz", headers={"Host": "localhost:1234"}).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_with_keys_the_key_is_checked_before_the_body(tmp_path: Path) -> None:
+    server = LiveServer(server_settings(tmp_path, **{"server.max_body_bytes": 100}), ApiKeys.of((KEY,)))
+    try:
+        with server.client(key=None) as client:
+            headers = {"content-type": "application/json"}
+            bad_json = client.post("/v1/query", content=b"{not json", headers=headers)
+            assert bad_json.status_code == 401 and bad_json.headers["www-authenticate"] == "Bearer"
+            assert client.post("/v1/query", content=b"x" * 1000, headers=headers).status_code == 401
+            assert client.get("/metrics").status_code == 401
+            assert client.get("/healthz").status_code == 200
+        with server.client() as client:
+            assert client.post("/v1/query", content=b"{not json", headers=headers).status_code == 422
+    finally:
+        server.stop()
+
+
+def test_the_openapi_document_states_statuses_and_bounds(live: LiveServer) -> None:
+    document = httpx.get(f"{live.url}/openapi.json").json()
+    paths = document["paths"]
+    assert {"400", "401", "409", "413", "422", "503", "504"} <= set(paths["/v1/query"]["post"]["responses"])
+    assert "404" in paths["/v1/jobs/{job_id}"]["get"]["responses"]
+    assert "401" in paths["/metrics"]["get"]["responses"]
+    params = {p["name"]: p["schema"] for p in paths["/v1/documents"]["get"]["parameters"]}
+    assert params["limit"]["maximum"] == 1000 and params["limit"]["minimum"] == 1
+    assert params["offset"]["minimum"] == 0
+    schemas = document["components"]["schemas"]
+    assert schemas["RollbackBody"]["properties"]["version"]["minimum"] == 1
+    top_k = schemas["QueryBody"]["properties"]["top_k"]["anyOf"][0]
+    assert (top_k["minimum"], top_k["maximum"]) == (1, 100)  # server.max_top_k
+    assert schemas["QueryBody"]["properties"]["query"]["maxLength"] == 4000  # server.max_query_chars
+
+
+def test_a_405_lists_every_method_of_the_path(live: LiveServer) -> None:
+    with live.client() as client:
+        answer = client.request("PUT", "/v1/documents")
+        assert answer.status_code == 405
+        assert set(answer.headers["allow"].split(", ")) >= {"GET", "POST"}
+
+
+def test_a_refused_upload_leaves_nothing_in_uploads(live: LiveServer, tmp_path: Path) -> None:
+    uploads = Path(live.app.state.service.settings.data_dir) / "uploads"
+    with live.client() as client:
+        queued = client.post("/v1/documents", files={"files": ("blob.bin", b"\x00\x01\x02" * 100)})
+        assert queued.status_code == 202, queued.text
+        job = wait_job(client, queued.json()["id"])
+        assert job["status"] in ("done", "failed")
+    assert not (uploads / "uploads" / "blob.bin").exists()
+    assert not list(uploads.rglob(".*.part"))
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_data_files_are_private(live: LiveServer) -> None:
+    data = Path(live.app.state.service.settings.data_dir)
+    with live.client() as client:
+        assert client.post("/v1/query", json={"query": "soil"}).status_code == 200
+        queued = client.post("/v1/documents", files={"files": ("note.md", b"# Note\n\nprivate text\n")})
+        wait_job(client, queued.json()["id"])
+    assert _mode(data / "store.sqlite3") == 0o600
+    assert _mode(data / "logs" / "queries.jsonl") == 0o600
+    jobs = list((data / "jobs").glob("*.json"))
+    assert jobs and {_mode(j) for j in jobs} == {0o600}
+    assert _mode(data / "jobs") == 0o700
