@@ -75,7 +75,9 @@ def watch(
     data_dir = str(Path(engine.settings.data_dir).resolve())
     ignore = watchfiles.DefaultFilter(ignore_paths=[data_dir])
     say(f"watching {', '.join(roots)} (debounce {debounce} ms); Ctrl-C stops")
-    ingests, failures, pending = 1, 0, False
+    # pending: an ingest is owed. True at first: a file written between the first ingest's scan and
+    # the watcher's start is caught by the ingest on the first gathering or quiet RETRY_MS
+    ingests, failures, pending = 1, 0, True
     for changes in watchfiles.watch(
         *roots,
         watch_filter=ignore,
@@ -86,7 +88,7 @@ def watch(
         yield_on_timeout=True,
         raise_interrupt=False,
     ):
-        if not changes and not pending:  # a quiet RETRY_MS with nothing left to retry
+        if not changes and not pending:  # a quiet RETRY_MS with nothing owed
             continue
         ingests += 1
         try:
@@ -96,7 +98,8 @@ def watch(
             say(f"error: {exc} (still watching; tried again on the next change or in {RETRY_MS // 1000} s)")
             continue
         pending = False
-        say(describe(report))
+        if changes or report.build is not None or report.interrupted:  # a quiet catch-up says nothing
+            say(describe(report))
         if report.interrupted:
             return WatchSummary(ingests, failures, True)
     return WatchSummary(ingests, failures, False)
