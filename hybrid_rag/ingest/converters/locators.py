@@ -95,3 +95,9 @@ def label(found: Mapping[str, Any]) -> str:
             return f"{sheet}{one}{first} - {found['sheet_end']} {one}{last}"
         return f"{sheet}{many}{first}-{last}"
     return ""
+
+
+def quote_locator(meta: Mapping[str, Any], start: int, end: int) -> dict[str, Any]:
+    """The locator fields of lines ``start..end`` of a stored chunk with ``meta``; {} for a plain file."""
+    locators = stored_locators(meta)
+    return fields(locators, start, end) if locators else {}
