@@ -10,6 +10,7 @@ import document_files as make
 import pytest
 
 from hybrid_rag.engine import Engine
+from hybrid_rag.ingest.converters.base import OLE_MAGIC
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.loaders import load_file
 from hybrid_rag.settings import ConvertSettings, Settings
@@ -32,6 +33,7 @@ def reason(tmp_path: Path, name: str, raw: bytes, settings: ConvertSettings = LI
         ("scan.pdf", make.pdf(["", ""]), "PDF without a text layer (2 pages; a scan? no OCR is done)"),
         ("long.pdf", make.pdf(["a", "b", "c", "d"]), "4 pages > convert.max_pages 3"),
         ("bomb.docx", make.zip_bomb(), "convert.max_ratio 100 (a zip bomb?)"),
+        ("locked.docx", OLE_MAGIC + b"\0" * 512, "encrypted DOCX (password protected)"),
         ("big.xlsx", make.xlsx({"S": [["h"], ["1"], ["2"], ["3"]]}), "more than convert.max_rows 2 rows"),
         ("big.csv", b"h\n1\n2\n3\n", "more than convert.max_rows 2 rows"),
         ("empty.docx", make.docx([]), "DOCX without text"),

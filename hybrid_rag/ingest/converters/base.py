@@ -19,6 +19,7 @@ from typing import Protocol
 from hybrid_rag.settings import ConvertSettings
 from hybrid_rag.types import Locator
 
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # a compound file: .doc, or a password-protected .docx
 PAGE, SLIDE, CELL, ROW, CHAPTER = "page", "slide", "cell", "row", "chapter"  # locator kinds
 
 
@@ -100,6 +101,8 @@ def check_zip_container(raw: bytes, what: str, settings: ConvertSettings) -> Non
     from its headers alone, before any library opens it."""
     import io
 
+    if raw.startswith(OLE_MAGIC):  # Office encrypts a DOCX/PPTX/XLSX into an OLE compound file
+        raise Unconvertible(f"encrypted {what} (password protected), or an old binary Office file")
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             infos = archive.infolist()
