@@ -154,6 +154,7 @@ class Engine:
                 settings.dedupe,
                 batch_chunks=settings.ingest.batch_chunks,
                 data_dir=settings.data_dir,
+                convert=settings.convert,
             ),
         )
         self.context_builder = ContextBuilder(

@@ -151,6 +151,21 @@ class ArchiveSettings(_Section):
     max_ratio: Float = Field(100.0, gt=1)  # uncompressed / compressed, per member and overall
 
 
+class ConvertSettings(_Section):
+    """Documents turned into text (``ingest/converters/``): PDF, DOCX, PPTX, HTML, notebooks, EPUB,
+    CSV/TSV/XLSX. A file past a limit is skipped with the limit in its reason."""
+
+    enabled: bool = True  # false: these formats are skipped as binary (.html/.ipynb/.csv read raw)
+    max_file_bytes: Int = Field(100_000_000, gt=0)  # a document's size (text: loading.max_file_bytes)
+    max_pages: Int = Field(5_000, gt=0)  # pages, slides, notebook cells or EPUB chapters
+    max_rows: Int = Field(100_000, gt=0)  # spreadsheet rows, every sheet together
+    max_text_chars: Int = Field(20_000_000, gt=0)  # the converted text
+    max_unzipped_bytes: Int = Field(500_000_000, gt=0)  # DOCX/PPTX/XLSX/EPUB are zips: declared size
+    max_ratio: Float = Field(100.0, gt=1)  # ... and their compression ratio (zip bombs)
+    notebook_outputs: bool = False  # notebooks: code cells' text outputs too
+    cache: bool = True  # converted text cached by content hash under <data_dir>/converted
+
+
 class DedupeSettings(_Section):
     """Near-duplicate chunks (MinHash over word shingles) are stored once."""
 
@@ -436,6 +451,7 @@ class Settings(_Section):
     store: StoreSettings = StoreSettings()
     loading: LoadingSettings = LoadingSettings()
     archive: ArchiveSettings = ArchiveSettings()
+    convert: ConvertSettings = ConvertSettings()
     ingest: IngestBatchSettings = IngestBatchSettings()
     watch: WatchSettings = WatchSettings()
     dedupe: DedupeSettings = DedupeSettings()

@@ -7,7 +7,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev,spacy-model,milvus,server,postgres]"
+.venv/bin/python -m pip install --quiet -e ".[dev,spacy-model,milvus,server,postgres,documents]"
 # the framework retrievers, watch, and what their tests and the web page's browser test drive
 .venv/bin/python -m pip install --quiet -e ".[langchain,llamaindex,haystack,watch,integrations-test]"
 # the browser test drives Debian's chromium (playwright cannot download its own browser here)

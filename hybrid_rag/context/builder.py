@@ -44,9 +44,11 @@ from hybrid_rag.context.render import (
     prose_line,
     render_context,
     topic_heading,
+    with_locator,
 )
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.tokenize import content_terms
+from hybrid_rag.ingest.converters.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.selfcheck import Checked, confidence
 from hybrid_rag.settings import ContextSettings
@@ -195,7 +197,13 @@ class ContextBuilder:
             for i, (lines, cuts) in enumerate(zip(a.lines, a.cuts, strict=True))
         ]
         overhead = [  # "[n] ref" twice (quote, Sources), " (chunk id)", the mark in the heading, fences
-            2 * self.count(f"[{n}] {c.citation}") + self.count(f" (chunk {c.id})") + 4 + (6 if code[i] else 0)
+            2
+            * self.count(
+                f"[{n}] {with_locator(c.citation, quote_locator(c.chunk.meta, c.start_line, c.end_line))}"
+            )
+            + self.count(f" (chunk {c.id})")
+            + 4
+            + (6 if code[i] else 0)
             for i, c in enumerate(chunks)
         ]
         n_topics = len(set(a.labels.tolist()))
@@ -301,6 +309,7 @@ class ContextBuilder:
                             relevance=float(a.scores[i][lo : hi + 1].max()),
                             cut_before=cut_before and lo == 0,
                             cut_after=cut_after and hi == len(a.lines[i]) - 1,
+                            locator=quote_locator(c.chunk.meta, c.start_line + lo, c.start_line + hi),
                         )
                     )
                 summary = a.summaries.get(t, "") if t in plan.summaries else ""
@@ -318,7 +327,9 @@ class ContextBuilder:
                 all_notes.append(
                     f"{unquoted} of {len(chunks)} results not quoted: the budget of {budget} tokens is full"
                 )
-        sources = [Source(q.citation, q.chunk_id, q.path, q.start_line, q.end_line) for q in quotes]
+        sources = [
+            Source(q.citation, q.chunk_id, q.path, q.start_line, q.end_line, q.locator) for q in quotes
+        ]
         return all_notes, topics, quotes, sources
 
 

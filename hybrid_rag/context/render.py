@@ -29,9 +29,10 @@ quoted exactly, with ``…`` on the side(s) where the line goes on, and ``fragme
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hybrid_rag.ingest.converters.locators import label
 from hybrid_rag.types import QueryResult, SourceType
 
 _BACKTICKS = re.compile(r"`{3,}")
@@ -55,10 +56,11 @@ class Quote:
     relevance: float
     cut_before: bool = False  # a piece of an over-long line that does not start the line
     cut_after: bool = False  # ... that does not end it
+    locator: Mapping[str, object] = field(default_factory=dict)  # a document's page/slide/cell/row
 
     @property
     def ref(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        return with_locator(f"{self.path}:{self.start_line}-{self.end_line}", self.locator)
 
     @property
     def fragment(self) -> bool:
@@ -80,6 +82,7 @@ class Quote:
             "topic": self.topic,
             "relevance": round(self.relevance, 6),
             "fragment": self.fragment,
+            **locator_fields(self.locator),
             "text": self.text,
         }
 
@@ -93,10 +96,11 @@ class Source:
     path: str
     start_line: int
     end_line: int
+    locator: Mapping[str, object] = field(default_factory=dict)  # a document's page/slide/cell/row
 
     @property
     def ref(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        return with_locator(f"{self.path}:{self.start_line}-{self.end_line}", self.locator)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -106,6 +110,7 @@ class Source:
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
+            **locator_fields(self.locator),
         }
 
 
@@ -186,7 +191,30 @@ def prose_line(line: str) -> str:
     return "> " + line if line else ">"
 
 
-def cite(citation: int, path: str, start: int, end: int, style: str = "path_lines") -> str:
+def with_locator(ref: str, locator: Mapping[str, object]) -> str:
+    """``path:a-b`` and, for a converted document, its native place: ``manual.pdf:12-18 (p.3)``.
+
+    The line range stays first and unchanged (editors and tools open ``path:line``); the page,
+    slide, cell or sheet row follows in parentheses (``ingest/converters/locators.py``).
+    """
+    shown = label(locator) if locator else ""
+    return f"{ref} ({shown})" if shown else ref
+
+
+def locator_fields(locator: Mapping[str, object]) -> dict[str, object]:
+    """The ``to_dict`` fields of a locator: ``page`` (``page_end``), ``slide``, ``cell``, ``sheet``
+    and ``row``, ... and its ``locator`` label; nothing for a plain file."""
+    return {**locator, "locator": label(locator)} if locator else {}
+
+
+def cite(
+    citation: int,
+    path: str,
+    start: int,
+    end: int,
+    style: str = "path_lines",
+    locator: Mapping[str, object] = {},
+) -> str:
     """A citation as the context shows it: ``[n] path:a-b`` (``context.citation_style:
     path_lines``) or ``[n | path]`` (``doc_file``, the form of prompts that cite a document and
     its file); an answer cites either as ``[n]``.
@@ -194,7 +222,9 @@ def cite(citation: int, path: str, start: int, end: int, style: str = "path_line
     >>> cite(2, "src/a.py", 3, 9), cite(2, "src/a.py", 3, 9, "doc_file")
     ('[2] src/a.py:3-9', '[2 | src/a.py]')
     """
-    return f"[{citation} | {path}]" if style == "doc_file" else f"[{citation}] {path}:{start}-{end}"
+    if style == "doc_file":
+        return f"[{citation} | {path}]"
+    return f"[{citation}] " + with_locator(f"{path}:{start}-{end}", locator or {})
 
 
 def quote_block(header: str, lines: Sequence[str], source_type: SourceType, language: str) -> str:
@@ -225,7 +255,8 @@ def topic_heading(number: int, summary: str, citations: Sequence[int]) -> str:
 def sources_block(sources: Sequence[Source], style: str = "path_lines") -> str:
     lines = ["## Sources"]
     lines.extend(
-        f"{cite(s.citation, s.path, s.start_line, s.end_line, style)} (chunk {s.chunk_id})" for s in sources
+        f"{cite(s.citation, s.path, s.start_line, s.end_line, style, s.locator)} (chunk {s.chunk_id})"
+        for s in sources
     )
     if not sources:
         lines.append("(none)")
@@ -249,7 +280,7 @@ def render_context(
         parts.append("\n" + topic_heading(topic.number, topic.summary, topic.citations))
         for q in quotes:
             if q.topic == topic.number:
-                header = cite(q.citation, q.path, q.start_line, q.end_line, style)
+                header = cite(q.citation, q.path, q.start_line, q.end_line, style, q.locator)
                 parts.append(quote_block(header, q.shown_lines(), q.source_type, q.language))
     parts.append("\n" + sources_block(sources, style))
     return "".join(parts)

@@ -27,6 +27,9 @@ Fields and their operators:
   fields do), anything else with text; ``=`` and ``in`` also match an element of a list
   (``meta.tags = draft``). A document or chunk without the key matches nothing, not even ``!=``;
   an unknown key is not an error. A chunk's own key (an imported row's) wins over its document's.
+* ``page``, ``page_end``, ``slide``, ``cell``, ``sheet``, ``row``, ``chapter``: a converted
+  document's place (PDF page, slide, notebook cell, spreadsheet sheet and row, EPUB chapter),
+  the same as ``meta.page`` and so on; a chunk over several pages has its first in ``page``.
 * ``ingested_at``, ``mtime`` (dates): comparisons. A value is an ISO date (``2026-01-01``) or
   datetime (``2026-01-01T12:00``, ``...+02:00``, ``...Z``), naive ones in UTC; ``mtime`` also takes
   unix seconds. A date alone means that whole UTC day: ``= 2026-01-01`` is any time that day,
@@ -152,13 +155,21 @@ FilterExpr = Union[Compare, InList, And, Or, Not]  # noqa: UP007 (a runtime alia
 # -- validation of a comparison ------------------------------------------------------------
 
 
-def field_name(raw: str) -> str:
-    """A field as written, folded: names are case-insensitive, meta keys keep their case.
+# a converted document's locators (ingest/converters/locators.py), kept in each chunk's metadata:
+# ``page>=3`` is ``meta.page>=3`` (a chunk over several pages has its first one there, the last in page_end)
+LOCATOR_FIELDS = frozenset({"page", "page_end", "slide", "cell", "sheet", "row", "chapter"})
 
-    >>> field_name("Source_Type"), field_name("META.Author")
-    ('source_type', 'meta.Author')
+
+def field_name(raw: str) -> str:
+    """A field as written, folded: names are case-insensitive, meta keys keep their case; a
+    locator field is its ``meta.`` key.
+
+    >>> field_name("Source_Type"), field_name("META.Author"), field_name("Page")
+    ('source_type', 'meta.Author', 'meta.page')
     """
     raw = raw.strip()
+    if raw.lower() in LOCATOR_FIELDS:
+        return META_PREFIX + raw.lower()
     return META_PREFIX + raw[len(META_PREFIX) :] if raw.lower().startswith(META_PREFIX) else raw.lower()
 
 

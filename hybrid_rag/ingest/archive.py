@@ -17,7 +17,8 @@ readable zip (a truncated file, a bad CRC). Declared sizes are checked before an
 read, and the bytes actually read are counted against ``max_total_bytes`` as well.
 
 Then the members are treated like the files of a folder walk (``loaders.iter_files``): the
-``loading.ignore`` list and the archive's own ``.gitignore`` files are honoured, and binary,
+``loading.ignore`` list and the archive's own ``.gitignore`` files are honoured, documents (PDF,
+DOCX, ...) are read as their converted text (``ingest/converters``), and binary,
 too large, undecodable or empty members are skipped with the reason the ingest summary shows.
 A member's path is ``"<absolute zip path>/<member path>"``, so citations read
 ``/docs/manual.zip/guide/intro.md:10-20``.
@@ -37,6 +38,7 @@ from pathlib import Path
 import pathspec
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.loaders import (
     BINARY_EXTENSIONS,
     IgnoreRules,
@@ -110,7 +112,7 @@ def compression_ratio(uncompressed: int, compressed: int) -> float:
 
 
 def load_zip(
-    path: Path | str, loading: LoadingSettings, limits: ArchiveSettings
+    path: Path | str, loading: LoadingSettings, limits: ArchiveSettings, conversion: Conversion | None = None
 ) -> tuple[list[LoadedFile], list[SkippedFile]]:
     """The loadable members of a zip archive and the skipped ones, both in sorted member order.
 
@@ -127,16 +129,22 @@ def load_zip(
     except OSError as exc:
         raise InputError(f"cannot read {zip_path}: {exc.strerror or exc}") from None
     with archive:
-        return _ZipLoader(archive, zip_path, loading, limits).load()
+        return _ZipLoader(archive, zip_path, loading, limits, conversion or Conversion()).load()
 
 
 class _ZipLoader:
     """One pass over an open archive: check every header, then read the wanted members."""
 
     def __init__(
-        self, archive: zipfile.ZipFile, zip_path: Path, loading: LoadingSettings, limits: ArchiveSettings
+        self,
+        archive: zipfile.ZipFile,
+        zip_path: Path,
+        loading: LoadingSettings,
+        limits: ArchiveSettings,
+        conversion: Conversion,
     ) -> None:
         self.archive = archive
+        self.conversion = conversion
         self.zip_path = zip_path
         self.loading = loading
         self.limits = limits
@@ -226,6 +234,8 @@ class _ZipLoader:
         """Mirror ``loaders.load_file`` for one member: skip with a reason, or decode it."""
         shown = f"{self.zip_path.as_posix()}/{'/'.join(parts)}"
         suffix = Path(parts[-1]).suffix.lower()
+        if self.conversion.handles(parts[-1]):
+            return self._load_document(shown, info)
         if suffix in BINARY_EXTENSIONS:
             return SkippedFile(shown, f"binary file type ({suffix})")
         max_bytes = self.loading.max_file_bytes
@@ -252,6 +262,17 @@ class _ZipLoader:
             source_type=source_type,
             language=language,
         )
+
+    def _load_document(self, shown: str, info: zipfile.ZipInfo) -> LoadedFile | SkippedFile:
+        """A PDF, DOCX, ... member, read as its converted text (``convert.*`` limits)."""
+        limit = self.conversion.settings.max_file_bytes
+        if info.file_size > limit:
+            return SkippedFile(shown, f"too large ({info.file_size} bytes > convert.max_file_bytes {limit})")
+        try:
+            raw = self._read(info)
+        except NotImplementedError:
+            return SkippedFile(shown, f"unsupported zip compression method {info.compress_type}")
+        return self.conversion.load(shown, raw, _member_mtime(info))
 
     def _read(self, info: zipfile.ZipInfo) -> bytes:
         """A member's bytes, counting them against ``max_total_bytes`` while they are inflated.

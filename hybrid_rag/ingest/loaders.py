@@ -20,6 +20,7 @@ from pathlib import Path
 import pathspec
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.metadata import with_front_matter
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
@@ -184,10 +185,15 @@ def decode_text(raw: bytes) -> tuple[str | None, str]:
 
 
 def load_file(
-    path: Path, max_bytes: int, *, settings: LoadingSettings | None = None
+    path: Path,
+    max_bytes: int,
+    *,
+    settings: LoadingSettings | None = None,
+    conversion: Conversion | None = None,
 ) -> LoadedFile | SkippedFile:
     """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty;
-    with ``settings``, machine-generated: ``generated_reason``)."""
+    with ``settings``, machine-generated: ``generated_reason``). A document (PDF, DOCX, PPTX,
+    HTML, notebook, EPUB, CSV/TSV/XLSX) is read as its converted text (``ingest/converters``)."""
     path = Path(path).resolve()
     shown = path.as_posix()
     try:
@@ -197,6 +203,9 @@ def load_file(
     if not stat.S_ISREG(st.st_mode):
         return SkippedFile(shown, "not a regular file")
     suffix = path.suffix.lower()
+    conversion = conversion if conversion is not None else Conversion()
+    if conversion.handles(path.name):
+        return _load_document(path, shown, st, conversion)
     if suffix in BINARY_EXTENSIONS:
         return SkippedFile(shown, f"binary file type ({suffix})")
     if st.st_size > max_bytes:
@@ -234,6 +243,21 @@ def load_file(
         language=language,
     )
     return with_front_matter(loaded)
+
+
+def _load_document(
+    path: Path, shown: str, st: os.stat_result, conversion: Conversion
+) -> LoadedFile | SkippedFile:
+    limit = conversion.settings.max_file_bytes
+    if st.st_size > limit:
+        return SkippedFile(shown, f"too large ({st.st_size} bytes > convert.max_file_bytes {limit})")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return SkippedFile(shown, f"cannot read: {exc.strerror or exc}")
+    if len(raw) > limit:  # grew since stat
+        return SkippedFile(shown, f"too large ({len(raw)} bytes > convert.max_file_bytes {limit})")
+    return conversion.load(shown, raw, st.st_mtime)
 
 
 def load_text(
@@ -372,7 +396,11 @@ def _git_ignored(
 
 
 def iter_files(
-    paths: Sequence[Path | str], settings: LoadingSettings, *, exclude: Sequence[Path] = ()
+    paths: Sequence[Path | str],
+    settings: LoadingSettings,
+    *,
+    exclude: Sequence[Path] = (),
+    conversion: Conversion | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
@@ -393,9 +421,10 @@ def iter_files(
     seen: set[str] = set()
     for root in roots:
         if root.is_dir():
-            items = _walk(root, root.parts, rules, settings, frozenset(p.resolve() for p in exclude))
+            excluded = frozenset(p.resolve() for p in exclude)
+            items = _walk(root, root.parts, rules, settings, excluded, conversion)
         else:
-            items = iter([load_file(root, settings.max_file_bytes, settings=settings)])
+            items = iter([load_file(root, settings.max_file_bytes, settings=settings, conversion=conversion)])
         for item in items:
             if item.path not in seen:
                 seen.add(item.path)
@@ -411,6 +440,7 @@ def _walk(
     rules: IgnoreRules,
     settings: LoadingSettings,
     exclude: frozenset[Path] = frozenset(),
+    conversion: Conversion | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Depth first, each folder's entries in name order, with an explicit stack (a tree thousands
     of levels deep is walked like any other; a folder the OS cannot open is skipped with why)."""
@@ -444,7 +474,7 @@ def _walk(
             else:
                 stack.append(child)
         elif entry.is_file(follow_symlinks=False):
-            yield load_file(path, settings.max_file_bytes, settings=settings)
+            yield load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion)
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
 

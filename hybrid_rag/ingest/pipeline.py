@@ -22,14 +22,24 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
+from hybrid_rag.ingest.converters.cache import Conversion
+from hybrid_rag.ingest.converters.locators import chunk_meta
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import ArchiveSettings, ChunkingSettings, DedupeSettings, LoadingSettings
+from hybrid_rag.settings import (
+    ArchiveSettings,
+    ChunkingSettings,
+    ConvertSettings,
+    DedupeSettings,
+    LoadingSettings,
+)
 from hybrid_rag.store import FileChunks, MetadataStore
-from hybrid_rag.types import LoadedFile, SkippedFile
+from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile
+
+CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "files", "chunks", "index"
 Stop = Callable[[], bool]  # asked between files and batches: True ends the ingest there
@@ -45,6 +55,12 @@ class IngestSettings:
     dedupe: DedupeSettings
     batch_chunks: int = 64  # new texts embedded and committed together (ingest.batch_chunks)
     data_dir: Path | None = None  # never ingested (an ingest of "." must not read its own store)
+    convert: ConvertSettings = field(default_factory=ConvertSettings)  # documents as text
+
+    def conversion(self) -> Conversion:
+        """How documents are converted, cached under ``<data_dir>/converted`` when there is one."""
+        cache = self.data_dir / CONVERTED_DIR if self.data_dir is not None else None
+        return Conversion(self.convert, cache)
 
 
 @dataclass(frozen=True)
@@ -107,6 +123,14 @@ class IngestReport:
         }
 
 
+def with_locators(spans: Sequence[ChunkSpan], locators: Sequence[Locator]) -> list[ChunkSpan]:
+    """Each chunk of a converted document with its page/slide/cell/row in its own metadata
+    (``converters/locators.py``); other files' chunks as they are."""
+    if not locators:
+        return list(spans)
+    return [replace(s, meta={**s.meta, **chunk_meta(locators, s.start_line, s.end_line)}) for s in spans]
+
+
 def plan_changes(
     files: Sequence[LoadedFile],
     skipped: Sequence[SkippedFile],
@@ -164,15 +188,19 @@ class Ingestor:
         files: list[LoadedFile] = []  # without their texts: a file is read again when it is written
         skipped: list[SkippedFile] = []
         in_memory: dict[str, LoadedFile] = {}  # zip members
+        conversion = self.settings.conversion()
         archives = [Path(p) for p in paths if is_zip(Path(p))]
         for archive in archives:  # read whole, or refused whole: never half an archive
-            members, passed = load_zip(archive, self.settings.loading, self.settings.archive)
+            members, passed = load_zip(archive, self.settings.loading, self.settings.archive, conversion)
             in_memory.update((m.path, m) for m in members)
             files.extend(with_metadata(m, metadata) for m in members)
             skipped.extend(passed)
         plain = [Path(p) for p in paths if Path(p) not in archives]
         exclude = [self.settings.data_dir] if self.settings.data_dir is not None else []
-        for item in iter_files(plain, self.settings.loading, exclude=exclude) if plain else ():
+        walk = (
+            iter_files(plain, self.settings.loading, exclude=exclude, conversion=conversion) if plain else ()
+        )
+        for item in walk:
             if stop is not None and stop():
                 return IngestReport(IngestPlan(skipped=tuple(skipped)), interrupted=True)
             if isinstance(item, LoadedFile):  # planned by the hash that covers the metadata
@@ -189,7 +217,9 @@ class Ingestor:
         loading = self.settings.loading
 
         def read(f: LoadedFile) -> LoadedFile | None:
-            again = in_memory.get(f.path) or load_file(Path(f.path), loading.max_file_bytes, settings=loading)
+            again = in_memory.get(f.path) or load_file(
+                Path(f.path), loading.max_file_bytes, settings=loading, conversion=conversion
+            )
             return with_metadata(again, metadata) if isinstance(again, LoadedFile) else None
 
         seconds = {"scan": time.perf_counter() - start}
@@ -302,7 +332,7 @@ class Ingestor:
                 return writer.counts, duplicates, True
             t = time.perf_counter()
             f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
-            spans = chunk_file(f, self.settings.chunking) if f is not None else []
+            spans = with_locators(chunk_file(f, self.settings.chunking), f.locators) if f is not None else []
             seconds["chunk"] += time.perf_counter() - t
             seen["bytes"] += planned.size
             if f is not None:

@@ -145,7 +145,7 @@ def tree(tmp_path: Path) -> Path:
     write(root / "node_modules" / "x" / "index.js", "module.exports = 1\n")
     write(root / "pkg.egg-info" / "PKG-INFO", "Name: pkg\n")
     write(root / "data" / "indices" / "manifest.json", "{}\n")
-    write(root / "data" / "keep.csv", "a,b\n")
+    write(root / "data" / "keep.csv", "a,b\n1,2\n")
     write(root / "src" / "b.py", "B = 2\n")
     write(root / "src" / "a.py", "A = 1\n")
     write(root / "README.md", "# Repo\n")
