@@ -107,6 +107,8 @@ def _ctrl_c_stops() -> Iterator[threading.Event]:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    if args.follow_symlinks is not None:
+        settings = settings.with_overrides({"loading.follow_symlinks": args.follow_symlinks})
     engine = _engine(settings)
     bars = _Bars(args.progress or (sys.stderr.isatty() and not args.quiet))
     try:
@@ -663,6 +665,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--follow-symlinks",
+        nargs="?",
+        const="inside",
+        choices=["no", "inside", "outside"],
+        help="follow symbolic links inside the folders: to targets inside the ingested root "
+        "(--follow-symlinks), or anywhere (--follow-symlinks=outside); loops are refused "
+        "(default: loading.follow_symlinks, no)",
+    )
     p.add_argument(
         "--progress",
         action="store_true",
