@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
 EXIT_BUG = 70  # anything else: a bug (sysexits EX_SOFTWARE; 1 means "no results")
+EXIT_BROKEN_PIPE = 141  # the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports it
 
 
 def display_path(path: str) -> str:
@@ -31,14 +33,23 @@ def display_path(path: str) -> str:
 
 
 class _Bars:
-    """tqdm bars on stderr, one per stage, shown only when stderr is a terminal or asked for."""
+    """Progress on stderr, one line per stage: tqdm bars on a terminal; elsewhere (a pipe, a log
+    file) plain lines, at most one per stage every ``every`` seconds and one at the end, with no
+    escape sequences. Shown only when ``enabled`` (a terminal, ``--progress``, or ``eval``)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, *, every: float = 5.0, prefix: str = "hybrid-rag") -> None:
         self.enabled = enabled
+        self.terminal = sys.stderr.isatty()
+        self.every = every
+        self.prefix = prefix
         self._bars: dict[str, Any] = {}
+        self._said: dict[str, tuple[float, int]] = {}  # stage -> (when, done) of the last line
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
+            return
+        if not self.terminal:
+            self._line(stage, done, total)
             return
         from tqdm import tqdm
 
@@ -48,6 +59,16 @@ class _Bars:
             bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr, leave=False)
         bar.total = total
         bar.update(done - bar.n)  # update, not n =: tqdm's rate and ETA follow the updates
+
+    def _line(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        when, said = self._said.get(stage, (None, -1))
+        finished = total > 0 and done >= total
+        if done == said or (when is not None and now - when < self.every and not finished):
+            return
+        self._said[stage] = (now, done)
+        share = f" ({done / total:.0%})" if total else ""
+        print(f"{self.prefix}: {stage} {done}/{total}{share}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         for bar in self._bars.values():
@@ -86,6 +107,8 @@ def _ctrl_c_stops() -> Iterator[threading.Event]:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    if args.follow_symlinks is not None:
+        settings = settings.with_overrides({"loading.follow_symlinks": args.follow_symlinks})
     engine = _engine(settings)
     bars = _Bars(args.progress or (sys.stderr.isatty() and not args.quiet))
     try:
@@ -154,13 +177,13 @@ def _print_results(result: Any) -> None:
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
-            f"\n[{rank}] {display_path(sc.path)}:{sc.start_line}-{sc.end_line}  "
+            f"\n[{rank}] {sc.path}:{sc.start_line}-{sc.end_line}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
         _print_lines(sc.text, 6)
         parent = result.parents.get(sc.id)
         if parent is not None:
-            where = f"{display_path(parent.path)}:{parent.start_line}-{parent.end_line}"
+            where = f"{parent.path}:{parent.start_line}-{parent.end_line}"
             print(f"    parent context ({parent.kind}) {where}:")
             _print_lines(parent.text, PARENT_LINES, indent="      ")
     timings = ", ".join(f"{t.stage} {t.seconds * 1000:.1f} ms" for t in result.trace.timings)
@@ -189,6 +212,7 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "mode": args.mode,
         "filters": args.filter or None,
         "features": features or None,
+        "absolute_paths": args.absolute_paths,
     }
 
 
@@ -394,9 +418,17 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 
     dataset = load_beir(args.dataset)
     modes = args.mode or ["hybrid"]
-    results = run_experiment(
-        dataset, settings, modes=modes, work_dir=Path(args.work_dir) if args.work_dir else None
-    )
+    bars = _Bars(not args.quiet, prefix="hybrid-rag eval")  # minutes of work: always say how far
+    try:
+        results = run_experiment(
+            dataset,
+            settings,
+            modes=modes,
+            work_dir=Path(args.work_dir) if args.work_dir else None,
+            progress=bars,
+        )
+    finally:
+        bars.close()
     if args.json:
         _print_json([r.to_dict(per_query=args.per_query) for r in results])
         return 0
@@ -423,6 +455,92 @@ def _warn_repaired(count: int) -> None:
             f"hybrid-rag: warning: {count} cached vector(s) failed their checksum and were embedded again",
             file=sys.stderr,
         )
+
+
+def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
+    """Every stored document (of ``--collection``), with its collection and chunk count; paths
+    relative to the ingested root (``hybrid_rag/paths.py``) unless ``--absolute-paths``."""
+    from hybrid_rag.paths import display_path
+
+    engine = _engine(settings)
+    try:
+        records = engine.documents(args.collection)
+        counts = engine.store.chunk_counts() if records else {}
+        root = None if args.absolute_paths else engine.ingested_root()
+    finally:
+        engine.close()
+    rows = [
+        {
+            "path": display_path(r.path, root),
+            "collection": r.collection,
+            "chunks": counts.get(r.id, 0),
+            "source_type": r.source_type.value,
+            "language": r.language,
+            "size": r.size,
+            "ingested_at": r.ingested_at.isoformat(),
+        }
+        for r in records
+    ]
+    if args.json:
+        _print_json({"root": root, "documents": rows})
+        return 0
+    if not rows:
+        where = f" in collection {args.collection!r}" if args.collection else ""
+        print(f"no documents{where} in {settings.data_dir.resolve()}: run `hybrid-rag ingest PATH`")
+        return 1
+    width = max(len(r["collection"]) for r in rows)
+    for r in rows:
+        print(f"{r['collection']:{width}}  {r['chunks']:6} chunks  {r['path']}")
+    collections = len({r["collection"] for r in rows})
+    total = sum(r["chunks"] for r in rows)
+    print(f"# {len(rows)} document(s), {total} chunks, {collections} collection(s); root {root or '-'}")
+    return 0
+
+
+def _stored_paths(wanted: Sequence[str], stored: Sequence[str], root: str | None) -> list[str]:
+    """The stored paths ``delete`` arguments name: a stored path, a path as ``documents`` shows it
+    (relative to the ingested root), or a file or folder relative to the working directory; a
+    folder names every document below it. An argument naming nothing is kept as given (the
+    engine refuses it by name)."""
+    have = set(stored)
+    out: list[str] = []
+    for arg in wanted:
+        candidates = [arg, os.path.abspath(arg)] + ([f"{root}/{arg}"] if root else [])
+        exact = [c for c in candidates if c in have]
+        if exact:
+            out.append(exact[0])
+            continue
+        below = [p for c in candidates for p in stored if p.startswith(c.rstrip("/") + "/")]
+        out.extend(dict.fromkeys(below) if below else [arg])
+    return list(dict.fromkeys(out))
+
+
+def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
+    """Remove documents (files, or every document below a folder) and make a version without them live."""
+    from hybrid_rag.paths import display_path
+
+    engine = _engine(settings)
+    try:
+        root = engine.ingested_root()
+        stored = [d.path for d in engine.documents()]
+        if not stored:
+            raise HybridRagError(f"no documents in {settings.data_dir.resolve()}: nothing to delete")
+        paths = _stored_paths(args.paths, stored, root)
+        if args.dry_run:
+            missing = [p for p in paths if p not in set(stored)]
+            if missing:
+                raise HybridRagError(f"no document {missing[0]!r} in {settings.data_dir.resolve()}")
+            report = None
+        else:
+            report = engine.delete(paths)
+    finally:
+        engine.close()
+    verb = "would delete" if report is None else "deleted"
+    for p in paths:
+        print(f"  {verb} {display_path(p, root)}")
+    if report is not None:
+        print(f"{verb} {len(paths)} document(s); index version {report.version} live, {report.chunks} chunks")
+    return 0
 
 
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
@@ -487,6 +605,11 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
             + ")",
         )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--absolute-paths",
+        action="store_true",
+        help="show stored absolute paths (default: relative to the ingested root, see README)",
+    )
 
 
 def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
@@ -584,7 +707,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--progress", action="store_true", help="progress bars even if stderr is no terminal")
+    p.add_argument(
+        "--follow-symlinks",
+        nargs="?",
+        const="inside",
+        choices=["no", "inside", "outside"],
+        help="follow symbolic links inside the folders: to targets inside the ingested root "
+        "(--follow-symlinks), or anywhere (--follow-symlinks=outside); loops are refused "
+        "(default: loading.follow_symlinks, no)",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress even if stderr is no terminal (then plain lines every few seconds)",
+    )
     p.set_defaults(func=cmd_ingest, writes=True)
 
     p = sub.add_parser(
@@ -624,12 +760,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", help="keep the eval store here and re-use it (and its embeddings) next time")
     p.add_argument("--per-query", action="store_true", help="with --json: per-query metric values")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_eval)
     p = sub.add_parser("bench", help="a quick benchmark (seconds): small synthetic judged set, every mode")
     p.add_argument("--docs", type=int, default=30)
     p.add_argument("--queries", type=int, default=15)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("documents", help="list the stored documents, with their collection and chunk count")
+    p.add_argument("--collection", default=None, help="only this collection")
+    p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_documents)
+
+    p = sub.add_parser("delete", help="remove documents (a file, or every document below a folder)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="as `documents` shows it, or a file or folder")
+    p.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
+    p.set_defaults(func=cmd_delete, writes=True)
 
     p = sub.add_parser("rebuild", help="rebuild both indices from the store into a new version, atomically")
     p.set_defaults(func=cmd_rebuild, writes=True)
@@ -679,11 +827,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_data_dir(settings.data_dir, write=getattr(args, "writes", False))
         return func(args, settings)
     except HybridRagError as exc:
-        print(f"hybrid-rag: error: {exc}", file=sys.stderr)
+        print(f"hybrid-rag: error: {_naming_data_dir(exc, settings)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("hybrid-rag: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `stats | head`: the reader is gone; end quietly, as Unix tools do
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # a bug: never a bare traceback for the user, always the details kept
         if is_disk_full(exc):  # not a bug: the disk (store writes and index builds say it themselves)
             where = settings.data_dir if settings is not None else Path.cwd()
@@ -698,6 +849,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BUG
+
+
+def _naming_data_dir(exc: HybridRagError, settings: Settings | None) -> str:
+    """The error's line, naming the data dir it looked in when it is about what the data dir holds
+    (no index, a store or index that cannot be read) and does not name it already."""
+    from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError, StoreError
+
+    text = str(exc)
+    if settings is None or not isinstance(
+        exc, (NoIndexError, StoreError, CorruptIndexError, IndexMismatchError)
+    ):
+        return text
+    where = str(settings.data_dir.resolve())
+    if where in text:
+        return text
+    if text.startswith("no index yet:"):
+        return f"no index yet in {where}:{text[len('no index yet:') :]}"
+    return f"{text} (data dir {where})"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush at exit cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing to flush
+        pass
 
 
 def _log_crash(settings: Settings | None, exc: BaseException) -> Path | None:

@@ -27,6 +27,7 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.paths import ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -198,6 +199,10 @@ class Engine:
         with self.writer.hold("import"):
             return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
 
+    def ingested_root(self) -> str | None:
+        """The folder outputs show paths relative to (``hybrid_rag/paths.py``); None when empty."""
+        return ingested_root(*self.store.path_bounds()) if self.store.exists else None
+
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         """Every stored document (of ``collection``), by path; none before the first ingest."""
         return self.store.documents(collection) if self.store.exists else []
@@ -282,15 +287,18 @@ class Engine:
         self, text: str, *, self_check: bool, log: bool = False, **kwargs: Any
     ) -> tuple[QueryResult, Checked | None]:
         """The one place that decides whether a retrieval runs through the self-check: the result
-        (the kept attempt's, when it did) and the self-check's record (None when it did not)."""
+        (the kept attempt's, when it did) and the self-check's record (None when it did not).
+        Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
+        ``absolute_paths=True``."""
+        root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
         if not self_check:
-            result = self.retriever.query(text, **kwargs)
+            result = shown_result(self.retriever.query(text, **kwargs), root)
             if log:
                 self.querylog.append(make_record(text, result))
             return result, None
         check = SelfCheck(
             self.settings.context,
-            lambda q: self.retriever.query(q, **kwargs),
+            lambda q: shown_result(self.retriever.query(q, **kwargs), root),
             self.generator,
             relevance=self.retriever.dense_scores,
         )

@@ -126,6 +126,8 @@ class LoadingSettings(_Section):
     # and data files (.json .jsonl .csv .tsv .ndjson) larger than max_data_file_bytes
     skip_generated: bool = True
     max_data_file_bytes: Int = Field(32_000, gt=0)
+    # symbolic links inside an ingested folder (ingest/symlinks.py): no, inside (the root), outside
+    follow_symlinks: Literal["no", "inside", "outside"] = "no"
 
 
 class IngestBatchSettings(_Section):

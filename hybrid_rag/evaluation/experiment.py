@@ -19,6 +19,7 @@ import numpy as np
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, evaluate
 from hybrid_rag.ingest.loaders import load_text
+from hybrid_rag.ingest.pipeline import Progress
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, SourceType
@@ -76,7 +77,7 @@ class ExperimentResult:
         return out
 
 
-def ingest_dataset(engine: Engine, dataset: BeirDataset) -> float:
+def ingest_dataset(engine: Engine, dataset: BeirDataset, progress: Progress | None = None) -> float:
     """Ingest a BEIR corpus (each document's path is its id); returns seconds taken."""
     texts = {
         doc_id: f"{title}\n\n{text}".strip() if title else text
@@ -88,7 +89,7 @@ def ingest_dataset(engine: Engine, dataset: BeirDataset) -> float:
         load_text(doc_id, text, source_type=source_type, language=language) for doc_id, text in texts.items()
     ]
     start = time.perf_counter()
-    engine.ingestor.ingest_files(files, collection=dataset.name)
+    engine.ingestor.ingest_files(files, collection=dataset.name, progress=progress)
     return time.perf_counter() - start
 
 
@@ -108,11 +109,16 @@ def run_queries(
     mode: str,
     features: Mapping[str, bool] | None = None,
     top_k: int = 100,
+    progress: Progress | None = None,
 ) -> tuple[dict[str, dict[str, float]], dict[str, list[float]], list[str]]:
+    """Every judged query in ``mode``; ``progress("queries <mode>", done, total)`` after each."""
     runs: dict[str, dict[str, float]] = {}
     stages: dict[str, list[float]] = {"total": []}
     notes: list[str] = []
-    for qid in dataset.qrels:
+    total = len(dataset.qrels)
+    for done, qid in enumerate(dataset.qrels):
+        if progress is not None:
+            progress(f"queries {mode}", done, total)
         start = time.perf_counter()
         result = engine.query(dataset.queries[qid], top_k=top_k, mode=mode, features=features)
         stages.setdefault("wall", []).append(time.perf_counter() - start)  # the trace plus the overhead
@@ -124,6 +130,8 @@ def run_queries(
             stages.setdefault(stage, []).append(seconds)
         stages["total"].append(result.trace.total_seconds)
         notes.extend(result.trace.notes)
+    if progress is not None:
+        progress(f"queries {mode}", total, total)
     return runs, stages, sorted(set(notes))
 
 
@@ -136,6 +144,7 @@ def run_experiment(
     work_dir: Path | None = None,
     embedder: Embedder | None = None,
     warmup: int = 3,
+    progress: Progress | None = None,
 ) -> list[ExperimentResult]:
     """Ingest ``dataset`` into ``work_dir`` (a throwaway folder when None) and evaluate each mode.
 
@@ -145,7 +154,7 @@ def run_experiment(
         root = Path(work_dir) if work_dir is not None else Path(tmp)
         engine = Engine(settings.with_overrides({"paths.data_dir": str(root)}), embedder=embedder)
         try:
-            ingest_seconds = ingest_dataset(engine, dataset)
+            ingest_seconds = ingest_dataset(engine, dataset, progress)
             results = [
                 evaluate_engine(
                     engine,
@@ -154,6 +163,7 @@ def run_experiment(
                     features=features,
                     warmup=warmup if n == 0 else 0,
                     ingest_seconds=ingest_seconds,
+                    progress=progress,
                 )
                 for n, mode in enumerate(modes)
             ]
@@ -170,13 +180,14 @@ def evaluate_engine(
     features: Mapping[str, bool] | None = None,
     warmup: int = 3,
     ingest_seconds: float = 0.0,
+    progress: Progress | None = None,
 ) -> ExperimentResult:
     """Evaluate one mode on an engine that already holds ``dataset``: no ingest, ``warmup``
     untimed queries, then every judged query. For ablations: ingest once with
     :func:`ingest_dataset`, then call this once per configuration (an Engine per settings)."""
     for qid in list(dataset.qrels)[:warmup]:
         engine.query(dataset.queries[qid], top_k=10, mode=mode, features=features)
-    run, stages, notes = run_queries(engine, dataset, mode=mode, features=features)
+    run, stages, notes = run_queries(engine, dataset, mode=mode, features=features, progress=progress)
     return ExperimentResult(
         dataset=dataset.name,
         mode=mode,

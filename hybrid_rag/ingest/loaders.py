@@ -9,6 +9,7 @@ ingest summary shows) for everything else it did not ignore on purpose.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import fnmatch
 import hashlib
 import os
@@ -22,6 +23,7 @@ import pathspec
 from hybrid_rag.errors import InputError
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.metadata import with_front_matter
+from hybrid_rag.ingest.symlinks import FollowSymlinks, follow_link
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
 
@@ -405,7 +407,8 @@ def iter_files(
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
     Roots are taken in the given order and resolved (a root may itself be a symlink); inside
-    them symbolic links are not followed (skipped with a reason). Ignored files are not
+    them symbolic links are followed as ``settings.follow_symlinks`` says (``ingest/symlinks.py``;
+    by default not at all, each skipped with a reason). Ignored files are not
     yielded at all; a file reached twice is yielded once. Folders in ``exclude`` (the data dir)
     are skipped with a reason.
 
@@ -449,11 +452,14 @@ def _walk(
         yield opened
         return
     stack = [opened]
+    real = [root]  # the real path of each folder on the stack (symbolic link loops)
+    policy = FollowSymlinks.from_str(settings.follow_symlinks)
     while stack:
         folder, rel, specs, entries = stack[-1]
         entry = next(entries, None)
         if entry is None:
             stack.pop()
+            real.pop()
             continue
         child_rel = (*rel, entry.name)
         is_link = entry.is_symlink()
@@ -463,9 +469,15 @@ def _walk(
         if specs and _git_ignored(specs, child_rel, is_dir):
             continue
         path = folder / entry.name
+        target = None
         if is_link:
-            yield SkippedFile(path.as_posix(), "symbolic link (not followed)")
-        elif is_dir and path in exclude:
+            followed = follow_link(path, root, real, policy)
+            if isinstance(followed, str):
+                yield SkippedFile(path.as_posix(), followed)
+                continue
+            path, target = followed
+            is_dir = target.is_dir()
+        if is_dir and (target or path) in exclude:
             yield SkippedFile(path.as_posix(), "the data dir (hybrid-rag's own store and indices)")
         elif is_dir:
             child = _open_folder(path, child_rel, specs, settings)
@@ -473,8 +485,13 @@ def _walk(
                 yield child
             else:
                 stack.append(child)
-        elif entry.is_file(follow_symlinks=False):
-            yield load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion)
+                real.append(target or real[-1] / entry.name)
+        elif (target is not None and target.is_file()) or entry.is_file(follow_symlinks=False):
+            # under the path walked: a file below a link leading out of the root keeps the link's path
+            yield dataclasses.replace(
+                load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion),
+                path=path.as_posix(),
+            )
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
 

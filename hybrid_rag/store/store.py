@@ -287,6 +287,21 @@ class MetadataStore:
                 query = query.where(_Document.collection == collection)
             return [_document_record(d) for d in s.scalars(query)]
 
+    def path_bounds(self) -> tuple[str | None, str | None]:
+        """The first and the last stored absolute document path in sort order (None, None when
+        there is none; an import's or a dataset's document ids are not paths)."""
+        absolute = _Document.path.startswith("/")
+        with self._session() as s:
+            query = select(func.min(_Document.path), func.max(_Document.path)).where(absolute)
+            first, last = s.execute(query).one()
+            return first, last
+
+    def chunk_counts(self) -> dict[int, int]:
+        """document id -> its number of chunks (documents without chunks are left out)."""
+        with self._session() as s:
+            rows = s.execute(select(_Chunk.document_id, func.count(_Chunk.id)).group_by(_Chunk.document_id))
+            return {int(d): int(n) for d, n in rows}
+
     def write_files(
         self,
         files: Sequence[FileChunks],

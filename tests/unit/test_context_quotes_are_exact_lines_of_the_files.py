@@ -209,7 +209,7 @@ def test_files_with_crlf_endings_or_no_final_newline_are_quoted_line_for_line(en
     engine.ingest([root])
     seen = set()
     for query in ("kettle tea steeps minutes", "coffee espresso seconds"):
-        ctx, _ = engine.context(query, max_tokens=400)
+        ctx, _ = engine.context(query, max_tokens=400, absolute_paths=True)
         for q in ctx.quotes:
             lines = Path(q.path).read_bytes().decode().replace("\r\n", "\n").split("\n")
             assert q.text == "\n".join(lines[q.start_line - 1 : q.end_line]) and "\r" not in q.text

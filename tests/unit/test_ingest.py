@@ -134,8 +134,9 @@ def test_zip_is_ingested_member_by_member_and_a_bad_zip_is_refused_whole(engine,
         f"{archive.resolve().as_posix()}/guide/intro.md",
         f"{archive.resolve().as_posix()}/src/hive.py",
     }
-    top = engine.query("beekeeping colony", top_k=1).chunks[0]
+    top = engine.query("beekeeping colony", top_k=1, absolute_paths=True).chunks[0]
     assert top.citation.endswith("docs.zip/guide/intro.md:1-3")
+    assert engine.query("beekeeping colony", top_k=1).chunks[0].citation == "guide/intro.md:1-3"
 
     evil = tmp_path / "evil.zip"
     with zipfile.ZipFile(evil, "w") as zf:

@@ -216,7 +216,9 @@ def test_symlinks_are_skipped_not_followed(tmp_path: Path) -> None:
         ("linkdir", "SkippedFile"),
         ("real.txt", "LoadedFile"),
     ]
-    assert all(i.reason == "symbolic link (not followed)" for i in items if isinstance(i, SkippedFile))
+    assert all(
+        i.reason.startswith("symbolic link (not followed") for i in items if isinstance(i, SkippedFile)
+    )
 
 
 def test_single_files_are_accepted_and_yielded_once(tmp_path: Path) -> None:
