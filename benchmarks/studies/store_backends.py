@@ -103,6 +103,7 @@ def _one(backend: str, url: str | None, docs: list[dict[str, str]], queries: lis
         "query_p95_ms": round(float(np.percentile(latencies, 95)), 1),
         "rollback_ms": round(rollback_ms, 1),
         "rolled_back_query_results": len(rolled.chunks),
+        "rolled_back_dropped_notes": sum("dropped" in note for note in rolled.trace.notes),
         "store_bytes": store_bytes,
         "old_revisions": old,
         "old_revisions_after_gc": after,
@@ -164,4 +165,20 @@ def render(payload: dict[str, Any]) -> str:
             f"| {r['rollback_ms']:.0f} | {r['store_bytes'] / 1e6:.1f} | {old['chunks']:,}, {held:.2f} "
             f"| {after['chunks']} chunks |"
         )
+    sqlite = payload["results"][0]
+    old = sqlite["old_revisions"]
+    share = old["chunks"] / max(1, sqlite["chunks"])
+    lines += [
+        "",
+        f"Editing a tenth of the files retired {old['chunks']:,} chunk rows ({share:.0%} of the live "
+        f"ones): {old['text_bytes'] / 1e3:,.0f} kB of text and {old['embedding_bytes'] / 1e3:,.0f} kB "
+        f"of cached vectors ({old['cached_embeddings']:,} vectors no live chunk shares) stay in the "
+        "store while a version that reads them is kept. Old revisions cost, per retired chunk, its "
+        "text plus one vector a window (4 bytes a dimension), the same as a live chunk; the indices "
+        "of the kept versions cost what `bytes_on_disk` lists per version. After two rebuilds pruned "
+        f"the versions built before the edit, garbage collection had left "
+        f"{sqlite['old_revisions_after_gc']['chunks']} old chunks. Rolled back to version 1, the "
+        f"first query returned {sqlite['rolled_back_query_results']} results and "
+        f"{sqlite['rolled_back_dropped_notes']} notes of results dropped for missing rows.",
+    ]
     return "\n".join(lines)
