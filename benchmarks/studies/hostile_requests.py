@@ -279,13 +279,10 @@ def _s(value: float | None, timeout: float) -> str:
 
 
 def render(result: dict[str, Any]) -> str:
-    env = result.get("environment", {})
-    load = env.get("load_before") or env.get("loadavg") or "?"
     store, timeout = result["store"], result["before_timeout_s"]
     lines = [
         f"Store: {store['documents']} documents (paths of {store['mean_path_chars']:.0f} characters on "
-        f"average), the fake embedder; load average at the start {load} (the machine was shared with "
-        "other work).",
+        "average), the fake embedder.",
         "",
         "| glob | characters | before: regex (`re.search`, as SQLite's REGEXP) | after: `hybrid_rag_glob` "
         "| matches |",

@@ -2,7 +2,7 @@
 ``indices/milvus_filter.py`` to a Milvus expression, ``retrieval/`` applies it before a search).
 
 ``language`` is the grammar, fields and values; ``globs`` the path globs (a matcher that cannot
-backtrack); ``limits`` what one filter may cost.
+backtrack); ``cost`` what one filter may cost.
 """
 
 from __future__ import annotations
