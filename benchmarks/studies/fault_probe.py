@@ -56,10 +56,10 @@ def write_corpus(folder: Path, n: int, start: int = 0) -> None:
 class Probe:
     """One data dir and the corpus it ingests; runs `hybrid-rag` as a user would."""
 
-    def __init__(self, work: Path, files: int) -> None:
+    def __init__(self, work: Path, files: int, data: Path | None = None) -> None:
         self.work = work
         self.corpus = work / "corpus"
-        self.data = work / "data"
+        self.data = data or work / "data"
         self.env = {**os.environ, "HYBRID_RAG_EMBEDDING__MODEL": "fake", "PYTHONPATH": str(ROOT)}
         write_corpus(self.corpus, files)
 
@@ -271,7 +271,7 @@ def disk_trials(base: Path, files: int) -> list[dict[str, Any]]:
         )
         return rows
     try:
-        probe = Probe(mount / "work", files)
+        probe = Probe(base / "disk", files, data=mount / "data")  # only the data dir on the tiny disk
         probe.run("ingest", str(probe.corpus))
         write_corpus(probe.corpus, 400, start=files)
         steps = [probe.run("ingest", str(probe.corpus)), probe.run("query", "compost")]
