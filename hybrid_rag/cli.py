@@ -380,7 +380,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _print_json({**stats.to_dict(), "queries": queries})
         return 0
-    print(f"data dir:   {stats.data_dir}")
+    print(f"data dir:   {Path(stats.data_dir).resolve()}")
     print(f"model:      {stats.model}")
     print(f"documents:  {stats.documents}")
     print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
@@ -566,7 +566,7 @@ def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _print_json(rows)
     elif not rows:
-        print("no index versions yet: run `hybrid-rag ingest PATH`")
+        print(f"no index versions yet in {settings.data_dir.resolve()}: run `hybrid-rag ingest PATH`")
     for r in [] if args.json else rows:
         mark = "*" if r["live"] else " "
         print(f"{mark} v{r['version']}  {r['built_at']}  {r['chunks']} chunks  {r['reason']}  {r['model']}")
