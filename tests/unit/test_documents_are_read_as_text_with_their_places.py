@@ -75,6 +75,11 @@ def test_html_keeps_the_main_text_and_headings_only() -> None:
         assert noise not in got.text
 
 
+def test_html_in_its_declared_charset() -> None:
+    page = '<html><head><meta charset="windows-1252"></head><body><p>Caf\u00e9 cr\u00e8me</p></body></html>'
+    assert convert("menu.html", page.encode("cp1252"), SETTINGS).text == "Caf\u00e9 cr\u00e8me\n"
+
+
 def test_notebook_cells_without_outputs_unless_asked() -> None:
     raw = make.notebook([("markdown", "# Analysis\nWe load data.", ""), ("code", "print(42)", "42\n")])
     got = convert("nb.ipynb", raw, SETTINGS)

@@ -6,6 +6,7 @@ end lines, list items start with ``- ``, table rows become ``| a | b |``, ``<pre
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from hybrid_rag.ingest.converters.base import Converted, Unconvertible
@@ -142,11 +143,28 @@ def html_text(markup: str) -> tuple[str, str]:
     )
 
 
+_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+
+
+def declared_charset_text(raw: bytes) -> str | None:
+    """A page that is not UTF-8, decoded by the charset its ``<meta>`` declares (in its first
+    4 KiB; ``windows-1252``, ``iso-8859-1`` ...); None without a usable declaration."""
+    match = _CHARSET.search(raw[:4096])
+    if not match:
+        return None
+    try:
+        return raw.decode(match.group(1).decode("ascii"))
+    except (LookupError, UnicodeDecodeError):
+        return None
+
+
 class HtmlConverter:
     name = "html"
 
     def convert(self, raw: bytes, settings: ConvertSettings) -> Converted:
         markup, reason = decode_text(raw)
+        if markup is None:
+            markup = declared_charset_text(raw)
         if markup is None:
             raise Unconvertible(f"HTML {reason}")
         text, _title = html_text(markup)
