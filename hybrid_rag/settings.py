@@ -31,8 +31,12 @@ from hybrid_rag.errors import ConfigError
 
 ENV_PREFIX = "HYBRID_RAG_"
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-# HYBRID_RAG_* variables that are not setting overrides (API_KEY: the server's key, never a setting)
-NOT_SETTINGS = (ENV_PREFIX + "CONFIG", ENV_PREFIX + "HOME", ENV_PREFIX + "API_KEY")
+# HYBRID_RAG_* variables that are not setting overrides: API_KEY the server's key (never a setting),
+# DATASETS the judged collections (benchmarks, eval), MODEL_CACHE built model files (onnx_graph.py),
+# SCREENSHOTS where the browser test writes the page's pictures
+NOT_SETTINGS = tuple(
+    ENV_PREFIX + name for name in ("CONFIG", "HOME", "API_KEY", "DATASETS", "MODEL_CACHE", "SCREENSHOTS")
+)
 
 
 def _not_a_bool(value: Any) -> Any:

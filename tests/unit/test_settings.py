@@ -63,6 +63,11 @@ def test_unknown_environment_key_is_named():
         load_settings(None, environ={"HYBRID_RAG_RETRIEVAL__NOPE": "1"})
 
 
+def test_variables_that_are_not_settings_are_left_alone():
+    env = {"HYBRID_RAG_DATASETS": "/data/beir", "HYBRID_RAG_MODEL_CACHE": "/cache", "HYBRID_RAG_API_KEY": "k"}
+    assert load_settings(None, environ=env) == load_settings(None, environ={})
+
+
 def test_with_overrides_validates():
     s = Settings().with_overrides({"features.rerank": True, "mmr.mmr_lambda": 0.5})
     assert s.features.rerank and s.mmr.mmr_lambda == 0.5
