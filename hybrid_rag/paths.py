@@ -35,6 +35,12 @@ def display_path(path: str, root: str | None) -> str:
     return path
 
 
+def stored_path(path: str, root: str | None) -> str:
+    """The stored path a shown ``path`` stands for: joined to ``root`` when it is relative (the
+    inverse of ``display_path`` for the paths it shortened); an absolute path as given."""
+    return posixpath.join(root, path) if root and not path.startswith("/") else path
+
+
 def shown_result(result: QueryResult, root: str | None) -> QueryResult:
     """``result`` with every chunk's and parent's path shown by ``display_path`` (ids, scores and
     texts unchanged), so the context, its citations and every ``to_dict`` built from it agree."""

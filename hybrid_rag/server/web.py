@@ -17,6 +17,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from hybrid_rag.engine import Engine
+from hybrid_rag.paths import stored_path
 from hybrid_rag.retrieval.parent import document_lines
 from hybrid_rag.server.errors import ApiError
 
@@ -37,7 +38,8 @@ def stored_lines(engine: Engine, path: str, start_line: int | None, end_line: in
     rebuilt from its chunks; a line no chunk holds (a dropped near-duplicate) is ``null``."""
     if start_line is not None and end_line is not None and end_line < start_line:
         raise ApiError(422, f"end_line: {end_line} is before start_line {start_line}", field="end_line")
-    record = next((d for d in engine.documents() if d.path == path), None)
+    wanted = {path, stored_path(path, engine.ingested_root())}  # as results show it, or as stored
+    record = next((d for d in engine.documents() if d.path in wanted), None)
     if record is None:
         raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
     lines = document_lines(engine.store.document_chunks(record.id))
@@ -50,7 +52,7 @@ def stored_lines(engine: Engine, path: str, start_line: int | None, end_line: in
             raise ApiError(422, f"{field}: more than {MAX_LINES} lines asked for at once", field=field)
         last = first + MAX_LINES - 1
     return {
-        "path": record.path,
+        "path": path,
         "document_id": record.id,
         "collection": record.collection,
         "source_type": record.source_type.value,

@@ -31,6 +31,16 @@ def test_lines_are_the_files_lines(live: LiveServer, corpus: Path) -> None:
     assert (past["start_line"], past["end_line"]) == (5, len(file_lines))
 
 
+def test_a_path_as_results_show_it_opens_the_same_lines(live: LiveServer, corpus: Path) -> None:
+    with live.client() as http:
+        hit = http.post("/v1/query", json={"query": "triangle area", "top_k": 1}).json()["results"][0]
+        shown = hit["path"]
+        by_shown = http.get("/v1/lines", params={"path": shown}).json()
+        by_stored = http.get("/v1/lines", params={"path": str((corpus / shown).resolve())}).json()
+    assert not shown.startswith("/")  # results show paths relative to the ingested root
+    assert by_shown["lines"] == by_stored["lines"] and by_shown["total_lines"] > 0
+
+
 def test_lines_need_the_key(live: LiveServer, corpus: Path) -> None:
     with live.client(key=None) as http:
         answer = http.get("/v1/lines", params={"path": str(corpus / "docs" / "garden.md")})
