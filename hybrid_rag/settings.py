@@ -228,6 +228,9 @@ class EmbeddingSettings(_Section):
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: Int = Field(32, gt=0)
     device: str = "cpu"
+    # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
+    # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
+    runtime: Literal["onnx", "torch"] = "onnx"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"
