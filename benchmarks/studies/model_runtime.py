@@ -79,7 +79,7 @@ def _log(msg: str) -> None:
 
 def _env(runtime: str) -> dict[str, str]:
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "HYBRID_RAG_DATASETS"},  # not a settings key
         "PYTHONPATH": str(ROOT),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
