@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from hybrid_rag.engine import Engine
 from hybrid_rag.paths import stored_path
 from hybrid_rag.retrieval.parent import document_lines
-from hybrid_rag.server.errors import ApiError
+from hybrid_rag.server.errors import V1_ERRORS, ApiError, documented
 
 STATIC = Path(__file__).parent / "static"
 MAX_LINES = 5_000  # lines one /v1/lines answer may hold
@@ -35,9 +35,9 @@ PAGE_HEADERS = {
 
 def stored_lines(engine: Engine, path: str, start_line: int | None, end_line: int | None) -> dict[str, Any]:
     """Lines ``start_line..end_line`` (default: all, at most MAX_LINES) of the stored document ``path``,
-    rebuilt from its chunks; a line no chunk holds (a dropped near-duplicate) is ``null``."""
-    if start_line is not None and end_line is not None and end_line < start_line:
-        raise ApiError(422, f"end_line: {end_line} is before start_line {start_line}", field="end_line")
+    rebuilt from its chunks; a line no chunk holds (a dropped near-duplicate) is ``null``. A range
+    past the end gives the lines there are; one ending before it starts gives none; more than
+    MAX_LINES are cut there (``truncated``). Every request the OpenAPI schema allows is answered."""
     wanted = {path, stored_path(path, engine.ingested_root())}  # as results show it, or as stored
     record = next((d for d in engine.documents() if d.path in wanted), None)
     if record is None:
@@ -47,9 +47,6 @@ def stored_lines(engine: Engine, path: str, start_line: int | None, end_line: in
     first = start_line or 1
     last = min(total, end_line or total)
     if last - first + 1 > MAX_LINES:
-        if end_line is not None:
-            field = "end_line"
-            raise ApiError(422, f"{field}: more than {MAX_LINES} lines asked for at once", field=field)
         last = first + MAX_LINES - 1
     return {
         "path": path,
@@ -74,9 +71,9 @@ def install(app: FastAPI, call: Callable[..., Any], engine: Engine, require_key:
         return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)])
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)], responses=documented(*V1_ERRORS))
 
-    @v1.get("/lines")
+    @v1.get("/lines", responses=documented(404))
     async def lines(
         path: str = Query(min_length=1, max_length=4096, description="a stored path, as results show it"),
         start_line: int | None = Query(None, ge=1, description="first line (default 1)"),
