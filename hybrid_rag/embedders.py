@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, ModelError
-from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import (
     l2_normalise,
@@ -414,23 +413,3 @@ def _set_threads_auto(before: CpuSample | None) -> int | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def make_embedder(settings: EmbeddingSettings) -> Embedder:
-    """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
-    ollama`` → a server (``remote_embedders.py``); else the local model: on ONNX Runtime
-    (``onnx_embedder.py``) when ``runtime: onnx`` and the model has an ONNX form, else torch."""
-    if settings.provider != "local":
-        from hybrid_rag.remote_embedders import RemoteEmbedder
-
-        return RemoteEmbedder(settings)
-    if settings.model.strip().lower() in FAKE_MODEL_NAMES:
-        return FakeEmbedder(dimension=256, window_words=FAKE_WINDOW_WORDS)
-    if settings.runtime == "onnx":
-        from hybrid_rag.onnx_embedder import OnnxEmbedder
-        from hybrid_rag.onnx_runtime import embedder_files
-
-        files = embedder_files(canonical_model_name(settings.model))
-        if files is not None:
-            return OnnxEmbedder(settings, files)
-    return SentenceTransformerEmbedder(settings)

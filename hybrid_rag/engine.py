@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.errors import (
     CorruptIndexError,
     HybridRagError,

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir

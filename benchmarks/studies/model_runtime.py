@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset, percentiles
 from hybrid_rag.evaluation.metrics import evaluate, load_beir, ranked

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.evaluation.experiment import percentiles
 from hybrid_rag.evaluation.metrics import chunks_to_doc_scores, evaluate, load_beir
 from hybrid_rag.indices.dense import FaissVectorIndex, _one_openmp_thread

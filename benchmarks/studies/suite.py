@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import ExperimentResult, evaluate_engine, ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset, load_beir

@@ -256,7 +256,7 @@ def run_quick_bench(
     ``result["ok"]`` is False when a check fails: every mode must answer every query, every metric
     must lie in [0, 1], and BM25 must find the planted documents (nDCG@10 >= 0.9).
     """
-    from hybrid_rag.embedders import make_embedder
+    from hybrid_rag.embedder_factory import make_embedder
     from hybrid_rag.evaluation.experiment import run_experiment
 
     start = time.perf_counter()

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.embedders import (
     BGE_QUERY_INSTRUCTION,
     PACKAGED_MODEL,
     FakeEmbedder,
     SentenceTransformerEmbedder,
-    make_embedder,
     prefixes_for,
 )
 from hybrid_rag.errors import ModelError

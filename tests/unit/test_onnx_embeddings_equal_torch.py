@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.embedders import SentenceTransformerEmbedder, make_embedder
+from hybrid_rag.embedder_factory import make_embedder
+from hybrid_rag.embedders import SentenceTransformerEmbedder
 from hybrid_rag.onnx_embedder import OnnxEmbedder
 from hybrid_rag.settings import EmbeddingSettings
 
