@@ -7,6 +7,7 @@ read from the conversion cache, never converted again."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import document_files as make
@@ -154,9 +155,9 @@ def test_a_changed_pdf_alone_is_converted_again_and_a_rebuild_reads_the_cache(
         calls.clear()
     finally:
         engine.close()
-    (tmp_path / "data" / "hybrid_rag.sqlite").unlink(missing_ok=True)
-    for store in (tmp_path / "data").glob("*.sqlite*"):
-        store.unlink()
+    for store in (tmp_path / "data").glob("*.sqlite*"):  # a new store (and so no live index:
+        store.unlink()  # a store gone under a live index is refused), the conversion cache kept
+    shutil.rmtree(tmp_path / "data" / "indices")
     engine = Engine(settings(tmp_path))
     try:
         engine.ingest([folder])
