@@ -89,7 +89,7 @@ class _Embedding(_Base):
     dimension: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     checksum: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # CRC-32 of vector; NULL
-    # in rows written before schema 3 (those are checked by their norms only)
+    # in rows written before schema 4 (those are checked by their norms only)
 
 
 class _Signature(_Base):

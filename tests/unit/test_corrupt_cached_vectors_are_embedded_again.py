@@ -81,7 +81,7 @@ def test_a_row_from_before_checksums_is_checked_by_its_norm(engine: Engine, corp
     store = engine.settings.store_path
     engine.close()
     db = sqlite3.connect(store)
-    db.execute("UPDATE embeddings SET checksum = NULL")  # as a schema-2 store holds them
+    db.execute("UPDATE embeddings SET checksum = NULL")  # as a store from before schema 4 holds them
     db.commit()
     db.close()
     assert engine.rebuild().repaired == 0  # intact old rows are used as they are
