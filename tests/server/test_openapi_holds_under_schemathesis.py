@@ -63,7 +63,8 @@ def run_schemathesis(url: str, folder: Path, examples: int = EXAMPLES) -> tuple[
     command = [str(SCHEMATHESIS), "--config-file", str(config), "run", str(spec), "--url", url]
     command += ["-H", f"Authorization: Bearer {KEY}", "-n", str(examples), "--seed", "25", "--workers", "1"]
     command += ["--report", "ndjson", "--report-ndjson-path", str(report), "--no-color"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    # in the test's folder: schemathesis keeps a .schemathesis/ cache in its working directory
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False, cwd=folder)
     return done.returncode, done.stdout + done.stderr, _summary(report)
 
 
