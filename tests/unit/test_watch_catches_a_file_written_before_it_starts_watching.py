@@ -37,7 +37,8 @@ def test_a_file_written_in_the_gap_is_ingested(engine: Engine, tmp_path: Path) -
     assert not runner.is_alive()
     summary = lines[-1]
     assert not summary.interrupted and summary.failures == 0  # type: ignore[union-attr]
-    assert {c.path for c in engine.query("quinces", mode="bm25", absolute_paths=True).chunks} >= {str(folder / "late.md")}
+    found = engine.query("quinces", mode="bm25", absolute_paths=True).chunks
+    assert {c.path for c in found} >= {str(folder / "late.md")}
 
 
 def test_a_debounce_below_one_is_refused(engine: Engine, tmp_path: Path) -> None:
