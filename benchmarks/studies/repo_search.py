@@ -131,6 +131,8 @@ def run_repo(
     seconds: dict[str, list[float]] = {c.name: [] for c in configs}
     for project in PROJECTS:
         root, targets, info = prepare(project, work, args.cap, args.seed)
+        targets = targets[: args.queries] if args.queries else targets
+        info["scored"] = len(targets)
         info["ingest"] = {}
         projects.append(info)
         for group, members in group_by_index(configs, base).items():
@@ -185,6 +187,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cap", type=int, default=CAP, help="queries a project at most (seeded sample)")
     p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument(
+        "--queries", type=int, default=None, help="score the first N targets a project (all: None)"
+    )
     p.add_argument("--work", default=str(WORK), help="sdists, judged corpora and stores (%(default)s)")
     p.add_argument("--fake", action="store_true", help="the hash embedder (plumbing only)")
     p.add_argument("--no-judged", action="store_true", help="skip cranfield and cosqa")
@@ -233,6 +238,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "protocol": {
             "top_k": TOP_K,
             "cap": args.cap,
+            "queries": args.queries,
             "seed": args.seed,
             "embedder": judged_suite["protocol"]["embedder"],
         },
@@ -254,12 +260,12 @@ def render(result: dict[str, Any]) -> str:
     repo = result["repo"]
     qids = repo["query_ids"]
     projects = ", ".join(
-        f"{p['project']} ({p['queries']} queries of {p['candidates']} candidates, "
+        f"{p['project']} ({p.get('scored', p['queries'])} queries of {p['candidates']} candidates, "
         f"{next(iter(p['ingest'].values()))['chunks']} chunks)"
         for p in result["projects"]
     )
     lines = [
-        f"Projects: {projects}; {len(qids)} queries, top {result['protocol']['top_k']}, "
+        f"Projects: {projects}; {len(qids)} queries scored, top {result['protocol']['top_k']}, "
         f"embedder `{result['protocol']['embedder']}`. Δ and p: paired two-sided t-test per query "
         f"against `{result['baseline']}`; * p < 0.05.",
         "",

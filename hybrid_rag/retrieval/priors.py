@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -26,10 +27,20 @@ from hybrid_rag.types import ScoredChunk
 
 def prior_weight(priors: Sequence[PathPrior], path: str) -> float:
     """The weight of the first prior whose glob matches ``path`` (1.0 when none does)."""
+    return _weight(_key(priors), path)
+
+
+def _key(priors: Sequence[PathPrior]) -> tuple[tuple[str, float], ...]:
+    return tuple((p.pattern, p.weight) for p in priors)
+
+
+@lru_cache(maxsize=1 << 16)
+def _weight(priors: tuple[tuple[str, float], ...], path: str) -> float:
+    """Cached: a store's paths come back query after query (a glob match costs ~10 us)."""
     normalised = path.replace("\\", "/")
-    for prior in priors:
-        if glob_match(prior.pattern, normalised):
-            return prior.weight
+    for pattern, weight in priors:
+        if glob_match(pattern, normalised):
+            return weight
     return 1.0
 
 
@@ -38,7 +49,8 @@ def apply_priors(results: Sequence[ScoredChunk], priors: Sequence[PathPrior]) ->
     weighted result records its weight as ``breakdown["prior"]``."""
     if not priors or not results:
         return list(results)
-    weights = [prior_weight(priors, r.path) for r in results]
+    key = _key(priors)
+    weights = [_weight(key, r.path) for r in results]
     if all(w == 1.0 for w in weights):
         return list(results)
     scores = np.array([r.score for r in results], dtype=np.float64)
