@@ -292,24 +292,33 @@ class SentenceTransformerEmbedder:
     def passage_windows(self, texts: Sequence[str]) -> tuple[list[str], list[int]]:
         """Every passage as prefixed windows that fit the model, and the index of the passage each
         window belongs to; a passage that fits is one window, itself with its prefix."""
-        tokenizer = self.model.tokenizer
         limit = self.max_seq_length
         if limit is None:
             return [self.passage_prefix + t for t in texts], list(range(len(texts)))
-        budget = limit - tokenizer.num_special_tokens_to_add(pair=False)
+        budget = limit - self._special_token_count()
         if self.passage_prefix:
             budget -= self.tokenizer_count(self.passage_prefix)
         if budget < 2:
             raise ConfigError(f"embedding.passage_prefix leaves no room in the model's {limit} word pieces")
         overlap = min(self.settings.window_overlap_tokens, budget // 2)
-        encoded = tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         windows: list[str] = []
         owners: list[int] = []
-        for i, (text, offsets) in enumerate(zip(texts, encoded["offset_mapping"], strict=True)):
+        for i, (text, offsets) in enumerate(zip(texts, self._token_offsets(texts), strict=True)):
             for piece in window_texts(text, offsets, budget, overlap):
                 windows.append(self.passage_prefix + piece)
                 owners.append(i)
         return windows, owners
+
+    def _special_token_count(self) -> int:
+        """Word pieces the tokenizer adds around one text ([CLS] and [SEP]: 2)."""
+        return int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
+
+    def _token_offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """Each text's word pieces as (start, end) characters, without special tokens."""
+        tokenizer = self.model.tokenizer
+        return tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
+            "offset_mapping"
+        ]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -353,7 +362,13 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         source = self._resolve()
         before = CpuSample.take()  # "auto" threads: how busy the other processes keep the cores
-        from sentence_transformers import SentenceTransformer
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ModelError(
+                f"embedding model {self.model_id!r} needs the torch runtime, which is not installed: "
+                "pip install 'hybrid-rag[torch]' (see README, Models)"
+            ) from None
 
         if isinstance(self.settings.threads, int):
             # Process-wide. On an idle 2-core machine torch's default (2) embeds 60 sentences in
@@ -403,11 +418,19 @@ def _first_line(exc: BaseException) -> str:
 
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
     """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
-    ollama`` → a server (``remote_embedders.py``); else the local sentence-transformers model."""
+    ollama`` → a server (``remote_embedders.py``); else the local model: on ONNX Runtime
+    (``onnx_embedder.py``) when ``runtime: onnx`` and the model has an ONNX form, else torch."""
     if settings.provider != "local":
         from hybrid_rag.remote_embedders import RemoteEmbedder
 
         return RemoteEmbedder(settings)
     if settings.model.strip().lower() in FAKE_MODEL_NAMES:
         return FakeEmbedder(dimension=256, window_words=FAKE_WINDOW_WORDS)
+    if settings.runtime == "onnx":
+        from hybrid_rag.onnx_embedder import OnnxEmbedder
+        from hybrid_rag.onnx_runtime import embedder_files
+
+        files = embedder_files(canonical_model_name(settings.model))
+        if files is not None:
+            return OnnxEmbedder(settings, files)
     return SentenceTransformerEmbedder(settings)

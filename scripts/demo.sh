@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-.}
 question=${2:-"How does reciprocal rank fusion break ties between chunks?"}
-bash scripts/setup.sh >/dev/null
+bash scripts/setup.sh --no-torch >/dev/null
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/hybrid-rag ingest "$target"
 .venv/bin/hybrid-rag ask "$question"

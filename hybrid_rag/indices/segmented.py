@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
 from hybrid_rag.indices.segments import (
     Segment,
@@ -37,6 +36,10 @@ from hybrid_rag.indices.segments import (
     segment_files,
     segment_from_docs,
 )
+from hybrid_rag.lazy_imports import hidden_modules
+
+with hidden_modules("numba"):  # bm25s probes numba at import (~1.5 s); its numpy scoring is used
+    from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
 NONOCCURRENCE = ("bm25l", "bm25+")  # variants whose every query term gives a floor to every document
 

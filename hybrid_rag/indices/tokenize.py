@@ -244,7 +244,10 @@ class Tokenizer:
 
     def _ensure_loaded(self) -> None:
         if self.kind == "spacy" and self._spacy_tokenizer is None:
-            import spacy
+            from hybrid_rag.lazy_imports import hidden_modules
+
+            with hidden_modules("torch"):  # thinc imports torch when it can: seconds, and unused here
+                import spacy
 
             self._spacy_tokenizer = spacy.blank("en").tokenizer
         if self._stop_words is None:

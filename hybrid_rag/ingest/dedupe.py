@@ -24,12 +24,15 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 from hybrid_rag.errors import ConfigError
 from hybrid_rag.settings import DedupeSettings
+
+if TYPE_CHECKING:  # datasketch loads on first use: only an ingest needs it
+    from datasketch import MinHash, MinHashLSH
 
 SEED = 1  # the MinHash permutations: fixed, so signatures are equal across runs and machines
 # LSH band parameters are chosen to weigh a missed near duplicate nine times a spurious
@@ -93,6 +96,8 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     At thresholds near 1 the optimum is a single band, which datasketch refuses; two bands of
     ``num_perm // 2`` rows then still make every identical signature a candidate.
     """
+    from datasketch import MinHashLSH
+
     try:
         lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=LSH_WEIGHTS)
     except ValueError:
@@ -132,6 +137,8 @@ class NearDuplicateFilter:
         Equal to ``MinHash(num_perm, seed=SEED, hashfunc=int).update_batch(values)`` (a test
         holds it to that), without its per-value Python loop.
         """
+        from datasketch import MinHash
+
         if self._template is None:
             self._template = MinHash(
                 num_perm=self.settings.num_perm, seed=SEED, scheme="affine32", hashfunc=int
@@ -149,6 +156,8 @@ class NearDuplicateFilter:
         if self._template is None:
             self.minhash(np.zeros(0, dtype=np.uint32))
         assert self._template is not None
+        from datasketch import MinHash
+
         return MinHash(
             num_perm=self.settings.num_perm,
             seed=SEED,
@@ -223,6 +232,8 @@ class DuplicateIndex:
     def __init__(self, finder: NearDuplicateFilter) -> None:
         self.finder = finder
         cfg = finder.settings
+        from datasketch import MinHashLSH
+
         self._lsh = MinHashLSH(num_perm=cfg.num_perm, params=lsh_params(cfg.threshold, cfg.num_perm))
         self._kept: dict[str, MinHash | None] = {}
         self._order: dict[str, int] = {}  # kept sha -> rank in keeping order, to break ties

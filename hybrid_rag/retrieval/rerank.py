@@ -5,8 +5,10 @@ Backends (``rerank.backend``):
 * ``embedding_windows`` (:class:`EmbeddingWindowReranker`): the query against overlapping word
   windows of each candidate, with the embedding model the index already uses; a candidate's
   score is its best window (max-sim). Needs no extra weights.
-* ``cross_encoder`` (:class:`CrossEncoderReranker`): a sentence-transformers ``CrossEncoder``
-  from a local folder or the local Hugging Face cache, never downloaded.
+* ``cross_encoder`` (:class:`CrossEncoderReranker`): ``rerank.model`` on ONNX Runtime when it
+  has an ONNX form (``ms-marco-MiniLM-L-12-v2`` ships offline; see ``onnx_runtime.py``), else a
+  sentence-transformers ``CrossEncoder`` from a local folder or the local Hugging Face cache,
+  never downloaded.
 * ``api`` (:class:`ApiReranker`): a Cohere / Jina / TEI-compatible ``/rerank`` endpoint.
 * ``lexical`` (:class:`LexicalReranker`): BM25 computed over the candidate set only.
 * ``overlap`` (:class:`OverlapReranker`): the share of the query's words a candidate contains
@@ -44,6 +46,7 @@ from hybrid_rag.embedders import _in_hf_cache, _quiet_loading
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.onnx_runtime import OnnxModel, cross_encoder_files
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize, rrf_term
 from hybrid_rag.settings import BM25Settings, RerankSettings
@@ -316,7 +319,7 @@ class EmbeddingWindowReranker:
 # -- cross-encoder -----------------------------------------------------------------------------
 
 
-def resolve_cross_encoder(primary: str, fallback: str | None) -> str:
+def resolve_cross_encoder(primary: str | None, fallback: str | None) -> str:
     """The first of ``primary`` and ``fallback`` that is a local folder or in the local HF cache."""
     for name in (primary, fallback):
         if not name or not name.strip():
@@ -329,12 +332,14 @@ def resolve_cross_encoder(primary: str, fallback: str | None) -> str:
     tried = " nor ".join(repr(n) for n in (primary, fallback) if n)
     raise ModelError(
         f"no cross-encoder available offline: neither {tried} is a local folder or in the Hugging Face "
-        "cache; set rerank.rerank_model to a model folder, or rerank.backend to embedding_windows"
+        "cache; set rerank.model to ms-marco-MiniLM-L-12-v2 or a model folder, or rerank.backend to "
+        "embedding_windows"
     )
 
 
 class CrossEncoderReranker:
-    """A sentence-transformers CrossEncoder; loads lazily (once, thread-safely), scores raw logits.
+    """A cross-encoder: on ONNX Runtime (``runtime="onnx"`` and the model has an ONNX form) or a
+    sentence-transformers CrossEncoder; loads lazily (once, thread-safely), scores raw logits.
 
     Pairs longer than ``max_length`` word pieces (capped by what the model allows) are truncated
     by the model's tokenizer; logits, not sigmoid scores, are returned, so nothing saturates to a tie.
@@ -342,9 +347,13 @@ class CrossEncoderReranker:
 
     name = "cross_encoder"
 
-    def __init__(self, settings: RerankSettings, device: str = "cpu") -> None:
+    def __init__(
+        self, settings: RerankSettings, device: str = "cpu", *, runtime: str = "onnx", threads: Any = "auto"
+    ) -> None:
         self.settings = settings
         self.device = device
+        self.runtime = runtime
+        self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
         self.source: str | None = None
@@ -361,9 +370,11 @@ class CrossEncoderReranker:
         if not candidates:
             return np.zeros(0, dtype=np.float64)
         model = self.model
+        pairs = [(query, c.text) for c in candidates]
+        if isinstance(model, OnnxModel):
+            return model.score_pairs(pairs, self.settings.batch_size)
         import torch
 
-        pairs = [(query, c.text) for c in candidates]
         scores = model.predict(
             pairs,
             batch_size=self.settings.batch_size,
@@ -374,8 +385,22 @@ class CrossEncoderReranker:
         return np.asarray(scores, dtype=np.float64).reshape(len(candidates), -1)[:, 0]
 
     def _load(self) -> Any:
-        source = resolve_cross_encoder(self.settings.rerank_model, self.settings.fallback_model)
-        from sentence_transformers import CrossEncoder
+        if self.runtime == "onnx":
+            files = cross_encoder_files(self.settings.model)
+            if files is not None:
+                limited = replace(files, max_length=min(files.max_length, self.settings.max_length))
+                model = OnnxModel(limited, self.threads)
+                model.raw_tokenizer  # noqa: B018 - loads the session now, under the caller's lock
+                self.source = files.model_id
+                return model
+        source = resolve_cross_encoder(self.settings.model, self.settings.fallback_model)
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError:
+            raise ModelError(
+                f"cross-encoder {source!r} has no ONNX form and needs the torch runtime: "
+                "pip install 'hybrid-rag[torch]', or set rerank.model to ms-marco-MiniLM-L-12-v2"
+            ) from None
 
         try:
             with _quiet_loading():
@@ -459,7 +484,7 @@ class ApiReranker:
         s = self.settings
         return post_json(
             self.url,
-            rerank_payload(s.api_format, s.rerank_model, query, texts),
+            rerank_payload(s.api_format, s.model, query, texts),
             parse=lambda raw: parse_rerank_response(raw, len(texts)),
             what="reranker",
             api_key_env=s.api_key_env,
@@ -473,14 +498,21 @@ class ApiReranker:
 
 
 def make_reranker(
-    r: RerankSettings, embedder: Embedder, *, bm25: BM25Settings, device: str = "cpu"
+    r: RerankSettings,
+    embedder: Embedder,
+    *,
+    bm25: BM25Settings,
+    device: str = "cpu",
+    runtime: str = "onnx",
+    threads: Any = "auto",
 ) -> Reranker:
     """The reranker ``rerank.backend`` names; cheap (models load on first score). ``bm25``: the
-    tokenizer the lexical reranker shares with the index; ``device``: the cross-encoder's."""
+    tokenizer the lexical reranker shares with the index; ``device``, ``runtime`` and ``threads``:
+    the cross-encoder's (``embedding.*``: one model runtime for the process)."""
     if r.backend == "embedding_windows":
         return EmbeddingWindowReranker(embedder, r.window_words, r.window_overlap_words)
     if r.backend == "cross_encoder":
-        return CrossEncoderReranker(r, device=device)
+        return CrossEncoderReranker(r, device=device, runtime=runtime, threads=threads)
     if r.backend == "api":
         return ApiReranker(r)
     if r.backend == "overlap":

@@ -465,7 +465,7 @@ def server() -> Iterator[FakeServer]:
 def api(url: str, **overrides: Any) -> ApiReranker:
     params: dict[str, Any] = {
         "api_url": url,
-        "rerank_model": "rr-model",
+        "model": "rr-model",
         "timeout_seconds": 2.0,
         "retries": 1,
     }
