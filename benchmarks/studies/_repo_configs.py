@@ -20,25 +20,40 @@ def tests_prior(weight: float) -> dict[str, Any]:
 
 
 CONTEXT_CHOICES = {"context.quote_imports": False, "context.heading_tests": False}
+
+
+def cross_encoder(depth: int, blend: str, weight: float = 0.3) -> BenchConfig:
+    """The offline ONNX cross-encoder over the fused head of ``depth`` candidates."""
+    what = f"linear blend, weight {weight}" if blend == "linear" else "its score alone"
+    name = f"+ce{depth}-{blend}" + (f"-{weight}" if blend == "linear" else "")
+    return BenchConfig(
+        name,
+        f"default + cross-encoder on the first {depth}, {what}",
+        features={"rerank": True},
+        overrides={
+            "rerank.backend": "cross_encoder",
+            "rerank.model": "ms-marco-MiniLM-L-12-v2",
+            "rerank.top_n_in": depth,
+            "rerank.blend": blend,
+            "rerank.weight": weight if blend == "linear" else 1.0,
+        },
+    )
+
+
 CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("default", "the shipped settings, unchanged"),
     BenchConfig("bm25", "BM25 alone", "bm25", OPTIONAL_STAGES_OFF),
     BenchConfig("dense", "dense alone", "dense", OPTIONAL_STAGES_OFF),
     BenchConfig("+tests-0.8", "default + path prior 0.8 on test files", overrides=tests_prior(0.8)),
-    BenchConfig("+tests-0.5", "default + path prior 0.5 on test files", overrides=tests_prior(0.5)),
+    *(cross_encoder(d, b, w) for d in (20, 10) for b, w in (("linear", 0.3), ("linear", 0.5), ("none", 1.0))),
     BenchConfig(
-        "+tests-0.8 context-choices",
-        "default + prior 0.8 on tests + the context's choices",
-        overrides={**tests_prior(0.8), **CONTEXT_CHOICES},
-    ),
-    BenchConfig(
-        "+tests-0.5 context-choices",
-        "default + prior 0.5 on tests + the context's choices",
-        overrides={**tests_prior(0.5), **CONTEXT_CHOICES},
+        "+bge-small",
+        "default with bge-small-en-v1.5 (ONNX) as the embedder",
+        overrides={"embedding.model": "bge-small-en-v1.5"},
     ),
 )
 # configurations whose context is built and scored (a context a query costs ~1 s on a busy machine)
-CONTEXT_CONFIGS = frozenset({"default", "+tests-0.8 context-choices", "+tests-0.5 context-choices"})
+CONTEXT_CONFIGS = frozenset({"default", "+tests-0.8", "+ce20-linear-0.3", "+ce10-linear-0.3", "+bge-small"})
 
 
 def query_unchanged(config: BenchConfig) -> bool:

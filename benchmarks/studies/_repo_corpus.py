@@ -5,7 +5,9 @@ sdist (cached), which is unpacked as it ships (code, tests, docs, examples, conf
 made CodeSearchNet's way, over the whole repository as a user would ingest it:
 
 * every function or method (dunders skipped) whose docstring's first sentence has at least
-  ``MIN_WORDS`` words is a candidate; a sentence two candidates share is dropped;
+  ``MIN_WORDS`` words is a candidate, except test functions (a name starting with ``test``, or
+  defined in a test file: ``is_test_path``), which CodeSearchNet drops too: users search for the
+  implementation; a sentence two candidates share is dropped;
 * a seeded sample of the candidates (``cap`` a project, with room for drops) becomes the targets:
   each target's docstring is removed from its file (a body left empty gets ``...``), and the
   target's line range (decorators to its last line) is taken from the rewritten file;
@@ -29,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 MIN_WORDS = 5
+# what makes a function a candidate, in the corpus cache's key (a new rule rebuilds the corpus)
+TARGET_RULE = "implementation-only"
 
 
 @dataclass(frozen=True)
@@ -98,20 +102,24 @@ def _docstring_node(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | No
 
 
 def candidates(root: Path) -> list[tuple[str, str, int]]:
-    """(relative path, dotted name, index among the file's functions) of every candidate, sorted."""
+    """(relative path, dotted name, index among the file's functions) of every candidate, sorted
+    (test functions and functions of test files are not candidates)."""
     out = []
     for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if is_test_path(rel):
+            continue
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
         for index, (name, fn) in enumerate(_functions(tree)):
             short = name.rsplit(".", 1)[-1]
-            if short.startswith("__") and short.endswith("__"):
+            if (short.startswith("__") and short.endswith("__")) or short.startswith("test"):
                 continue
             doc = ast.get_docstring(fn)
             if doc and len(first_sentence(doc).split()) >= MIN_WORDS:
-                out.append((path.relative_to(root).as_posix(), name, index))
+                out.append((rel, name, index))
     return out
 
 

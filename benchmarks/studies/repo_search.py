@@ -33,14 +33,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hybrid_rag.embedders import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.metrics import EvalReport, compare
-from hybrid_rag.protocols import Embedder
+from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.settings import Settings, load_settings
+from hybrid_rag.types import ScoredChunk
 from studies import suite
 from studies._repo_configs import BASELINE, CONFIGS, CONTEXT_CONFIGS, query_unchanged
 from studies._repo_corpus import (
+    TARGET_RULE,
     Project,
     Target,
     build_corpus,
@@ -77,7 +81,7 @@ def prepare(project: Project, work: Path, cap: int, seed: int) -> tuple[Path, li
     """The project's judged corpus (rebuilt only when the sdist, cap or seed changed)."""
     src = fetch(project, work / "sdists")
     sdist = next(p for p in (work / "sdists").glob("*.tar.gz") if p.name.lower().startswith(src.name.lower()))
-    key = {"sdist": sdist.name, "sha256": sha256_of(sdist), "cap": cap, "seed": seed}
+    key = {"sdist": sdist.name, "sha256": sha256_of(sdist), "cap": cap, "seed": seed, "targets": TARGET_RULE}
     dest = work / "corpus" / src.name
     manifest = work / "corpus" / f"{src.name}.json"
     if manifest.is_file() and dest.is_dir():
@@ -88,6 +92,25 @@ def prepare(project: Project, work: Path, cap: int, seed: int) -> tuple[Path, li
     info = {"project": project.spec, **key, **counts}
     manifest.write_text(json.dumps({"key": key, "info": info, "targets": [t.to_dict() for t in targets]}))
     return dest, targets, info
+
+
+class MemoReranker:
+    """A reranker whose (query, chunk) scores are kept, so the configurations that differ only in
+    the cross-encoder's depth and blend score each pair once (the pipeline itself is unchanged)."""
+
+    def __init__(self, inner: Reranker) -> None:
+        self.inner = inner
+        self.kept: dict[tuple[str, str], float] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        new = [c for c in candidates if (query, c.id) not in self.kept]
+        if new:
+            self.kept.update(zip(((query, c.id) for c in new), self.inner.score(query, new), strict=True))
+        return np.array([self.kept[(query, c.id)] for c in candidates], dtype=np.float64)
 
 
 def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchConfig, mode: str) -> dict:
@@ -135,6 +158,7 @@ def run_repo(
         info["scored"] = len(targets)
         info["ingest"] = {}
         projects.append(info)
+        rerankers: dict[str, MemoReranker] = {}  # one a project and cross-encoder model
         for group, members in group_by_index(configs, base).items():
             settings = members[0].settings(base)
             key = json.dumps(settings.embedding.model_dump(mode="json"), sort_keys=True)
@@ -154,6 +178,10 @@ def run_repo(
             log(f"{root.name}: group {group} ingested {info['ingest'][group]}")
             for config in members:
                 engine, _ = suite.open_engine(config.settings(base), store, embedder)
+                if config.features.get("rerank") and engine.retriever.reranker is not None:
+                    model = f"{engine.settings.rerank.backend}:{engine.settings.rerank.model}"
+                    kept = rerankers.setdefault(model, MemoReranker(engine.retriever.reranker))
+                    engine.retriever.reranker = kept
                 try:
                     got = score(targets, root, engine, config, config.resolved_mode(base))
                 finally:

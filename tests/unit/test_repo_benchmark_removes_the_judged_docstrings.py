@@ -94,3 +94,18 @@ def test_relevance_is_the_same_file_and_overlapping_lines() -> None:
         and is_test_path("pkg/test_x.py")
         and not is_test_path("src/testing_utils.py")
     )
+
+
+def test_test_functions_and_test_files_are_never_targets(tmp_path: Path) -> None:
+    src = tmp_path / "proj-1.0"
+    (src / "pkg").mkdir(parents=True)
+    (src / "tests").mkdir()
+    (src / "pkg" / "core.py").write_text(
+        'def parse(text):\n    """Parse a filter expression into its parts."""\n\n\n'
+        'def test_inline(x):\n    """Check that inline parsing keeps every part."""\n'
+    )
+    helper = 'def build():\n    """Build a fixture with three parts in it."""\n'
+    (src / "tests" / "helpers.py").write_text(helper)
+    (src / "pkg" / "conftest.py").write_text(helper.replace("build", "setup"))
+    targets, counts = build_corpus(src, tmp_path / "corpus", cap=10, seed=0)
+    assert [t.name for t in targets] == ["parse"] and counts["candidates"] == 1
