@@ -197,6 +197,7 @@ STAGE_FLAGS = (
     "multi_query",
     "rerank",
     "thresholds",
+    "priors",
     "mmr",
     "routing",
     "parent_context",

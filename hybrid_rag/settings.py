@@ -293,6 +293,13 @@ class BM25Settings(_Section):
     merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of base: new base
 
 
+class PathPrior(_Section):
+    """A weight for results whose path matches a glob (``retrieval/priors.py``)."""
+
+    pattern: str = Field(min_length=1)  # the filter language's path glob: tests/**, **/test_*.py
+    weight: Float = Field(gt=0)  # below 1 demotes, above 1 promotes; 1 changes nothing
+
+
 class RetrievalSettings(_Section):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     min_score_code: Float | None = None  # per-source-type minimum final score (None: no threshold)
@@ -318,6 +325,9 @@ class RetrievalSettings(_Section):
     filter_max_terms: Int = Field(100_000, gt=0)  # comparisons, and values of in-lists
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
+    # per path glob, a weight on the fused ranking (the first matching pattern decides); see
+    # retrieval/priors.py and benchmarks/RESULTS.md section 21
+    path_priors: tuple[PathPrior, ...] = ()
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
@@ -415,6 +425,8 @@ class ContextSettings(_Section):
     summary_map_chunks: Int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
     quote_max_tokens: Int = Field(400, gt=0)  # the most one quote may take when the budget allows
     max_embedded_units: Int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
+    quote_imports: bool = True  # false: import lines are not evidence (RESULTS.md section 21)
+    heading_tests: bool = True  # false: a topic's heading is a test's signature only when it has no other
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"
     system_prompt: str = (
@@ -441,6 +453,7 @@ class FeatureFlags(_Section):
     filters: bool = True
     routing: bool = False  # a query that looks like code searches source_type=code only
     thresholds: bool = True  # retrieval.min_score_code / min_score_text, when set
+    priors: bool = True  # retrieval.path_priors, when set
     parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition or section
     self_check: bool = True
 

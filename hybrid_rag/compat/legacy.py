@@ -29,6 +29,7 @@ _PLAIN_DENSE = {
     "mmr": False,
     "routing": False,
     "thresholds": False,
+    "priors": False,
     "parent_context": False,
     "self_check": False,
 }

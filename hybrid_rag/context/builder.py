@@ -155,8 +155,10 @@ class ContextBuilder:
         lines = [c.text.split("\n") for c in chunks]
         units: list[ev.Unit] = []
         for i, c in enumerate(chunks):
-            make = ev.code_units if c.source_type is SourceType.CODE else ev.prose_units
-            units.extend(make(i, lines[i]))
+            if c.source_type is SourceType.CODE:
+                units.extend(ev.code_units(i, lines[i], imports=self.cfg.quote_imports))
+            else:
+                units.extend(ev.prose_units(i, lines[i]))
         query_terms = set(content_terms(query))
         picked = ev.pick_units(units, query_terms, self.cfg.max_embedded_units)
         vectors = np.asarray(

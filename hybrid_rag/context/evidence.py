@@ -33,6 +33,7 @@ _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|>)")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_IMPORT = re.compile(r"^\s*(?:import\s+[\w.]|from\s+[\w.]+\s+import\b)")
 _SIGNATURE = re.compile(
     r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*"
     r"(?:def|class|function|func|fn|interface|struct|enum|trait|impl|type|module)\b"
@@ -59,12 +60,30 @@ class Unit:
     heading: bool = False
 
 
-def code_units(chunk: int, lines: Sequence[str]) -> list[Unit]:
-    """One unit per line with at least two word characters (braces and blank lines are not units)."""
+def import_lines(lines: Sequence[str]) -> set[int]:
+    """Offsets of the lines that import (``import x``, ``from x import y``, and the lines of a
+    parenthesised ``from x import (...)`` up to its closing parenthesis)."""
+    out: set[int] = set()
+    open_paren = False
+    for i, line in enumerate(lines):
+        if open_paren:
+            out.add(i)
+            open_paren = ")" not in line
+        elif _IMPORT.match(line):
+            out.add(i)
+            open_paren = "(" in line and ")" not in line
+    return out
+
+
+def code_units(chunk: int, lines: Sequence[str], *, imports: bool = True) -> list[Unit]:
+    """One unit per line with at least two word characters (braces and blank lines are not units);
+    ``imports=False``: nor are import lines (``context.quote_imports``: a quote may still carry one
+    between the lines that answer, as it carries any line, but never for its own sake)."""
+    skipped = set() if imports else import_lines(lines)
     out = []
     for i, line in enumerate(lines):
         stripped = line.strip()
-        if len("".join(_WORD.findall(stripped))) >= 2:
+        if i not in skipped and len("".join(_WORD.findall(stripped))) >= 2:
             out.append(Unit(chunk, i, i, stripped, bool(_SIGNATURE.match(line))))
     return out
 

@@ -14,6 +14,7 @@ Either way a summary is at most ``summary_max_tokens`` tokens, cut between words
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.types import ScoredChunk, SourceType
 
+_TEST_SIGNATURE = re.compile(r"^\s*(?:async\s+)?def\s+test")
 SYSTEM = "You summarise retrieved passages for a search engine. Reply with one or two plain sentences."
 MAP_PROMPT = (
     "Question: {query}\n\nPassage [{ref}]:\n{passage}\n\n"
@@ -60,10 +62,16 @@ def extractive(units: Sequence[ev.Unit], ranked: Sequence[int], code: Sequence[b
     return out
 
 
-def candidates(units: Sequence[ev.Unit], pool: Sequence[int], code: Sequence[bool]) -> list[int]:
+def candidates(
+    units: Sequence[ev.Unit], pool: Sequence[int], code: Sequence[bool], *, tests: bool = True
+) -> list[int]:
     """The units of ``pool`` a summary may use: prose sentences and code signatures; every code
-    line only when the pool has neither."""
+    line only when the pool has neither. ``tests=False`` (``context.heading_tests``): a test
+    function's signature (``def test_...``) only when the pool has no other: a topic's heading
+    names what it is about, not the test that exercises it."""
     chosen = [j for j in pool if units[j].signature or not code[units[j].chunk]]
+    if not tests:
+        chosen = [j for j in chosen if not _TEST_SIGNATURE.match(units[j].text)] or chosen
     return chosen or list(pool)
 
 
@@ -137,7 +145,8 @@ class Summarizer:
                 texts[t] = self.cut(generated[t])
                 continue
             center = ev.centroid(chunk_vecs[np.flatnonzero(labels == t)])
-            pool = candidates(units, [j for j in embedded if labels[units[j].chunk] == t], code)
+            members = [j for j in embedded if labels[units[j].chunk] == t]
+            pool = candidates(units, members, code, tests=self.cfg.heading_tests)
             ranked = by_closeness(pool, embedded, center)
             texts[t] = self.cut(extractive(units, ranked, code, self.cfg.summary_sentences))
         return Summaries(texts, note, seconds)

@@ -25,6 +25,7 @@ from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
+from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -143,6 +144,8 @@ class HybridRetriever:
         runs = self.exact_scores(candidates, live, tracer)
         fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
+        if flags.priors and self.retrieval.path_priors:
+            scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:

@@ -1,0 +1,256 @@
+"""The repository benchmark's data: real projects' source distributions, judged by their docstrings.
+
+For each pinned project ``pip download --no-binary :all: --no-deps NAME==VERSION`` fetches the
+sdist (cached), which is unpacked as it ships (code, tests, docs, examples, configs). Queries are
+made CodeSearchNet's way, over the whole repository as a user would ingest it:
+
+* every function or method (dunders skipped) whose docstring's first sentence has at least
+  ``MIN_WORDS`` words is a candidate, except test functions (a name starting with ``test``, or
+  defined in a test file: ``is_test_path``), which CodeSearchNet drops too: users search for the
+  implementation; a sentence two candidates share is dropped;
+* a seeded sample of the candidates (``cap`` a project, with room for drops) becomes the targets:
+  each target's docstring is removed from its file (a body left empty gets ``...``), and the
+  target's line range (decorators to its last line) is taken from the rewritten file;
+* a target whose sentence still appears anywhere in the rewritten repository (any file, case and
+  whitespace folded) is dropped; the first ``cap`` left are the queries.
+
+A result is relevant when it cites the target's file and overlaps its line range.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MIN_WORDS = 5
+# what makes a function a candidate, in the corpus cache's key (a new rule rebuilds the corpus)
+TARGET_RULE = "implementation-only"
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    version: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One judged query: the sentence, the function it was cut from and where it lies now."""
+
+    qid: str
+    query: str
+    path: str  # relative to the project's root, '/'-separated
+    name: str  # dotted: Class.method
+    start_line: int
+    end_line: int
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def first_sentence(doc: str) -> str:
+    """The first sentence of a docstring's first paragraph, whitespace collapsed ('' if none)."""
+    paragraph = doc.strip().split("\n\n", 1)[0]
+    text = " ".join(paragraph.split())
+    match = re.search(r"(?<=[.!?])\s", text)
+    return (text[: match.start()] if match else text).strip()
+
+
+def fold(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _functions(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function and method with its dotted name, in source order."""
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.append((prefix + child.name, child))
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def _docstring_node(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | None:
+    first = fn.body[0] if fn.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return first
+    return None
+
+
+def candidates(root: Path) -> list[tuple[str, str, int]]:
+    """(relative path, dotted name, index among the file's functions) of every candidate, sorted
+    (test functions and functions of test files are not candidates)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if is_test_path(rel):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for index, (name, fn) in enumerate(_functions(tree)):
+            short = name.rsplit(".", 1)[-1]
+            if (short.startswith("__") and short.endswith("__")) or short.startswith("test"):
+                continue
+            doc = ast.get_docstring(fn)
+            if doc and len(first_sentence(doc).split()) >= MIN_WORDS:
+                out.append((rel, name, index))
+    return out
+
+
+def strip_docstrings(source: str, indices: set[int]) -> tuple[str, dict[int, tuple[int, int]]]:
+    """``source`` with the docstrings of the functions at ``indices`` removed, and each such
+    function's (first, last) line in the rewritten text (decorators included)."""
+    tree = ast.parse(source)
+    functions = _functions(tree)
+    lines = source.splitlines(keepends=True)
+    cuts = []  # (first, last) 1-based lines removed, and a replacement
+    for index in sorted(indices):
+        fn = functions[index][1]
+        node = _docstring_node(fn)
+        assert node is not None and node.end_lineno is not None
+        stub = []
+        if len(fn.body) == 1:  # the docstring was the whole body: keep it a valid function
+            stub = [" " * node.col_offset + "...\n"]
+        cuts.append((node.lineno, node.end_lineno, stub))
+    for first, last, stub in sorted(cuts, reverse=True):
+        lines[first - 1 : last] = stub
+    rewritten = "".join(lines)
+    new_functions = _functions(ast.parse(rewritten))
+    ranges = {}
+    for index in indices:
+        fn = new_functions[index][1]
+        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        ranges[index] = (start, fn.end_lineno or fn.lineno)
+    return rewritten, ranges
+
+
+def fetch(project: Project, cache: Path) -> Path:
+    """The project's sdist in ``cache`` (downloaded once with pip), unpacked under ``cache/src``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    stem = f"{project.name}-{project.version}"
+    found = [
+        p for p in cache.glob("*.tar.gz") if p.name.lower().replace("_", "-") == f"{stem}.tar.gz".lower()
+    ]
+    if not found:
+        pip = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-q"]
+        subprocess.run([*pip, project.spec, "-d", str(cache)], check=True)
+        found = [
+            p for p in cache.glob("*.tar.gz") if p.name.lower().replace("_", "-") == f"{stem}.tar.gz".lower()
+        ]
+    if not found:
+        raise SystemExit(f"repo_search: pip left no sdist of {project.spec} in {cache}")
+    src = cache / "src" / stem
+    if not src.is_dir():
+        with tarfile.open(found[0]) as tar:
+            top = tar.getnames()[0].split("/", 1)[0]
+            tar.extractall(cache / "src", filter="data")
+        if (cache / "src" / top) != src:
+            (cache / "src" / top).rename(src)
+    return src
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Target], dict[str, int]]:
+    """Copy ``src`` to ``dest`` with the sampled targets' docstrings removed; the judged targets."""
+    found = candidates(src)
+    sentences: dict[str, list[tuple[str, str, int]]] = {}
+    texts = {}
+    for rel, name, index in found:
+        if rel not in texts:
+            texts[rel] = (src / rel).read_text(encoding="utf-8")
+        fn = _functions(ast.parse(texts[rel]))[index][1]
+        sentences.setdefault(fold(first_sentence(ast.get_docstring(fn) or "")), []).append((rel, name, index))
+    unique = [(s, hits[0]) for s, hits in sentences.items() if len(hits) == 1]
+    random.Random(seed).shuffle(unique)
+    sample = unique[: cap + cap // 2]
+    by_file: dict[str, set[int]] = {}
+    for _, (rel, _, index) in sample:
+        by_file.setdefault(rel, set()).add(index)
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(src, dest)
+    ranges: dict[tuple[str, int], tuple[int, int]] = {}
+    for rel, indices in by_file.items():
+        rewritten, got = strip_docstrings(texts[rel], indices)
+        (dest / rel).write_text(rewritten, encoding="utf-8")
+        ranges.update({(rel, i): r for i, r in got.items()})
+    corpus = [fold(_read(p)) for p in sorted(dest.rglob("*")) if p.is_file()]
+    targets, dropped = [], 0
+    for sentence, (rel, name, index) in sample:
+        if any(sentence in text for text in corpus):
+            dropped += 1
+            continue
+        if len(targets) < cap:
+            start, end = ranges[(rel, index)]
+            query = first_sentence(ast.get_docstring(_functions(ast.parse(texts[rel]))[index][1]) or "")
+            targets.append(Target(f"{src.name}:{len(targets)}", query, rel, name, start, end))
+    counts = {
+        "candidates": len(found),
+        "shared_sentence": len(found) - len(unique),
+        "sampled": len(sample),
+        "still_in_corpus": dropped,
+        "queries": len(targets),
+    }
+    return targets, counts
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return ""
+
+
+def is_test_path(path: str) -> bool:
+    """A test file by the usual conventions: a tests/test folder, test_*.py, *_test.py, conftest.py."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (
+        any(p in {"tests", "test", "testing"} for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def relative(path: str, root: Path) -> str:
+    """A stored path relative to the project's root (stored paths may be absolute or relative)."""
+    p = path.replace("\\", "/")
+    prefix = root.as_posix().rstrip("/") + "/"
+    if p.startswith(prefix):
+        return p[len(prefix) :]
+    marker = f"/{root.name}/"
+    return p.split(marker, 1)[1] if marker in p else p
+
+
+def overlaps(target: Target, rel: str, start: int, end: int) -> bool:
+    return rel == target.path and start <= target.end_line and end >= target.start_line
