@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import make_embedder
+from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.metrics import EvalReport, compare
 from hybrid_rag.protocols import Embedder, Reranker
