@@ -35,6 +35,9 @@ for entry in (str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "server")):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the studies' own helpers
+from _server import wait_ready  # noqa: E402
+
 from hybrid_rag.engine import Engine  # noqa: E402
 from hybrid_rag.errors import InputError  # noqa: E402
 from hybrid_rag.filters import parse_filter  # noqa: E402
@@ -161,16 +164,8 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
         [*cmd, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    process.terminate()
-    raise RuntimeError("the server did not become ready in 180 s")
+    wait_ready(process, url)
+    return process, url
 
 
 def healthz_under_load(url: str, clients: int, seconds: float) -> dict[str, Any]:

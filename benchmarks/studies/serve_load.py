@@ -34,6 +34,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the studies' own helpers
+from _server import wait_ready  # noqa: E402
+
 from hybrid_rag.engine import Engine  # noqa: E402
 from hybrid_rag.evaluation.bench import build_vocabulary, sample_word_ids, zipf_cdf  # noqa: E402
 from hybrid_rag.settings import load_settings  # noqa: E402
@@ -177,18 +180,8 @@ def start_server(data_dir: Path, roots: Path, workers: int) -> tuple[subprocess.
     ]
     process = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        time.sleep(0.5)
-    process.terminate()
-    raise RuntimeError("the server did not become ready in 180 s")
+    wait_ready(process, url)
+    return process, url
 
 
 async def load(url: str, texts: list[str], clients: int, seconds: float) -> dict[str, Any]:
