@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -101,10 +102,28 @@ class FileChunks:
     spans: Sequence[ChunkSpan]
 
 
+_BUSY_SECONDS = 30.0
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
+    """Journal mode WAL. Switching a new file takes its exclusive lock, and SQLite answers "database
+    is locked" at once, without its busy handler, while another connection is switching the same
+    file (several first openers racing): so wait here, as the busy timeout would elsewhere."""
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching a new file to WAL takes a lock
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={int(_BUSY_SECONDS * 1000)}")
+    _switch_to_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
