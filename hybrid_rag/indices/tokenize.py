@@ -33,6 +33,7 @@ StemmerName = Literal["none", "english"]
 # Bump when the terms produced for the same text change: BM25 manifests record it, and an
 # index built by another version is refused at load instead of silently matching badly.
 if TYPE_CHECKING:
+    from hybrid_rag.indices.affix_tokenizer import AffixTokenizer
     from hybrid_rag.settings import BM25Settings
     from hybrid_rag.store import MetadataStore
     from hybrid_rag.types import Chunk
@@ -43,6 +44,7 @@ _WORD = re.compile(r"\w+")
 _HAS_WORD_CHAR = re.compile(r"\w")
 _NON_ALNUM = re.compile(r"[\W_]+")
 _SPACY_BATCH = 256
+_PORT_MAX_TEXTS = 16  # up to this many texts (a query, its expansions) skip importing spaCy
 _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
 
 
@@ -215,6 +217,11 @@ class Tokenizer:
     def _raw_tokens(self, texts: Sequence[str]) -> Iterable[list[str]]:
         if self.kind == "regex":
             return (_WORD.findall(text) for text in texts)
+        if self._spacy_tokenizer is None and len(texts) <= _PORT_MAX_TEXTS:
+            port = _saved_spacy_rules()  # a query: spaCy's rules without importing spaCy
+            if port is not None:
+                return (port.tokens(text) for text in texts)
+        self._load_spacy()
         return ([t.text for t in doc] for doc in self._spacy_tokenizer.pipe(texts, batch_size=_SPACY_BATCH))
 
     def _terms(self, raw_tokens: list[str]) -> list[str]:
@@ -242,20 +249,35 @@ class Tokenizer:
             kept = self._stem.stemWords(kept)
         return tuple(kept)
 
-    def _ensure_loaded(self) -> None:
-        if self.kind == "spacy" and self._spacy_tokenizer is None:
+    def _load_spacy(self) -> None:
+        if self._spacy_tokenizer is None:
+            from hybrid_rag.indices import affix_tokenizer
             from hybrid_rag.lazy_imports import hidden_modules
 
             with hidden_modules("torch"):  # thinc imports torch when it can: seconds, and unused here
                 import spacy
 
             self._spacy_tokenizer = spacy.blank("en").tokenizer
+            version = affix_tokenizer.spacy_version()
+            if version is not None and not affix_tokenizer.rules_path(version).is_file():
+                affix_tokenizer.save_rules(self._spacy_tokenizer, version)  # for later queries
+
+    def _ensure_loaded(self) -> None:
         if self._stop_words is None:
             self._stop_words = stop_words(self.stopwords)
         if self.stemmer == "english" and self._stem is None:
             import Stemmer
 
             self._stem = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _saved_spacy_rules() -> AffixTokenizer | None:
+    """spaCy's English tokenizer as :mod:`affix_tokenizer` runs it from saved rules (same tokens,
+    no spaCy import); None until spaCy has been loaded once with this version."""
+    from hybrid_rag.indices import affix_tokenizer
+
+    return affix_tokenizer.load()
 
 
 def content_terms(text: str) -> list[str]:

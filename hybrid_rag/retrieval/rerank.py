@@ -372,12 +372,12 @@ class CrossEncoderReranker:
         model = self.model
         pairs = [(query, c.text) for c in candidates]
         if isinstance(model, OnnxModel):
-            return model.score_pairs(pairs, self.settings.batch_size)
+            return model.score_pairs(pairs, self.settings.model_batch_size)
         import torch
 
         scores = model.predict(
             pairs,
-            batch_size=self.settings.batch_size,
+            batch_size=self.settings.model_batch_size,
             activation_fn=torch.nn.Identity(),
             show_progress_bar=False,
             convert_to_numpy=True,

@@ -1,7 +1,8 @@
 """``import hybrid_rag`` and a bare ``hybrid-rag query`` import no heavy package they do not use:
 no torch, transformers or sentence-transformers (the ONNX runtime needs none; spaCy's thinc and
-bm25s's numba probes are hidden), no chromadb, sklearn, pymilvus, datasketch, server packages.
-Each runs in a fresh interpreter, which reports ``sys.modules`` as it exits."""
+bm25s's numba probes are hidden), no chromadb, sklearn, pymilvus, datasketch, server packages, and
+no spaCy once an ingest has saved its tokenizer's rules (the query is split by the same rules in
+Python). Each runs in a fresh interpreter, which reports ``sys.modules`` as it exits."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HYBRID_RAG_EMBEDDING__MODEL": "fake"}
     env.update(extra)
@@ -53,13 +59,14 @@ def _modules(stderr: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def store(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
     root = tmp_path_factory.mktemp("cold")
     (root / "docs").mkdir()
     for name in ("fusion.py", "rerank.py"):
         (root / "docs" / name).write_text((ROOT / "hybrid_rag" / "retrieval" / name).read_text())
     cmd = [sys.executable, "-c", RUNNER, "--data-dir", str(root / "data"), "ingest", str(root / "docs")]
-    subprocess.run(cmd, env=_env(), check=True, capture_output=True, text=True, timeout=300)
+    cache = {"HYBRID_RAG_MODEL_CACHE": str(model_cache)}
+    subprocess.run(cmd, env=_env(**cache), check=True, capture_output=True, text=True, timeout=300)
     return root / "data"
 
 
@@ -82,10 +89,18 @@ def test_import_hybrid_rag_loads_only_the_package() -> None:
     assert not {m for m in third_party if not m.startswith("_")}, third_party
 
 
-def test_a_bare_query_imports_no_model_runtime_and_no_unused_backend(store: Path) -> None:
-    loaded = _query(store)
+def test_a_bare_query_imports_no_model_runtime_and_no_unused_backend(store: Path, model_cache: Path) -> None:
+    assert list(model_cache.glob("spacy-*-en-tokenizer-*.json"))  # the ingest saved spaCy's rules
+    loaded = _query(store, HYBRID_RAG_MODEL_CACHE=str(model_cache))
     assert not loaded & NEVER_FOR_A_QUERY, sorted(loaded & NEVER_FOR_A_QUERY)
-    assert {"faiss", "bm25s", "spacy"} <= loaded  # what the default pipeline does use
+    assert {"faiss", "bm25s"} <= loaded  # what the default pipeline does use
+    assert "spacy" not in loaded and "thinc" not in loaded
+
+
+def test_without_saved_rules_a_query_loads_spacy_itself(store: Path, tmp_path: Path) -> None:
+    loaded = _query(store, HYBRID_RAG_MODEL_CACHE=str(tmp_path / "empty"))
+    assert "spacy" in loaded
+    assert not loaded & NEVER_FOR_A_QUERY
 
 
 def test_spacy_loads_only_for_the_spacy_tokenizer(tmp_path: Path) -> None:
