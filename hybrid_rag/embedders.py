@@ -25,6 +25,7 @@ import numpy as np
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import (
+    definition_window_texts,
     l2_normalise,
     mean_pool,
     pool_windows,
@@ -215,7 +216,7 @@ def _in_hf_cache(name: str) -> bool:
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model; see the module docstring for the long-text windows.
 
-    ``model_name`` is the model plus any setting that changes its vectors (``#truncate``,
+    ``model_name`` is the model plus any setting that changes its vectors (``#truncate``, ``#defs``,
     ``#overlap=N``, ``#prefix=<hash>``), because the embedding cache and index manifests key on it.
     """
 
@@ -232,6 +233,8 @@ class SentenceTransformerEmbedder:
             settings.window_overlap_tokens != EmbeddingSettings.model_fields["window_overlap_tokens"].default
         ):
             suffix += f"#overlap={settings.window_overlap_tokens}"
+        if settings.long_text == "windows" and settings.window_split == "definitions":
+            suffix += "#defs"
         if (self.query_prefix, self.passage_prefix) != (family_query, family_passage):
             digest = hashlib.sha256(f"{self.query_prefix}\x00{self.passage_prefix}".encode()).hexdigest()
             suffix += f"#prefix={digest[:8]}"
@@ -300,10 +303,11 @@ class SentenceTransformerEmbedder:
         if budget < 2:
             raise ConfigError(f"embedding.passage_prefix leaves no room in the model's {limit} word pieces")
         overlap = min(self.settings.window_overlap_tokens, budget // 2)
+        cut = definition_window_texts if self.settings.window_split == "definitions" else window_texts
         windows: list[str] = []
         owners: list[int] = []
         for i, (text, offsets) in enumerate(zip(texts, self._token_offsets(texts), strict=True)):
-            for piece in window_texts(text, offsets, budget, overlap):
+            for piece in cut(text, offsets, budget, overlap):
                 windows.append(self.passage_prefix + piece)
                 owners.append(i)
         return windows, owners

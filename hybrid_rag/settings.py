@@ -270,6 +270,9 @@ class EmbeddingSettings(_Section):
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
     window_overlap_tokens: Int = Field(32, ge=0)
+    # where a long chunk's windows are cut: tokens (every window full length) or definitions (first
+    # at the lines where a def / class / function starts, so a window holds one definition)
+    window_split: Literal["tokens", "definitions"] = "tokens"
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
 

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
+
+# A line that starts a definition: Python, JavaScript/TypeScript, Go, Rust, Ruby, PHP, Kotlin, Swift
+_DEFINITION = re.compile(
+    r"^[ \t]*(?:(?:export|pub(?:\([^)]*\))?|public|private|protected|static|async|default)[ \t]+)*"
+    r"(?:def|class|function|func|fn|impl|trait|interface|struct|enum|module|fun)\b",
+    re.MULTILINE,
+)
+_DECORATOR = re.compile(r"[ \t]*@")
 
 
 def window_spans(n_tokens: int, window: int, overlap: int) -> list[tuple[int, int]]:
@@ -36,6 +47,58 @@ def window_texts(text: str, offsets: Sequence[tuple[int, int]], window: int, ove
     if len(offsets) <= window:
         return [text]
     return [text[offsets[s][0] : offsets[e - 1][1]] for s, e in window_spans(len(offsets), window, overlap)]
+
+
+def definition_window_texts(
+    text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int, min_tokens: int = 24
+) -> list[str]:
+    r"""Like :func:`window_texts`, but a text too long for one window is first cut where a
+    definition starts (a ``def``/``class``/``function``/``fn`` ... line, with the decorator lines
+    above it), so each window holds one function or class body rather than the tail of one and the
+    head of the next; a definition longer than a window is cut into token windows as before. A
+    piece shorter than ``min_tokens`` joins the next one (the last joins the one before).
+
+    >>> text = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n"
+    >>> offsets = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    >>> definition_window_texts(text, offsets, window=6, overlap=1, min_tokens=1)
+    ['import os', 'def a():\n    return 1', 'def b():\n    return 2']
+    """
+    if len(offsets) <= window:
+        return [text]
+    starts = [0]
+    lines = text.splitlines(keepends=True)
+    line_starts = [0]
+    for line in lines[:-1]:
+        line_starts.append(line_starts[-1] + len(line))
+    for i, line in enumerate(lines):
+        if i and _DEFINITION.match(line):
+            j = i
+            while j > 0 and _DECORATOR.match(lines[j - 1]):
+                j -= 1
+            if line_starts[j] > starts[-1]:
+                starts.append(line_starts[j])
+    token_starts = [start for start, _ in offsets]
+    cuts = sorted({bisect_left(token_starts, s) for s in starts} | {len(offsets)})
+    pieces = [(a, b) for a, b in pairwise(cuts) if b > a]
+    merged: list[tuple[int, int]] = []
+    carry: int | None = None
+    for a, b in pieces:
+        a = a if carry is None else carry
+        if b - a < min_tokens:
+            carry = a
+            continue
+        carry = None
+        merged.append((a, b))
+    if carry is not None:
+        if merged:
+            merged[-1] = (merged[-1][0], len(offsets))
+        else:
+            merged.append((carry, len(offsets)))
+    return [
+        text[offsets[a + s][0] : offsets[a + e - 1][1]]
+        for a, b in merged
+        for s, e in window_spans(b - a, window, overlap)
+    ]
 
 
 def split_by_owner(vectors: np.ndarray, owners: Sequence[int], n: int) -> list[np.ndarray]:

@@ -46,6 +46,19 @@ CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("dense", "dense alone", "dense", OPTIONAL_STAGES_OFF),
     BenchConfig("+tests-0.8", "default + path prior 0.8 on test files", overrides=tests_prior(0.8)),
     *(cross_encoder(d, b, w) for d in (20, 10) for b, w in (("linear", 0.3), ("linear", 0.5), ("none", 1.0))),
+    *(
+        BenchConfig(
+            f"+code-bm25-{w}",
+            f"default with code chunks fused at BM25 weight {w} (dense {1 - w:.2f}; shipped 0.15)",
+            overrides={"retrieval.code_dense_weight": round(1 - w, 2), "retrieval.code_bm25_weight": w},
+        )
+        for w in (0.3, 0.45)
+    ),
+    BenchConfig(
+        "+defs",
+        "default with long chunks embedded in windows cut at definitions (embedding.window_split)",
+        overrides={"embedding.window_split": "definitions"},
+    ),
     BenchConfig(
         "+bge-small",
         "default with bge-small-en-v1.5 (ONNX) as the embedder",
@@ -53,7 +66,9 @@ CONFIGS: tuple[BenchConfig, ...] = (
     ),
 )
 # configurations whose context is built and scored (a context a query costs ~1 s on a busy machine)
-CONTEXT_CONFIGS = frozenset({"default", "+tests-0.8", "+ce20-linear-0.3", "+ce10-linear-0.3", "+bge-small"})
+CONTEXT_CONFIGS = frozenset(
+    {"default", "+tests-0.8", "+ce20-linear-0.3", "+ce10-linear-0.3", "+bge-small", "+defs"}
+)
 
 
 def query_unchanged(config: BenchConfig) -> bool:

@@ -26,7 +26,7 @@ from hybrid_rag.embedders import (
 from hybrid_rag.errors import ModelError
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
-from hybrid_rag.vectors import mean_pool, window_spans, window_texts
+from hybrid_rag.vectors import definition_window_texts, mean_pool, window_spans, window_texts
 
 # -- FakeEmbedder ----------------------------------------------------------------------------
 
@@ -97,6 +97,8 @@ def test_make_embedder_fake_and_real() -> None:
         (EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2"), PACKAGED_MODEL),
         (EmbeddingSettings(long_text="truncate"), PACKAGED_MODEL + "#truncate"),
         (EmbeddingSettings(window_overlap_tokens=8), PACKAGED_MODEL + "#overlap=8"),
+        (EmbeddingSettings(window_split="definitions"), PACKAGED_MODEL + "#defs"),
+        (EmbeddingSettings(window_split="definitions", long_text="truncate"), PACKAGED_MODEL + "#truncate"),
         (EmbeddingSettings(model="intfloat/e5-small-v2", passage_prefix="passage: "), "intfloat/e5-small-v2"),
     ],
 )
@@ -209,6 +211,46 @@ def test_window_texts_slices_the_original_text() -> None:
     assert pieces == ["w0 w1  w2 w3", "w3\nw4 w5 w6", "w6 w7 w8 w9"]
     assert window_texts("short text", whitespace_offsets("short text"), 4, 1) == ["short text"]
     assert window_texts("", [], 4, 1) == [""]
+
+
+def _function(name: str, words: int, decorator: str = "") -> str:
+    body = " ".join(f"{name}_{i}" for i in range(words))
+    return f"{decorator}def {name}(x):\n    return [{body}]\n"
+
+
+def test_definition_windows_hold_one_definition_each() -> None:
+    text = "import os\nimport re\n\n" + _function("alpha", 20) + "\n" + _function("beta", 20, "@cache\n")
+    text += "\nclass Gamma:\n    " + _function("delta", 20).replace("\n", "\n    ")
+    pieces = definition_window_texts(text, whitespace_offsets(text), 40, 8, min_tokens=3)
+    assert [p.split()[0] for p in pieces] == ["import", "def", "@cache", "class"]
+    assert pieces[3].startswith("class Gamma:\n    def delta(x):")  # a bare header joins what follows
+    assert "alpha_19" in pieces[1] and "beta_0" not in pieces[1]  # no window runs into the next one
+    assert pieces[2].startswith("@cache\ndef beta(x):")  # the decorator stays with its function
+    token_windows = window_texts(text, whitespace_offsets(text), 40, 8)
+    assert any("alpha_19" in w and "beta_0" in w for w in token_windows)  # what tokens windows do
+
+
+def test_definition_windows_cut_a_long_definition_and_keep_short_text_whole() -> None:
+    text = _function("long", 100) + _function("tiny", 1)
+    pieces = definition_window_texts(text, whitespace_offsets(text), 30, 5, min_tokens=8)
+    assert len(pieces) > 3 and all(len(p.split()) <= 30 for p in pieces)
+    assert "tiny" in pieces[-1] and "long_99" in pieces[-1]  # too short alone: joined to the one before
+    short = _function("a", 3)
+    assert definition_window_texts(short, whitespace_offsets(short), 30, 5) == [short]
+    prose = " ".join(["words"] * 100)  # no definition: the token windows
+    offsets = whitespace_offsets(prose)
+    assert definition_window_texts(prose, offsets, 30, 5) == window_texts(prose, offsets, 30, 5)
+
+
+@given(
+    st.lists(st.sampled_from(["def f():", "    x = 1", "class A:", "@d", "", "y", "  return y"]), max_size=60)
+)
+def test_definition_windows_cover_every_token_within_the_limit(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    offsets = whitespace_offsets(text)
+    pieces = definition_window_texts(text, offsets, 12, 3, min_tokens=4)
+    assert all(len(p.split()) <= max(12, len(offsets) if len(offsets) <= 12 else 12) for p in pieces)
+    assert sorted(set(" ".join(pieces).split())) == sorted(set(text.split()))
 
 
 def test_mean_pool_averages_each_passages_windows_and_renormalises() -> None:
