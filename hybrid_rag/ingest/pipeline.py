@@ -220,7 +220,11 @@ class Ingestor:
             again = in_memory.get(f.path) or load_file(
                 Path(f.path), loading.max_file_bytes, settings=loading, conversion=conversion
             )
-            return with_metadata(again, metadata) if isinstance(again, LoadedFile) else None
+            if not isinstance(again, LoadedFile):
+                return None
+            # under the path the walk planned it by (a file below a link leading out of the root
+            # keeps the link's path; load_file names it by its real path)
+            return with_metadata(replace(again, path=f.path), metadata)
 
         seconds = {"scan": time.perf_counter() - start}
         return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds)

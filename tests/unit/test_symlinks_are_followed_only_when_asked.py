@@ -72,3 +72,20 @@ def test_the_cli_flag_follows_inside_links(tree, tmp_path, monkeypatch, capsys):
     assert "outside the ingested root" in err and "symbolic link loop" in err
     assert main(["ingest", str(tree), "--follow-symlinks=outside", "--dry-run"]) == 0
     assert "shared/notes.md" in capsys.readouterr().out
+
+
+def test_a_file_outside_is_stored_under_the_links_path_and_a_second_ingest_changes_nothing(
+    tree, tmp_path, monkeypatch, capsys
+):
+    # the walk named it under the link, but the ingest read it again under its real path: every
+    # ingest then found a "new" file, and the third dropped it as a near-duplicate of itself
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "data"))
+    for _ in range(3):
+        assert main(["ingest", str(tree), "--follow-symlinks=outside"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ingested: 0 new, 0 changed, 0 deleted, 2 unchanged") == 2, out
+    assert main(["documents", "--absolute-paths"]) == 0
+    listed = capsys.readouterr().out
+    assert (tree / "shared" / "notes.md").as_posix() in listed
+    assert (tmp_path / "shared" / "notes.md").as_posix() not in listed
