@@ -527,13 +527,10 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         if not stored:
             raise HybridRagError(f"no documents in {settings.data_dir.resolve()}: nothing to delete")
         paths = _stored_paths(args.paths, stored, root)
-        if args.dry_run:
-            missing = [p for p in paths if p not in set(stored)]
-            if missing:
-                raise HybridRagError(f"no document {missing[0]!r} in {settings.data_dir.resolve()}")
-            report = None
-        else:
-            report = engine.delete(paths)
+        missing = [p for p in paths if p not in set(stored)]
+        if missing:
+            raise HybridRagError(f"no document {missing[0]!r} in {settings.data_dir.resolve()}")
+        report = None if args.dry_run else engine.delete(paths)
     finally:
         engine.close()
     verb = "would delete" if report is None else "deleted"

@@ -59,11 +59,12 @@ def test_delete_a_folder_removes_every_document_below_it(cli, corpus, capsys):
     assert paths == [str(corpus / "docs" / "garden.md")]
 
 
-def test_delete_of_an_unknown_path_is_one_line_and_deletes_nothing(cli, corpus, capsys):
+def test_delete_of_an_unknown_path_is_one_line_and_deletes_nothing(cli, corpus, tmp_path, capsys):
     assert cli("ingest", str(corpus)) == 0
     capsys.readouterr()
     assert cli("delete", "docs/garden.md", "nope.md") == 2
     err = capsys.readouterr().err
     assert "nope.md" in err and "Traceback" not in err
+    assert str((tmp_path / "home").resolve()) in err  # the data dir it looked in
     assert cli("documents", "--json") == 0
     assert len(json.loads(capsys.readouterr().out)["documents"]) == 2
