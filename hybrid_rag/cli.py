@@ -174,10 +174,12 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 
 
 def _print_results(result: Any) -> None:
+    from hybrid_rag.ingest.converters.locators import cited
+
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
-            f"\n[{rank}] {sc.path}:{sc.start_line}-{sc.end_line}  "
+            f"\n[{rank}] {cited(sc.path, sc.start_line, sc.end_line, sc.chunk.meta)}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
         _print_lines(sc.text, 6)

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hybrid_rag.ingest.converters.locators import cited
+
 if TYPE_CHECKING:
     from hybrid_rag.client import Client
     from hybrid_rag.engine import Engine
@@ -75,7 +77,7 @@ class Source:
 def hit_metadata(hit: Mapping[str, Any], index_version: int | None) -> dict[str, Any]:
     """The metadata a framework document carries: where the text is, its citation, its scores."""
     meta = {k: hit[k] for k in METADATA_KEYS if k in hit}
-    meta["citation"] = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
+    meta["citation"] = cited(hit["path"], hit["start_line"], hit["end_line"], hit.get("meta"))  # + (p.3)
     meta["score"] = hit["score"]
     meta["breakdown"] = dict(hit.get("breakdown") or {})
     meta["index_version"] = index_version

@@ -176,3 +176,26 @@ def test_a_chunk_over_two_pages_has_the_first_and_the_range() -> None:
     rows = [Locator(1, "row", 2, "Q1", 1), Locator(4, "row", 2, "Q2", 1)]
     assert label(fields(rows, 2, 2)) == "Q1 row 3"
     assert label(fields(rows, 2, 4)) == "Q1 row 3 - Q2 row 2"
+
+
+def test_query_output_and_framework_documents_cite_the_page(
+    tmp_path: Path, folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `query` printed `manual.pdf:5-6` and a framework document's citation had no page either
+    from hybrid_rag.integrations.source import hit_metadata
+
+    small = {"EMBEDDING__MODEL": "fake", "CHUNKING__MIN_TOKENS": "8", "CHUNKING__MAX_TOKENS": "20"}
+    for key, value in small.items():
+        monkeypatch.setenv(f"HYBRID_RAG_{key}", value)
+    env = ["--data-dir", str(tmp_path / "data")]
+    assert main([*env, "ingest", str(folder)]) == 0
+    capsys.readouterr()
+    assert main([*env, "query", "compost drainage clay", "--filter", "page=3", "--mode", "bm25"]) == 0
+    out = capsys.readouterr().out
+    assert "] manual.pdf:" in out and " (p.3)  score=" in out
+    engine = Engine(settings(tmp_path))
+    try:
+        hit = engine.query("compost", top_k=1, filters="page=3").chunks[0].to_dict()
+    finally:
+        engine.close()
+    assert hit_metadata(hit, 1)["citation"].endswith(f":{hit['start_line']}-{hit['end_line']} (p.3)")

@@ -101,3 +101,13 @@ def quote_locator(meta: Mapping[str, Any], start: int, end: int) -> dict[str, An
     """The locator fields of lines ``start..end`` of a stored chunk with ``meta``; {} for a plain file."""
     locators = stored_locators(meta)
     return fields(locators, start, end) if locators else {}
+
+
+def cited(path: str, start: int, end: int, meta: Mapping[str, Any] | None) -> str:
+    """``path:start-end``, with the native place of a converted document's lines in parentheses.
+
+    >>> cited("manual.pdf", 7, 8, {"page": 3, "locators": [[1, "page", 1, "", 0], [7, "page", 3, "", 0]]})
+    'manual.pdf:7-8 (p.3)'
+    """
+    where = label(quote_locator(meta or {}, start, end))
+    return f"{path}:{start}-{end}" + (f" ({where})" if where else "")
