@@ -178,15 +178,21 @@ class Client:
         return job
 
     def documents(
-        self, collection: str | None = None, *, offset: int = 0, limit: int = 100
+        self,
+        collection: str | None = None,
+        *,
+        offset: int = 0,
+        limit: int = 100,
+        absolute_paths: bool = False,
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {"offset": offset, "limit": limit}
+        """Stored documents, paths relative to the answer's ``root`` (as results show them)."""
+        params: dict[str, Any] = {"offset": offset, "limit": limit, "absolute_paths": absolute_paths}
         if collection is not None:
             params["collection"] = collection
         return self._call("GET", "/v1/documents", params=params)
 
     def delete(self, path: str) -> dict[str, Any]:
-        """Remove one stored document by its path (as ``documents`` lists it)."""
+        """Remove one document by its path (as ``documents`` lists it, or as stored)."""
         return self._call("DELETE", "/v1/documents/" + quote(path.lstrip("/"), safe="/"))
 
     def stats(self) -> dict[str, Any]:

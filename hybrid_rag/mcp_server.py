@@ -135,9 +135,10 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         """The documents in the index (path, collection, type, language, size), by path: to see
         what the collection covers before searching, or to pick a `path~...` filter. `limit`:
         at most 1000 a call; `offset` pages on."""
-        records = _tool_errors(lambda: engine.documents(collection), timeout)
-        page = records[offset : offset + limit]
-        return {"total": len(records), "offset": offset, "documents": [document_dict(r) for r in page]}
+        records, root = _tool_errors(lambda: (engine.documents(collection), engine.ingested_root()), timeout)
+        page = records[offset : offset + limit]  # paths relative to the ingested root, as search shows them
+        rows = [document_dict(r, root) for r in page]
+        return {"total": len(records), "offset": offset, "root": root, "documents": rows}
 
     def stats() -> dict[str, Any]:
         """Size and state of the index: documents, chunks, live index version, embedding model."""

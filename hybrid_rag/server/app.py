@@ -190,18 +190,23 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         collection: str | None = Query(None, min_length=1, max_length=200),
         offset: int = Query(0, ge=0),
         limit: int = Query(100, ge=1, le=MAX_PAGE),
+        absolute_paths: bool = Query(False, description="stored paths, not relative to `root`"),
     ) -> dict[str, Any]:
-        """Stored documents by path (``limit`` at most 1000)."""
-        records = await service.call(service.engine.documents, collection)
+        """Stored documents by path (``limit`` at most 1000), relative to the ingested ``root`` as
+        results show them (``absolute_paths``: as stored)."""
+        records, root = await service.call(
+            lambda: (service.engine.documents(collection), service.engine.ingested_root())
+        )
+        shown = None if absolute_paths else root
         page = records[offset : offset + limit]
-        return {"total": len(records), "offset": offset, "documents": [document_dict(r) for r in page]}
+        rows = [document_dict(r, shown) for r in page]
+        return {"total": len(records), "offset": offset, "root": root, "documents": rows}
 
     @v1.delete("/documents/{path:path}", responses=documented(404))
     async def delete(path: str) -> dict[str, Any]:
-        """Remove one stored document (its path as GET /v1/documents lists it) and its uploaded file."""
-        stored = path if path.startswith("/") else "/" + path
-        build = await service.call(delete_document, service, stored, write=True)
-        return {"deleted": stored, "index_version": build.version, "chunks": build.chunks}
+        """Remove one document (its path as GET /v1/documents lists it, or as stored) and its upload."""
+        build = await service.call(delete_document, service, path, write=True)
+        return {"deleted": path, "index_version": build.version, "chunks": build.chunks}
 
     @v1.get("/stats")
     async def stats() -> dict[str, Any]:

@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from hybrid_rag.deadline import DeadlineExceeded, run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
+from hybrid_rag.paths import stored_path
 from hybrid_rag.server.auth import ApiKeys
 from hybrid_rag.server.errors import ApiError
 from hybrid_rag.server.jobs import JobRunner
@@ -122,9 +123,15 @@ def exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
 
 
-def delete(service: Service, path: str) -> Any:
-    if path not in {d.path for d in service.engine.documents()}:
-        raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
+def delete(service: Service, shown: str) -> Any:
+    """Delete the document ``shown`` names: a path as listed (relative to the ingested root) or a
+    stored path (its leading '/' may be missing: a URL path drops it)."""
+    stored = {d.path for d in service.engine.documents()}
+    root = service.engine.ingested_root()
+    candidates = (shown, "/" + shown.lstrip("/"), stored_path(shown, root))
+    path = next((c for c in candidates if c in stored), None)
+    if path is None:
+        raise ApiError(404, f"path: no document {shown!r} in the store", field="path", kind="not_found")
     build = exclusive(service, service.engine.delete, [path])
     service.load_live()
     uploads = (service.settings.data_dir / UPLOADS).resolve()

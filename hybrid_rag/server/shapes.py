@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hybrid_rag.context import Context
+from hybrid_rag.paths import display_path
 from hybrid_rag.retrieval.selfcheck import Checked
 from hybrid_rag.store import DocumentRecord
 from hybrid_rag.types import QueryResult
@@ -25,10 +26,11 @@ def context_dict(context: Context, checked: Checked | None) -> dict[str, Any]:
     return data
 
 
-def document_dict(record: DocumentRecord) -> dict[str, Any]:
+def document_dict(record: DocumentRecord, root: str | None = None) -> dict[str, Any]:
+    """A stored document; its path relative to ``root`` (the ingested root) by the one rule."""
     return {
         "id": record.id,
-        "path": record.path,
+        "path": display_path(record.path, root),
         "collection": record.collection,
         "source_type": record.source_type.value,
         "language": record.language,

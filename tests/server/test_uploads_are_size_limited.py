@@ -22,10 +22,12 @@ def test_upload_query_delete(live: LiveServer) -> None:
         hit = client.post("/v1/query", json={"query": "queen excluder honey supers", "top_k": 1}).json()
         shown = hit["results"][0]["path"]  # relative to the ingested root (hybrid_rag/paths.py)
         listed = client.get("/v1/documents", params={"collection": "notes"}).json()
-        [path] = [d["path"] for d in listed["documents"]]  # the stored path
+        assert [d["path"] for d in listed["documents"]] == [shown]  # as results show it
+        stored = client.get("/v1/documents", params={"collection": "notes", "absolute_paths": True}).json()
+        [path] = [d["path"] for d in stored["documents"]]
         assert path.endswith("/uploads/notes/bees.md") and path.endswith("/" + shown)
         assert Path(path).read_bytes() == text
-        deleted = client.delete("/v1/documents/" + path.lstrip("/"))
+        deleted = client.delete("/v1/documents/" + shown)
         assert deleted.status_code == 200, deleted.text
         assert not Path(path).exists()
         assert client.get("/v1/documents", params={"collection": "notes"}).json()["total"] == 0
