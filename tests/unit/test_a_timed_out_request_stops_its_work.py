@@ -50,3 +50,33 @@ def test_the_query_pipeline_stops_between_stages(tmp_path) -> None:
             engine.query("soil")
     finally:
         engine.close()
+
+
+def test_an_mcp_read_tool_stops_at_the_request_timeout(tmp_path) -> None:
+    # the MCP `search` tool never returned on a hostile glob (issue 25.1): its reads run under
+    # server.request_timeout_seconds too, and the agent gets a one-line tool error
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from hybrid_rag.mcp_server import build_server
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Soil\n\nClay soil holds water.\n")
+    settings = Settings().with_overrides(
+        {
+            "paths.data_dir": str(tmp_path / "data"),
+            "embedding.model": "fake",
+            "server.request_timeout_seconds": 1e-9,
+        }
+    )
+    engine = Engine(settings)
+    try:
+        engine.ingest([docs])
+        server = build_server(settings, engine)
+        for tool, arguments in [("search", {"query": "soil"}), ("get_context", {"query": "soil"})]:
+            with pytest.raises(ToolError, match="time ran out"):
+                anyio.run(lambda: server.call_tool(tool, arguments))  # noqa: B023 (run at once)
+    finally:
+        engine.close()
