@@ -173,12 +173,17 @@ class ScoredChunk:
         return f"{self.chunk.path}:{self.chunk.start_line}-{self.chunk.end_line}"
 
     def to_dict(self) -> dict[str, object]:
+        """The ``--json``/HTTP shape; ``citation`` adds a converted document's place (``locators.cited``):
+        ``manual.pdf:7-8 (p.3)``, where ``.citation`` is ``manual.pdf:7-8``."""
+        from hybrid_rag.ingest.converters.locators import cited  # it imports this module
+
         c = self.chunk
         return {
             "id": c.id,
             "path": c.path,
             "start_line": c.start_line,
             "end_line": c.end_line,
+            "citation": cited(c.path, c.start_line, c.end_line, c.meta),
             "source_type": c.source_type.value,
             "language": c.language,
             "collection": c.collection,

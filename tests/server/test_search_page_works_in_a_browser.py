@@ -9,12 +9,15 @@ With HYBRID_RAG_SCREENSHOTS=DIR it leaves its screenshots there (docs/ holds the
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import document_files as make
 import pytest
 from live_server import KEY, LiveServer, server_settings
 
@@ -78,6 +81,13 @@ def live(tmp_path: Path, project: Path) -> Iterator[LiveServer]:
 
 @pytest.fixture
 def page(live: LiveServer) -> Iterator[Any]:
+    with _tab(live) as tab:
+        yield tab
+
+
+@contextlib.contextmanager
+def _tab(live: LiveServer) -> Iterator[Any]:
+    """A chromium tab (requests recorded in ``tab.requests``) allowed the clipboard of ``live``."""
     sync_playwright = _browser_or_skip()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
@@ -181,3 +191,42 @@ def test_switches_filters_and_errors_reach_the_page(page: Any, live: LiveServer)
     page.click("#search")
     page.wait_for_selector("#error:not([hidden])")
     assert "unknown filter field 'no_such_field'" in page.inner_text("#error")
+
+
+def test_a_pdf_result_is_cited_with_its_page(tmp_path: Path) -> None:
+    # the page built 'manual.pdf:5-6' from path and lines, where query and context cite '(p.3)'
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    pages = [
+        "Turbine blades are cooled by film holes\nalong the leading edge of each blade.",
+        "Boundary layer transition happens early\nwhen the free stream is turbulent.",
+        "Compost improves drainage in clay soil\nand earthworms thrive in it.",
+    ]
+    (folder / "manual.pdf").write_bytes(make.pdf(pages))
+    small = {"chunking.min_tokens": 8, "chunking.max_tokens": 20}  # about a chunk a page
+    settings = server_settings(tmp_path, **small)
+    engine = Engine(settings)
+    engine.ingest([folder])
+    live = LiveServer(settings, ApiKeys.of((KEY,)), engine)
+    try:
+        with _tab(live) as page:
+            page.goto(live.url + "/")
+            page.fill("#api-key", KEY)
+            page.click("#key-form button[type=submit]")
+            page.wait_for_selector("#app:not([hidden])")
+            page.select_option("#mode", "bm25")
+            search(page, "compost drainage clay soil earthworms")
+            citation = page.locator("#results li .citation").first.inner_text()
+            found = re.fullmatch(r"manual\.pdf:(\d+)-(\d+) \(p\.3\)", citation)
+            assert found, citation
+            page.locator("#results li .citation").first.click()
+            page.wait_for_selector("#source-panel:not([hidden]) .line.hl")
+            highlighted = page.locator("#source-lines .line.hl").evaluate_all(
+                "rows => rows.map(r => Number(r.dataset.line))"
+            )
+            assert highlighted == list(range(int(found[1]), int(found[2]) + 1))
+            assert "Compost improves drainage" in " ".join(
+                page.locator("#source-lines .line.hl .t").all_inner_texts()
+            )
+    finally:
+        live.stop()

@@ -1,5 +1,5 @@
 """POST /v1/documents takes a PDF or a DOCX like a text file: it is converted, and /v1/context
-cites the PDF's page."""
+and /v1/query cite the PDF's page."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ def test_upload_pdf_and_docx_then_cite_the_page(live: LiveServer) -> None:
         assert context.status_code == 200, context.text
         quotes = context.json()["quotes"]
         assert quotes and quotes[0]["page"] in (1, 2) and "p" in quotes[0]["locator"]
+        found = client.post("/v1/query", json={"query": "queen excluder", "filters": "path~*.pdf"}).json()
+        hit = found["results"][0]  # the citation query and context print, not path:lines alone
+        lines = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
+        assert hit["citation"] in (f"{lines} (p.{n})" for n in (1, 2)) or hit["citation"] == f"{lines} (pp.1-2)"
         smoke = client.post(
             "/v1/query", json={"query": "smoke calms the colony", "filters": "path~*.docx"}
         ).json()

@@ -149,7 +149,7 @@ $("search-form").addEventListener("submit", async (event) => {
 function showResults(data) {
   $("result-count").textContent = `${data.results.length} for “${data.query}”, mode ${data.mode}, index v${data.index_version}`;
   const items = data.results.map((hit, i) => {
-    const citation = `${hit.path}:${hit.start_line}-${hit.end_line}`;
+    const citation = hit.citation; // path:start-end, plus a converted document's place: "(p.3)"
     const chips = Object.entries(hit.breakdown).map(([name, value]) =>
       el("span", { class: "chip", text: `${name} ${Number.isInteger(value) ? value : value.toFixed(3)}` }));
     return el("li", { "data-rank": String(i + 1) },
