@@ -487,10 +487,10 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _print_json({"root": root, "documents": rows})
         return 0
-    if not rows:
+    if not rows:  # an empty list, not an error: exit 0, as `versions` and `documents --json`
         where = f" in collection {args.collection!r}" if args.collection else ""
         print(f"no documents{where} in {settings.data_dir.resolve()}: run `hybrid-rag ingest PATH`")
-        return 1
+        return 0
     width = max(len(r["collection"]) for r in rows)
     for r in rows:
         print(f"{r['collection']:{width}}  {r['chunks']:6} chunks  {r['path']}")

@@ -35,9 +35,24 @@ def test_documents_lists_paths_collections_and_chunk_counts(cli, corpus, capsys)
     assert str(corpus / "src" / "geometry.py") in paths
 
 
-def test_documents_before_any_ingest_names_the_data_dir(cli, tmp_path, capsys):
-    assert cli("documents") == 1
-    assert str((tmp_path / "home").resolve()) in capsys.readouterr().out
+def test_documents_before_any_ingest_is_an_empty_list_naming_the_data_dir(cli, tmp_path, capsys):
+    # it exited 1 (undocumented) where `documents --json` and `versions` exit 0: an empty list is no error
+    home = str((tmp_path / "home").resolve())
+    assert cli("documents") == 0
+    out, err = capsys.readouterr()
+    assert out == f"no documents in {home}: run `hybrid-rag ingest PATH`\n" and err == ""
+    assert cli("documents", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == []
+    assert cli("versions") == 0  # the same convention
+    assert home in capsys.readouterr().out
+
+
+def test_documents_of_a_collection_with_none_says_so_and_exits_0(cli, corpus, tmp_path, capsys):
+    assert cli("ingest", str(corpus), "--collection", "notes") == 0
+    capsys.readouterr()
+    assert cli("documents", "--collection", "nope") == 0
+    home = str((tmp_path / "home").resolve())
+    assert capsys.readouterr().out.startswith(f"no documents in collection 'nope' in {home}:")
 
 
 def test_delete_by_the_shown_path_publishes_a_version_without_it(cli, corpus, capsys):
