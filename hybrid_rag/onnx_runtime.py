@@ -180,6 +180,7 @@ class OnnxModel:
         self._tokenizer: Any = None
         self._raw: Any = None
         self._inputs: tuple[str, ...] = ()
+        self._pad_id = 0
         self._lock = threading.Lock()
 
     def _ensure(self) -> None:
@@ -210,6 +211,9 @@ class OnnxModel:
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.inter_op_num_threads = 1
+        # idle threads sleep instead of spinning: on a shared machine a spinning thread takes the
+        # core another process (or this one's other thread) needs (RESULTS.md section 20)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             raw = Tokenizer.from_file(str(self.files.tokenizer))
             tokenizer = Tokenizer.from_file(str(self.files.tokenizer))
@@ -228,8 +232,8 @@ class OnnxModel:
         raw.no_truncation()
         raw.no_padding()
         tokenizer.enable_truncation(self.files.max_length)
-        pad_id = tokenizer.token_to_id("[PAD]") or 0
-        tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
+        tokenizer.no_padding()  # a batch is padded to its own longest member (padded_feed)
+        self._pad_id = tokenizer.token_to_id("[PAD]") or 0
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._raw, self._tokenizer = raw, tokenizer
         self._session = session
@@ -237,19 +241,20 @@ class OnnxModel:
     def run(
         self, inputs: Sequence[str] | Sequence[tuple[str, str]], batch_size: int
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(first output, attention mask) per batch, in input order; batches go by length, so short
-        texts are not padded to a long one's length (as sentence-transformers does)."""
+        """(first output, attention mask) per input, in input order.
+
+        Everything is tokenized first (truncated, not padded), then sorted by its number of word
+        pieces and run ``batch_size`` at a time, each batch padded only to its longest member: a
+        short pair never pays for a long one's length (sentence-transformers sorts by characters,
+        a rougher proxy for the same thing).
+        """
         self._ensure()
-        order = sorted(range(len(inputs)), key=lambda i: -_length(inputs[i]))
-        out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(inputs)  # type: ignore[list-item]
+        encoded = self._tokenizer.encode_batch(list(inputs))
+        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
+        out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(encoded)  # type: ignore[list-item]
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
-            encoded = self._tokenizer.encode_batch([inputs[i] for i in batch])
-            feed = {
-                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-            }
+            feed = padded_feed([encoded[i] for i in batch], self._pad_id)
             result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
             for row, i in enumerate(batch):
                 out[i] = (result[row], feed["attention_mask"][row])
@@ -274,5 +279,19 @@ class OnnxModel:
         return int(self.embed(["a"], 1).shape[1])
 
 
-def _length(item: str | tuple[str, str]) -> int:
-    return len(item) if isinstance(item, str) else len(item[0]) + len(item[1])
+def padded_feed(encodings: Sequence[Any], pad_id: int) -> dict[str, np.ndarray]:
+    """The model inputs of one batch (``tokenizers`` encodings), right-padded to the longest.
+
+    >>> from types import SimpleNamespace as E
+    >>> feed = padded_feed([E(ids=[5, 6, 7], type_ids=[0, 0, 1]), E(ids=[5], type_ids=[0])], 0)
+    >>> feed["input_ids"].tolist(), feed["attention_mask"].tolist(), feed["token_type_ids"].tolist()
+    ([[5, 6, 7], [5, 0, 0]], [[1, 1, 1], [1, 0, 0]], [[0, 0, 1], [0, 0, 0]])
+    """
+    width = max((len(e.ids) for e in encodings), default=0)
+    ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    types = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        ids[row, :n], mask[row, :n], types[row, :n] = e.ids, 1, e.type_ids
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}

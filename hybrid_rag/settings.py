@@ -386,9 +386,10 @@ class RerankSettings(_Section):
     api_key_env: str = "RERANK_API_KEY"
     top_n_in: Int = Field(40, gt=0)
     batch_size: Int = Field(16, gt=0)  # api: documents a request
-    # cross_encoder: pairs a model call; on 2 cores 4 pairs a call took 0.95 s for a cranfield top 20
-    # where 16 took 1.6 s (RESULTS.md section 20)
-    model_batch_size: Int = Field(4, gt=0)
+    # cross_encoder: pairs a model call. 1: a pair's score is its own (the int8 graph quantizes a
+    # call's activations with one scale, so in a batch of 4 a logit moved by up to 0.75 with its
+    # neighbours) and it was the fastest on 2 cores (RESULTS.md section 20)
+    model_batch_size: Int = Field(1, gt=0)
     max_length: Int = Field(512, gt=0)
     api_format: Literal["cohere", "tei"] = "cohere"  # cohere: Cohere / Jina request and answer
     timeout_seconds: Float = Field(30.0, gt=0)  # api: per request
