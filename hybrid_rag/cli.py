@@ -174,7 +174,7 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 
 
 def _print_results(result: Any) -> None:
-    from hybrid_rag.ingest.converters.locators import cited
+    from hybrid_rag.locators import cited
 
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
     for rank, sc in enumerate(result.chunks, start=1):

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.locators import Locator, cited
 
 _E = TypeVar("_E", bound="ConfigEnum")
 
@@ -63,26 +64,6 @@ class LoadedFile:
     language: str  # "python", "markdown", "text", ...
     meta: Mapping[str, Any] = field(default_factory=dict)  # front matter, an import's or the API's fields
     locators: tuple[Locator, ...] = ()  # a converted document's pages/slides/cells/rows, by text line
-
-
-@dataclass(frozen=True)
-class Locator:
-    """From text line ``line`` (1-based) of a converted document on, the text is unit ``number``
-    of kind ``kind`` ("page", "slide", "cell", "row", "chapter"; ``ingest/converters``).
-
-    ``step`` 1 (spreadsheet rows): each further line is the next unit, so one locator covers a run
-    of rows. ``name`` is a sheet's name (rows) or a chapter's file (EPUB).
-    """
-
-    line: int
-    kind: str
-    number: int
-    name: str = ""
-    step: int = 0
-
-    def at(self, line: int) -> int:
-        """The unit number at ``line`` (at or after ``self.line``)."""
-        return self.number + self.step * (line - self.line)
 
 
 @dataclass(frozen=True)
@@ -175,8 +156,6 @@ class ScoredChunk:
     def to_dict(self) -> dict[str, object]:
         """The ``--json``/HTTP shape; ``citation`` adds a converted document's place (``locators.cited``):
         ``manual.pdf:7-8 (p.3)``, where ``.citation`` is ``manual.pdf:7-8``."""
-        from hybrid_rag.ingest.converters.locators import cited  # it imports this module
-
         c = self.chunk
         return {
             "id": c.id,

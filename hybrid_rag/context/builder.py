@@ -48,7 +48,7 @@ from hybrid_rag.context.render import (
 )
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.tokenize import content_terms
-from hybrid_rag.ingest.converters.locators import quote_locator
+from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.selfcheck import Checked, confidence
 from hybrid_rag.settings import ContextSettings

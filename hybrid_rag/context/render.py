@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hybrid_rag.ingest.converters.locators import label
+from hybrid_rag.locators import label
 from hybrid_rag.types import QueryResult, SourceType
 
 _BACKTICKS = re.compile(r"`{3,}")

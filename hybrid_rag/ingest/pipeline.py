@@ -23,11 +23,11 @@ from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
-from hybrid_rag.ingest.converters.locators import chunk_meta
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper
+from hybrid_rag.locators import chunk_meta
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import (
     ArchiveSettings,

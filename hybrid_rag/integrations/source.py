@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hybrid_rag.ingest.converters.locators import cited
+from hybrid_rag.locators import cited
 
 if TYPE_CHECKING:
     from hybrid_rag.client import Client

@@ -29,7 +29,9 @@ def test_upload_pdf_and_docx_then_cite_the_page(live: LiveServer) -> None:
         found = client.post("/v1/query", json={"query": "queen excluder", "filters": "path~*.pdf"}).json()
         hit = found["results"][0]  # the citation query and context print, not path:lines alone
         lines = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
-        assert hit["citation"] in (f"{lines} (p.{n})" for n in (1, 2)) or hit["citation"] == f"{lines} (pp.1-2)"
+        assert (
+            hit["citation"] in (f"{lines} (p.{n})" for n in (1, 2)) or hit["citation"] == f"{lines} (pp.1-2)"
+        )
         smoke = client.post(
             "/v1/query", json={"query": "smoke calms the colony", "filters": "path~*.docx"}
         ).json()

@@ -16,7 +16,7 @@ import pytest
 import hybrid_rag.ingest.converters.cache as conversion_cache
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
-from hybrid_rag.ingest.converters.locators import chunk_meta, fields, label
+from hybrid_rag.locators import chunk_meta, fields, label
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import Locator
 

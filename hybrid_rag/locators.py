@@ -1,5 +1,7 @@
 """Native places for lines of converted text: what a chunk's metadata holds, what a quote shows.
 
+At the bottom of the house (it imports nothing of ours): ``types`` and ``ingest/converters`` use it.
+
 A chunk of a converted document stores, in its own metadata, the locators in force over its
 lines (``"locators": [[line, kind, number, name, step], ...]``) and its first unit, plus the
 last one when it spans several: ``{"page": 3}``, ``{"page": 3, "page_end": 4}``,
@@ -11,9 +13,29 @@ A quote, a few lines of the chunk, gets the exact units of its own lines.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from hybrid_rag.types import Locator
+
+@dataclass(frozen=True)
+class Locator:
+    """From text line ``line`` (1-based) of a converted document on, the text is unit ``number``
+    of kind ``kind`` ("page", "slide", "cell", "row", "chapter"; ``ingest/converters``).
+
+    ``step`` 1 (spreadsheet rows): each further line is the next unit, so one locator covers a run
+    of rows. ``name`` is a sheet's name (rows) or a chapter's file (EPUB).
+    """
+
+    line: int
+    kind: str
+    number: int
+    name: str = ""
+    step: int = 0
+
+    def at(self, line: int) -> int:
+        """The unit number at ``line`` (at or after ``self.line``)."""
+        return self.number + self.step * (line - self.line)
+
 
 KINDS = ("page", "slide", "cell", "row", "chapter")  # the metadata keys (and filter fields) they set
 _WORDS = {"page": ("p.", "pp."), "slide": ("slide ", "slides "), "cell": ("cell ", "cells "),
