@@ -234,7 +234,7 @@ class SentenceTransformerEmbedder:
         ):
             suffix += f"#overlap={settings.window_overlap_tokens}"
         if settings.long_text == "windows" and settings.window_split == "definitions":
-            suffix += "#defs"
+            suffix += _DEFINITIONS_SUFFIX
         if (self.query_prefix, self.passage_prefix) != (family_query, family_passage):
             digest = hashlib.sha256(f"{self.query_prefix}\x00{self.passage_prefix}".encode()).hexdigest()
             suffix += f"#prefix={digest[:8]}"
@@ -303,7 +303,7 @@ class SentenceTransformerEmbedder:
         if budget < 2:
             raise ConfigError(f"embedding.passage_prefix leaves no room in the model's {limit} word pieces")
         overlap = min(self.settings.window_overlap_tokens, budget // 2)
-        cut = definition_window_texts if self.settings.window_split == "definitions" else window_texts
+        cut = _cut_at_definitions if self.settings.window_split == "definitions" else window_texts
         windows: list[str] = []
         owners: list[int] = []
         for i, (text, offsets) in enumerate(zip(texts, self._token_offsets(texts), strict=True)):
@@ -398,6 +398,20 @@ class SentenceTransformerEmbedder:
                 "set embedding.long_text to truncate"
             )
         return model
+
+
+# definitions: cut at definitions, each window headed by what encloses it (vectors.definition_window_texts);
+# "#defs" named the first form (no headings, 24-token pieces), whose cached vectors differ
+_DEFINITIONS_SUFFIX = "#defs2"
+DEFINITION_MIN_TOKENS = 8  # a smaller piece (a one-line method) joins the next one
+
+
+def _cut_at_definitions(
+    text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int
+) -> list[str]:
+    return definition_window_texts(
+        text, offsets, window, overlap, min_tokens=DEFINITION_MIN_TOKENS, scopes=True
+    )
 
 
 def _set_threads_auto(before: CpuSample | None) -> int | None:

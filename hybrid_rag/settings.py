@@ -271,8 +271,9 @@ class EmbeddingSettings(_Section):
     long_text: Literal["windows", "truncate"] = "windows"  # chunks past the model's max length
     window_overlap_tokens: Int = Field(32, ge=0)
     # where a long chunk's windows are cut: tokens (every window full length) or definitions (first
-    # at the lines where a def / class / function starts, so a window holds one definition)
-    window_split: Literal["tokens", "definitions"] = "tokens"
+    # at the lines where a def / class / function starts, so a window holds one definition, headed by
+    # the class or function lines that enclose it; RESULTS.md section 21)
+    window_split: Literal["tokens", "definitions"] = "definitions"
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
 
@@ -303,6 +304,21 @@ class PathPrior(_Section):
     weight: Float = Field(gt=0)  # below 1 demotes, above 1 promotes; 1 changes nothing
 
 
+# test files answer "how does X work" less well than the code they test (RESULTS.md section 21)
+TEST_PRIORS = tuple(
+    PathPrior(pattern=p, weight=0.6)
+    for p in (
+        "tests/**",
+        "test/**",
+        "**/test_*",
+        "**/*_test.*",
+        "**/*.test.*",
+        "**/*.spec.*",
+        "**/conftest.py",
+    )
+)
+
+
 class RetrievalSettings(_Section):
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     min_score_code: Float | None = None  # per-source-type minimum final score (None: no threshold)
@@ -322,15 +338,19 @@ class RetrievalSettings(_Section):
     # fusion weights of a text chunk (and any type without its own pair) and of a code chunk
     dense_weight: Float = Field(0.65, ge=0)
     bm25_weight: Float = Field(0.35, ge=0)
-    code_dense_weight: Float = Field(0.85, ge=0)
-    code_bm25_weight: Float = Field(0.15, ge=0)
+    code_dense_weight: Float = Field(0.75, ge=0)
+    code_bm25_weight: Float = Field(0.25, ge=0)
+    # an expansion list's weight (PRF, HyDE, rewrites) as a share of its kind's, by source type: feedback
+    # from a repository's top hits (tests, docs) misleads on code (RESULTS.md section 21)
+    expansion_weight: Float = Field(0.5, ge=0)
+    code_expansion_weight: Float = Field(0.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(100_000, gt=0)  # comparisons, and values of in-lists
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see
     # retrieval/priors.py and benchmarks/RESULTS.md section 21
-    path_priors: tuple[PathPrior, ...] = ()
+    path_priors: tuple[PathPrior, ...] = TEST_PRIORS
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
@@ -340,6 +360,10 @@ class RetrievalSettings(_Section):
                     f"retrieval.{prefix}dense_weight and retrieval.{prefix}bm25_weight must not both be 0"
                 )
         return self
+
+    def expansion_share(self, source_type: str) -> float:
+        """The weight of an expansion list for a chunk of ``source_type``, as a share of its kind's."""
+        return self.code_expansion_weight if source_type == "code" else self.expansion_weight
 
     def fusion_weights(self, source_type: str) -> tuple[float, float]:
         """(dense, BM25) weights for a chunk of ``source_type``."""

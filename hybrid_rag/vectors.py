@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -50,13 +50,22 @@ def window_texts(text: str, offsets: Sequence[tuple[int, int]], window: int, ove
 
 
 def definition_window_texts(
-    text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int, min_tokens: int = 24
+    text: str,
+    offsets: Sequence[tuple[int, int]],
+    window: int,
+    overlap: int,
+    min_tokens: int = 24,
+    scopes: bool = False,
 ) -> list[str]:
     r"""Like :func:`window_texts`, but a text too long for one window is first cut where a
     definition starts (a ``def``/``class``/``function``/``fn`` ... line, with the decorator lines
     above it), so each window holds one function or class body rather than the tail of one and the
     head of the next; a definition longer than a window is cut into token windows as before. A
     piece shorter than ``min_tokens`` joins the next one (the last joins the one before).
+
+    ``scopes``: each window is headed by the lines of the definitions that enclose it within
+    ``text`` (a method's window by its ``class`` line; a long function's later windows by its
+    ``def`` line), so a window says whose body it is; the heading counts against ``window``.
 
     >>> text = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n"
     >>> offsets = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
@@ -94,11 +103,76 @@ def definition_window_texts(
             merged[-1] = (merged[-1][0], len(offsets))
         else:
             merged.append((carry, len(offsets)))
-    return [
-        text[offsets[a + s][0] : offsets[a + e - 1][1]]
-        for a, b in merged
-        for s, e in window_spans(b - a, window, overlap)
-    ]
+    if not scopes:
+        return [
+            text[offsets[a + s][0] : offsets[a + e - 1][1]]
+            for a, b in merged
+            for s, e in window_spans(b - a, window, overlap)
+        ]
+
+    def cost(heading: Sequence[int]) -> int:  # the heading lines' tokens
+        return sum(
+            bisect_left(token_starts, line_starts[j] + len(lines[j]))
+            - bisect_left(token_starts, line_starts[j])
+            for j in heading
+        )
+
+    out: list[str] = []
+    for a, b in merged:
+        first_line = bisect_right(line_starts, offsets[a][0]) - 1
+        own = _definition_line(lines, first_line)
+        outer = _enclosing(lines, first_line)
+        inner = [*outer, *([own] if own is not None else [])]
+        spans = _headed_spans(b - a, window - cost(outer), window - cost(inner), overlap)
+        for k, (s, e) in enumerate(spans):
+            head = "".join(lines[j].strip() + "\n" for j in (outer if k == 0 else inner))
+            out.append(head + text[offsets[a + s][0] : offsets[a + e - 1][1]])
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _definition_line(lines: Sequence[str], i: int) -> int | None:
+    """The definition line that a piece starting at line ``i`` opens (past its decorators), or None."""
+    while i < len(lines) and _DECORATOR.match(lines[i]):
+        i += 1
+    return i if i < len(lines) and _DEFINITION.match(lines[i]) else None
+
+
+def _enclosing(lines: Sequence[str], i: int) -> list[int]:
+    """The definition lines above line ``i`` that enclose it (less indented), outermost first."""
+    indent = _indent(lines[i]) if i < len(lines) else 0
+    found: list[int] = []
+    for j in range(i - 1, -1, -1):
+        if indent == 0:
+            break
+        line = lines[j]
+        if not line.strip() or _indent(line) >= indent:
+            continue
+        indent = _indent(line)
+        if _DEFINITION.match(line):
+            found.append(j)
+    return found[::-1]
+
+
+def _headed_spans(n: int, first: int, rest: int, overlap: int) -> list[tuple[int, int]]:
+    """Token spans of a piece of ``n`` tokens: the first window ``first`` long, the others ``rest``
+    long (what their headings leave of the window, at least half of it), overlapping by
+    ``overlap``, the last aligned to the end; with no heading, exactly :func:`window_spans`."""
+    window = max(first, rest)
+    first, rest = max(first, window // 2, 1), max(rest, window // 2, 1)
+    if n <= first:
+        return [(0, n)]
+    overlap = min(overlap, rest - 1)
+    spans = [(0, first)]
+    start = first - overlap
+    while start + rest < n:
+        spans.append((start, start + rest))
+        start += rest - overlap
+    spans.append((max(n - rest, 0), n))
+    return spans
 
 
 def split_by_owner(vectors: np.ndarray, owners: Sequence[int], n: int) -> list[np.ndarray]:

@@ -12,7 +12,7 @@ from typing import Any
 from studies._suite_configs import OPTIONAL_STAGES_OFF, BenchConfig
 
 BASELINE = "default"
-TESTS = ("tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
+TESTS = ("tests/**", "test/**", "**/test_*", "**/*_test.*", "**/*.test.*", "**/*.spec.*", "**/conftest.py")
 
 
 def tests_prior(weight: float) -> dict[str, Any]:
@@ -40,35 +40,51 @@ def cross_encoder(depth: int, blend: str, weight: float = 0.3) -> BenchConfig:
     )
 
 
+# what the default was before section 21's round 3 (token windows, code 0.85/0.15 with PRF, no priors)
+PREVIOUS_DEFAULT = {
+    "embedding.window_split": "tokens",
+    "retrieval.code_dense_weight": 0.85,
+    "retrieval.code_bm25_weight": 0.15,
+    "retrieval.code_expansion_weight": 0.5,
+    "retrieval.path_priors": [],
+}
+
 CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("default", "the shipped settings, unchanged"),
     BenchConfig("bm25", "BM25 alone", "bm25", OPTIONAL_STAGES_OFF),
     BenchConfig("dense", "dense alone", "dense", OPTIONAL_STAGES_OFF),
-    BenchConfig("+tests-0.8", "default + path prior 0.8 on test files", overrides=tests_prior(0.8)),
-    *(cross_encoder(d, b, w) for d in (20, 10) for b, w in (("linear", 0.3), ("linear", 0.5), ("none", 1.0))),
-    *(
-        BenchConfig(
-            f"+code-bm25-{w}",
-            f"default with code chunks fused at BM25 weight {w} (dense {1 - w:.2f}; shipped 0.15)",
-            overrides={"retrieval.code_dense_weight": round(1 - w, 2), "retrieval.code_bm25_weight": w},
-        )
-        for w in (0.3, 0.45)
+    BenchConfig(
+        "previous-default",
+        "the default before this round: every change below undone",
+        overrides=PREVIOUS_DEFAULT,
     ),
     BenchConfig(
-        "+defs",
-        "default with long chunks embedded in windows cut at definitions (embedding.window_split)",
-        overrides={"embedding.window_split": "definitions"},
+        "-definitions",
+        "default with token windows (embedding.window_split: tokens)",
+        overrides={"embedding.window_split": "tokens"},
     ),
     BenchConfig(
-        "+bge-small",
-        "default with bge-small-en-v1.5 (ONNX) as the embedder",
-        overrides={"embedding.model": "bge-small-en-v1.5"},
+        "-test-prior",
+        "default without the test-file prior (path_priors: [])",
+        overrides={"retrieval.path_priors": []},
     ),
+    BenchConfig(
+        "+code-expansion",
+        "default with PRF lists weighing code chunks too (code_expansion_weight 0.5)",
+        overrides={"retrieval.code_expansion_weight": 0.5},
+    ),
+    BenchConfig(
+        "code-0.85",
+        "default with code chunks fused at dense 0.85 / BM25 0.15 (the previous weights)",
+        overrides={"retrieval.code_dense_weight": 0.85, "retrieval.code_bm25_weight": 0.15},
+    ),
+    BenchConfig(
+        "+tests-0.8", "default with the test-file prior at 0.8 instead of 0.6", overrides=tests_prior(0.8)
+    ),
+    BenchConfig("-expansion", "default without query expansion", features={"expansion": False}),
 )
 # configurations whose context is built and scored (a context a query costs ~1 s on a busy machine)
-CONTEXT_CONFIGS = frozenset(
-    {"default", "+tests-0.8", "+ce20-linear-0.3", "+ce10-linear-0.3", "+bge-small", "+defs"}
-)
+CONTEXT_CONFIGS = frozenset({"default", "previous-default", "-definitions", "-test-prior"})
 
 
 def query_unchanged(config: BenchConfig) -> bool:

@@ -297,19 +297,27 @@ class HybridRetriever:
         self, candidates: Candidates, runs: Mapping[str, list[Hit]], rows: Mapping[int, Chunk]
     ) -> list[Fused]:
         """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights;
-        expansion lists weigh by the index they searched.
+        expansion lists weigh by the index they searched, at their source type's expansion share.
 
-        A weight pair counts as shares of its sum; for RRF, as shares of its mean, so that RRF with
-        equal weights is exactly ``sum 1 / (rrf_k + rank)`` (the same factor for every source type:
-        no ranking changes)."""
+        A source type's weights, expansion lists included, are scaled to one sum (1; for RRF 2, so
+        that RRF with equal weights and no expansion is exactly ``sum 1 / (rrf_k + rank)``): a
+        list that weighs one source type and not the other (``code_expansion_weight: 0``) moves
+        the scores of its chunks within their type, never the types against each other."""
         r = self.retrieval
         tables: dict[str, dict[str, float]] = {}
         per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
-            scale = per_share / (dense + bm25)  # dense + bm25 > 0: the settings refuse two zero weights
-            tables[source_type] = run_weights(
-                runs, dense * scale, bm25 * scale, replace_dense=candidates.dense_replaced
+            table = run_weights(
+                runs,
+                dense,
+                bm25,
+                expansion_weight=r.expansion_share(source_type),
+                replace_dense=candidates.dense_replaced,
+            )
+            total = sum(table.values())  # 0 only for one list of weight 0, which fuses alone
+            tables[source_type] = (
+                {name: w * per_share / total for name, w in table.items()} if total else table
             )
 
         def weights(chunk_id: int) -> Mapping[str, float]:

@@ -93,13 +93,22 @@ def test_make_embedder_fake_and_real() -> None:
 @pytest.mark.parametrize(
     ("settings", "name"),
     [
-        (EmbeddingSettings(), PACKAGED_MODEL),
-        (EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2"), PACKAGED_MODEL),
+        (EmbeddingSettings(), PACKAGED_MODEL + "#defs2"),
+        (EmbeddingSettings(window_split="tokens"), PACKAGED_MODEL),
+        (
+            EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2", window_split="tokens"),
+            PACKAGED_MODEL,
+        ),
         (EmbeddingSettings(long_text="truncate"), PACKAGED_MODEL + "#truncate"),
-        (EmbeddingSettings(window_overlap_tokens=8), PACKAGED_MODEL + "#overlap=8"),
-        (EmbeddingSettings(window_split="definitions"), PACKAGED_MODEL + "#defs"),
+        (EmbeddingSettings(window_overlap_tokens=8, window_split="tokens"), PACKAGED_MODEL + "#overlap=8"),
+        (EmbeddingSettings(window_overlap_tokens=8), PACKAGED_MODEL + "#overlap=8#defs2"),
         (EmbeddingSettings(window_split="definitions", long_text="truncate"), PACKAGED_MODEL + "#truncate"),
-        (EmbeddingSettings(model="intfloat/e5-small-v2", passage_prefix="passage: "), "intfloat/e5-small-v2"),
+        (
+            EmbeddingSettings(
+                model="intfloat/e5-small-v2", passage_prefix="passage: ", window_split="tokens"
+            ),
+            "intfloat/e5-small-v2",
+        ),
     ],
 )
 def test_model_name_records_what_changes_the_vectors(settings: EmbeddingSettings, name: str) -> None:
@@ -108,7 +117,7 @@ def test_model_name_records_what_changes_the_vectors(settings: EmbeddingSettings
 
 def test_model_name_records_a_prefix_override() -> None:
     name = SentenceTransformerEmbedder(EmbeddingSettings(query_prefix="q: ")).model_name
-    assert re.fullmatch(re.escape(PACKAGED_MODEL) + r"#prefix=[0-9a-f]{8}", name)
+    assert re.fullmatch(re.escape(PACKAGED_MODEL) + r"#defs2#prefix=[0-9a-f]{8}", name)
 
 
 def test_missing_model_folder_is_a_model_error() -> None:
@@ -240,6 +249,31 @@ def test_definition_windows_cut_a_long_definition_and_keep_short_text_whole() ->
     prose = " ".join(["words"] * 100)  # no definition: the token windows
     offsets = whitespace_offsets(prose)
     assert definition_window_texts(prose, offsets, 30, 5) == window_texts(prose, offsets, 30, 5)
+
+
+def test_scoped_definition_windows_are_headed_by_what_encloses_them() -> None:
+    method = "    def exit(self, code):\n        raise Exit(code)\n"
+    long_body = "".join(f"        step_{i} = {i}\n" for i in range(30))
+    text = "import os\n\nclass Context:\n    x = 1\n\n" + method + "\n    def run(self):\n" + long_body
+    offsets = whitespace_offsets(text)
+    pieces = definition_window_texts(text, offsets, 40, 4, min_tokens=3, scopes=True)
+    exit_window = next(p for p in pieces if "raise Exit" in p)
+    assert exit_window.startswith("class Context:\ndef exit(self, code):")  # the method knows its class
+    run_windows = [p for p in pieces if "step_" in p]
+    assert len(run_windows) > 1
+    assert run_windows[0].startswith("class Context:\ndef run(self):")
+    assert all(w.startswith("class Context:\ndef run(self):\n") for w in run_windows[1:])  # later windows too
+    assert all(len(w.split()) <= 40 for w in pieces)  # the heading counts against the window
+    covered = set(" ".join(pieces).split())
+    assert covered == set(text.split())
+    plain = definition_window_texts(text, offsets, 40, 4, min_tokens=3)
+    assert not any(p.startswith("class Context:\ndef exit") for p in plain)  # without scopes: no heading
+
+
+def test_scoped_windows_of_prose_are_the_token_windows() -> None:
+    prose = " ".join(f"word{i}" for i in range(500))
+    offsets = whitespace_offsets(prose)
+    assert definition_window_texts(prose, offsets, 64, 8, scopes=True) == window_texts(prose, offsets, 64, 8)
 
 
 @given(

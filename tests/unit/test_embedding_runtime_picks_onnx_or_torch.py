@@ -21,7 +21,7 @@ from hybrid_rag.settings import EmbeddingSettings
 def test_default_model_runs_on_onnx_under_the_torch_name_and_loads_nothing_yet() -> None:
     emb = make_embedder(EmbeddingSettings())
     assert isinstance(emb, OnnxEmbedder)
-    assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2#defs2"
     assert emb._model is None  # cheap constructor: the session loads on first use
     assert emb.files.onnx is None  # built from the packaged safetensors into the model cache
 
@@ -29,7 +29,7 @@ def test_default_model_runs_on_onnx_under_the_torch_name_and_loads_nothing_yet()
 def test_runtime_torch_keeps_sentence_transformers() -> None:
     emb = make_embedder(EmbeddingSettings(runtime="torch"))
     assert type(emb) is SentenceTransformerEmbedder
-    assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2#defs2"
 
 
 def test_a_folder_without_an_onnx_graph_falls_back_to_torch(tmp_path: Path) -> None:
@@ -46,14 +46,14 @@ def test_a_folder_with_an_onnx_graph_runs_on_onnx_with_its_pooling_and_length(tm
     (tmp_path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128}))
     emb = make_embedder(EmbeddingSettings(model=str(tmp_path)))
     assert isinstance(emb, OnnxEmbedder)
-    assert (emb.files.pooling, emb.files.max_length, emb.model_name) == ("cls", 128, str(tmp_path))
+    assert (emb.files.pooling, emb.files.max_length, emb.model_name) == ("cls", 128, f"{tmp_path}#defs2")
 
 
 @pytest.mark.parametrize("name", ["bge-small-en-v1.5", "BGE-small-en-v1.5", "BAAI/bge-small-en-v1.5"])
 def test_bge_small_by_name_is_the_offline_int8_model_with_its_query_instruction(name: str) -> None:
     emb = make_embedder(EmbeddingSettings(model=name))
     assert isinstance(emb, OnnxEmbedder)
-    assert emb.model_name == "BAAI/bge-small-en-v1.5#int8"  # not the fp32 model's vectors
+    assert emb.model_name == "BAAI/bge-small-en-v1.5#int8#defs2"  # not the fp32 model's vectors
     assert emb.files.pooling == "cls" and emb.files.max_length == 512
     assert emb.query_prefix.startswith("Represent this sentence") and emb.passage_prefix == ""
     assert emb.files.onnx is not None and emb.files.onnx.parts[-2:] == ("bge_small_en", "model.onnx")

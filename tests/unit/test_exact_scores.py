@@ -178,7 +178,7 @@ def test_settings_weights_by_source_type_and_refuse_a_zero_pair() -> None:
     r = Settings().retrieval
     assert r.exact_scores and r.fusion == "zscore"
     assert r.fusion_weights("text") == (r.dense_weight, r.bm25_weight) == (0.65, 0.35)
-    assert r.fusion_weights("code") == (0.85, 0.15)
+    assert r.fusion_weights("code") == (0.75, 0.25)
     with pytest.raises(Exception, match="code_dense_weight and retrieval.code_bm25_weight"):
         Settings().with_overrides({"retrieval.code_dense_weight": 0, "retrieval.code_bm25_weight": 0})
 
