@@ -199,3 +199,23 @@ def test_query_output_and_framework_documents_cite_the_page(
     finally:
         engine.close()
     assert hit_metadata(hit, 1)["citation"].endswith(f":{hit['start_line']}-{hit['end_line']} (p.3)")
+
+
+def test_the_mcp_search_tool_cites_the_page(tmp_path: Path, folder: Path) -> None:
+    # the MCP `search` tool gave path:lines alone, where query, context and HTTP name the page
+    pytest.importorskip("mcp")
+    import anyio
+
+    from hybrid_rag.mcp_server import build_server
+
+    s = settings(tmp_path)
+    engine = Engine(s)
+    try:
+        engine.ingest([folder])
+        server = build_server(s, engine)
+        args = {"query": "compost", "top_k": 1, "filters": "page=3", "mode": "bm25"}
+        found = anyio.run(lambda: server.call_tool("search", args))
+    finally:
+        engine.close()
+    text = json.dumps(found, default=str)
+    assert "(p.3)" in text, text
