@@ -14,8 +14,10 @@ first ``--timed-queries`` queries.
 Cold start, in fresh processes on the MiniLM store of the first dataset: ``hybrid-rag query``
 wall time (``--cold-runs`` runs per runtime), ``hybrid-rag serve`` time to ``/healthz`` and
 ``/readyz``, ``hybrid-rag mcp`` (stdio) time to its first ``search`` answer; and the top
-imports of a cold ONNX query (``python -X importtime``). Embedding throughput: the same
-passages embedded by both runtimes, alternating, best of ``--repeats``.
+imports of a cold ONNX query (``python -X importtime``). Embedding throughput: the first
+``--passages`` chunks of the first store embedded by both runtimes with the same thread count
+(each of ``--embed-threads``), alternating, ``--repeats`` times (median and best). Timed parts
+record the load average when they start.
 
     flock /tmp/hybrid-rag-bench.lock .venv/bin/python benchmarks/harness.py run model_runtime
     .venv/bin/python benchmarks/harness.py report model_runtime   # RESULTS.md section 20
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--serve-runs", type=int, default=3)
     parser.add_argument("--timed-queries", type=int, default=40, help="queries timed at each rerank depth")
-    parser.add_argument("--repeats", type=int, default=3, help="embedding throughput: best of")
+    parser.add_argument("--repeats", type=int, default=3, help="embedding throughput: runs a runtime")
+    parser.add_argument(
+        "--embed-threads",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="embedding throughput: threads, both runtimes",
+    )
     parser.add_argument("--max-queries", type=int, default=0, help="0: every judged query")
-    parser.add_argument("--passages", type=int, default=500, help="embedding throughput: chunks embedded")
+    parser.add_argument("--passages", type=int, default=300, help="embedding throughput: chunks embedded")
     parser.add_argument(
         "--bge-datasets", nargs="*", default=None, help="bge-small on these only (default: all)"
     )
@@ -104,6 +114,25 @@ def _cli(data_dir: Path, *args: str) -> list[str]:
 def _metrics(runs: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
     report = evaluate(runs, {q: qrels[q] for q in runs}, METRICS)
     return {m: round(report.means[m], 4) for m in METRICS}
+
+
+def _ndcg_per_query(runs: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    return evaluate(runs, {q: qrels[q] for q in runs}, ("ndcg@10",)).per_query["ndcg@10"]
+
+
+def paired_p(a: dict[str, float], b: dict[str, float]) -> float:
+    """Two-sided paired t-test p of b against a over their common queries (1.0 when all equal)."""
+    from scipy.stats import ttest_rel
+
+    qids = sorted(set(a) & set(b))
+    diff = np.array([b[q] - a[q] for q in qids])
+    if len(qids) < 2 or not np.any(diff):
+        return 1.0
+    return round(float(ttest_rel([b[q] for q in qids], [a[q] for q in qids]).pvalue), 4)
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
 
 
 def run_variant(
@@ -147,10 +176,11 @@ def cross_encoder_max_lengths(base: dict[str, Any], limits: list[int], depth: in
     (alone and blended) and the time to score the head, every query timed."""
     data, lists = base["data"], base["lists"]
     out: dict[str, Any] = {}
+    first: dict[str, dict[str, float]] = {}
     for limit in limits:
         reranker = CrossEncoderReranker(RerankSettings(model="ms-marco-MiniLM-L-12-v2", max_length=limit))
         reranker.score("warm up", lists[next(iter(lists))][:2])
-        row: dict[str, Any] = {}
+        row: dict[str, Any] = {"load": _load()}
         scores, seconds = {}, []
         for qid, chunks in lists.items():
             start = time.perf_counter()
@@ -162,6 +192,9 @@ def cross_encoder_max_lengths(base: dict[str, Any], limits: list[int], depth: in
                 reranked = apply_rerank(chunks, scores[qid], "ce", depth, blend=blend, weight=weight)  # type: ignore[arg-type]
                 runs[qid] = doc_run(QueryResult(data.queries[qid], "ce", tuple(reranked), Trace()))
             row[blend] = _metrics(runs, data.qrels)
+            per_query = _ndcg_per_query(runs, data.qrels)
+            first.setdefault(blend, per_query)  # the first limit's, the reference of the p values
+            row[blend]["ndcg@10_p_vs_first"] = paired_p(first[blend], per_query)
         row["ms"] = {k: round(v, 1) for k, v in percentiles(seconds).items()}
         out[str(limit)] = row
     return out
@@ -169,12 +202,19 @@ def cross_encoder_max_lengths(base: dict[str, Any], limits: list[int], depth: in
 
 def cross_encoder_depths(base: dict[str, Any], timed: int) -> dict[str, Any]:
     data, lists = base["data"], base["lists"]
-    reranker = CrossEncoderReranker(RerankSettings(model="ms-marco-MiniLM-L-12-v2"))
+    settings = RerankSettings(model="ms-marco-MiniLM-L-12-v2")
+    reranker = CrossEncoderReranker(settings)
     reranker.score("warm up", lists[next(iter(lists))][:2])
     scores: dict[str, np.ndarray] = {}
     for qid, chunks in lists.items():
         scores[qid] = reranker.score(data.queries[qid], chunks[:50])
-    out: dict[str, Any] = {"model": reranker.source, "depths": {}}
+    out: dict[str, Any] = {
+        "model": reranker.source,
+        "max_length": settings.max_length,
+        "model_batch_size": settings.model_batch_size,
+        "threads": reranker.model.threads,
+        "depths": {},
+    }
     for depth in DEPTHS:
         row: dict[str, Any] = {}
         for blend, weight in (("none", 1.0), ("linear", 0.3)):
@@ -184,6 +224,7 @@ def cross_encoder_depths(base: dict[str, Any], timed: int) -> dict[str, Any]:
                 runs[qid] = doc_run(QueryResult(data.queries[qid], "ce", tuple(reranked), Trace()))
             row[f"{blend}"] = _metrics(runs, data.qrels)
         seconds = []
+        row["load"] = _load()
         for qid in list(lists)[:timed]:
             start = time.perf_counter()
             reranker.score(data.queries[qid], lists[qid][:depth])
@@ -193,22 +234,26 @@ def cross_encoder_depths(base: dict[str, Any], timed: int) -> dict[str, Any]:
     return out
 
 
-def embedding_throughput(texts: list[str], repeats: int) -> dict[str, Any]:
-    """Passages a second, each runtime, alternating runs; best of ``repeats``."""
-    embedders = {rt: make_embedder(EmbeddingSettings(runtime=rt)) for rt in ("onnx", "torch")}
-    for emb in embedders.values():
-        emb.embed_passages(texts[:8])
-    best = {rt: float("inf") for rt in embedders}
-    for _ in range(repeats):
-        for rt, emb in embedders.items():
-            start = time.perf_counter()
-            emb.embed_passages(texts)
-            best[rt] = min(best[rt], time.perf_counter() - start)
-    return {
-        "passages": len(texts),
-        "per_second": {rt: round(len(texts) / s, 1) for rt, s in best.items()},
-        "threads": {rt: emb.threads for rt, emb in embedders.items()},
-    }
+def embedding_throughput(texts: list[str], repeats: int, threads: list[int]) -> dict[str, Any]:
+    """Passages a second of each runtime at each thread count (the same on both), runs alternating."""
+    out: dict[str, Any] = {"passages": len(texts), "repeats": repeats, "by_threads": {}}
+    for n in threads:
+        embedders = {rt: make_embedder(EmbeddingSettings(runtime=rt, threads=n)) for rt in ("onnx", "torch")}
+        for emb in embedders.values():
+            emb.embed_passages(texts[:8])
+        seconds: dict[str, list[float]] = {rt: [] for rt in embedders}
+        load = _load()
+        for _ in range(repeats):
+            for rt, emb in embedders.items():
+                start = time.perf_counter()
+                emb.embed_passages(texts)
+                seconds[rt].append(time.perf_counter() - start)
+        rates = {
+            rt: {"median": round(len(texts) / float(np.median(s)), 1), "best": round(len(texts) / min(s), 1)}
+            for rt, s in seconds.items()
+        }
+        out["by_threads"][str(n)] = {"per_second": rates, "load": load}
+    return out
 
 
 # -- cold start ----------------------------------------------------------------------------------
@@ -363,9 +408,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "cross_encoder_max_length": cross_encoder_max_lengths(onnx, args.ce_max_lengths),
         }
         if i == 0:
-            texts = [c.text for chunks in onnx["lists"].values() for c in chunks[:10]][: args.passages]
+            texts = [c.text for c in islice(onnx["engine"].store.iter_chunks(), args.passages)]
             _log("embedding throughput")
-            out["embedding_throughput"] = embedding_throughput(texts, args.repeats)
+            out["embedding_throughput"] = embedding_throughput(texts, args.repeats, args.embed_threads)
         for v in variants.values():
             v["engine"].close()
     return out
@@ -375,6 +420,7 @@ def cold_start(store: Path, args: argparse.Namespace) -> dict[str, Any]:
     _log("cold start")
     return {
         "store": str(store.relative_to(ROOT)),
+        "load": _load(),
         "query": {rt: cold_query(store, rt, args.cold_runs) for rt in ("torch", "onnx")},
         "serve": {rt: serve_ready(store, rt, args.serve_runs) for rt in ("torch", "onnx")},
         "mcp_first_search": {rt: mcp_first_call(store, rt, args.serve_runs) for rt in ("torch", "onnx")},
@@ -387,7 +433,7 @@ def render(result: dict[str, Any]) -> str:
     cold = result["cold"]
     lines += [
         f"Cold start on the {cold['store'].split('/')[-2]} MiniLM store (median of n runs, seconds wall; "
-        "min-max in brackets):",
+        f"min-max in brackets; load average {cold['load']} when it began):",
         "",
         "| | runtime torch (before) | runtime onnx (after) |",
         "|---|---|---|",
@@ -409,9 +455,19 @@ def render(result: dict[str, Any]) -> str:
     tp = result["embedding_throughput"]
     lines += [
         "",
-        f"Embedding throughput, {tp['passages']} chunks, best of the runs (passages/s): "
-        f"onnx {tp['per_second']['onnx']}, torch {tp['per_second']['torch']} "
-        f"(threads onnx {tp['threads']['onnx']}, torch {tp['threads']['torch']}).",
+        f"Embedding throughput, MiniLM, the first {tp['passages']} chunks of the store, passages/s over "
+        f"{tp['repeats']} runs a runtime (runs alternating; the same thread count on both):",
+        "",
+        "| threads | onnx median | onnx best | torch median | torch best | onnx / torch (median) | load |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, row in tp["by_threads"].items():
+        o, t = row["per_second"]["onnx"], row["per_second"]["torch"]
+        lines.append(
+            f"| {n} | {o['median']} | {o['best']} | {t['median']} | {t['best']} | "
+            f"{o['median'] / t['median']:.3f} | {row['load']} |"
+        )
+    lines += [
         "",
         "| dataset | model / runtime | chunks | ingest s | chunks/s | nDCG@10 | MRR@10 | P@3 "
         "| query p50 ms | p95 ms |",
@@ -434,43 +490,48 @@ def render(result: dict[str, Any]) -> str:
     for dataset, d in result["datasets"].items():
         a = d["onnx_vs_torch"]
         lines.append(f"| {dataset} | {a['queries']} | {a['same_top10_order']} | {a['same_top10_set']} |")
+    ce = next(iter(result["datasets"].values()))["cross_encoder"]
     lines += [
         "",
-        "Cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX) over the default fused list (MiniLM, ONNX); "
-        "`none`: its score alone, `linear 0.3`: the shipped blend; ms: scoring the head, timed queries:",
+        "Cross-encoder (ms-marco-MiniLM-L-12-v2, int8 ONNX) over the default fused list (MiniLM, ONNX), "
+        f"`max_length` {ce['max_length']}, `model_batch_size` {ce['model_batch_size']}, "
+        f"{ce['threads']} thread(s); `none`: its score alone, `linear 0.3`: the shipped blend; "
+        "ms: scoring the head (warm), timed queries; load: the load average when timing began:",
         "",
         "| dataset | depth | nDCG@10 none | MRR@10 none | P@3 none | nDCG@10 linear 0.3 | MRR@10 linear 0.3 "
-        "| P@3 linear 0.3 | p50 ms | p95 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| P@3 linear 0.3 | p50 ms | p95 ms | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for dataset, d in result["datasets"].items():
         base = d["variants"]["minilm-onnx"]["metrics"]
         lines.append(
             f"| {dataset} | 0 (no rerank) | {base['ndcg@10']:.4f} | {base['mrr@10']:.4f} | "
-            f"{base['precision@3']:.4f} | | | | | |"
+            f"{base['precision@3']:.4f} | | | | | | |"
         )
         for depth, row in d["cross_encoder"]["depths"].items():
             n, li, ms = row["none"], row["linear"], row["ms"]
             lines.append(
                 f"| {dataset} | {depth} | {n['ndcg@10']:.4f} | {n['mrr@10']:.4f} | {n['precision@3']:.4f} | "
                 f"{li['ndcg@10']:.4f} | {li['mrr@10']:.4f} | {li['precision@3']:.4f} | "
-                f"{ms['p50']:.0f} | {ms['p95']:.0f} |"
+                f"{ms['p50']:.0f} | {ms['p95']:.0f} | {row['load']} |"
             )
     if any(d.get("cross_encoder_max_length") for d in result["datasets"].values()):
         lines += [
             "",
-            f"The cross-encoder over the top 20, pairs truncated to `rerank.max_length` word pieces "
-            f"(`model_batch_size` {RerankSettings().model_batch_size}); ms: scoring the top 20, every query:",
+            "The cross-encoder over the top 20, pairs truncated to `rerank.max_length` word pieces "
+            f"(`model_batch_size` {ce['model_batch_size']}); p: paired t-test of nDCG@10 per query against "
+            "the first row's; ms: scoring the top 20, every query:",
             "",
-            "| dataset | max_length | nDCG@10 none | MRR@10 none | nDCG@10 linear 0.3 | MRR@10 linear 0.3 "
-            "| p50 ms | p95 ms |",
-            "|---|---|---|---|---|---|---|---|",
+            "| dataset | max_length | nDCG@10 none | p | MRR@10 none | nDCG@10 linear 0.3 | p "
+            "| MRR@10 linear 0.3 | p50 ms | p95 ms | load |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for dataset, d in result["datasets"].items():
             for limit, row in d.get("cross_encoder_max_length", {}).items():
                 n, li, ms = row["none"], row["linear"], row["ms"]
                 lines.append(
-                    f"| {dataset} | {limit} | {n['ndcg@10']:.4f} | {n['mrr@10']:.4f} | "
-                    f"{li['ndcg@10']:.4f} | {li['mrr@10']:.4f} | {ms['p50']:.0f} | {ms['p95']:.0f} |"
+                    f"| {dataset} | {limit} | {n['ndcg@10']:.4f} | {n['ndcg@10_p_vs_first']} | "
+                    f"{n['mrr@10']:.4f} | {li['ndcg@10']:.4f} | {li['ndcg@10_p_vs_first']} | "
+                    f"{li['mrr@10']:.4f} | {ms['p50']:.0f} | {ms['p95']:.0f} | {row['load']} |"
                 )
     return "\n".join(lines)
