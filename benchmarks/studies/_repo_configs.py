@@ -82,9 +82,16 @@ CONFIGS: tuple[BenchConfig, ...] = (
         "+tests-0.8", "default with the test-file prior at 0.8 instead of 0.6", overrides=tests_prior(0.8)
     ),
     BenchConfig("-expansion", "default without query expansion", features={"expansion": False}),
+    BenchConfig(
+        "+context-choices",
+        "default, and the context neither quotes import lines nor heads a topic with a test's signature",
+        overrides=CONTEXT_CHOICES,
+    ),
 )
 # configurations whose context is built and scored (a context a query costs ~1 s on a busy machine)
-CONTEXT_CONFIGS = frozenset({"default", "previous-default", "-definitions", "-test-prior"})
+CONTEXT_CONFIGS = frozenset(
+    {"default", "previous-default", "-definitions", "-test-prior", "+context-choices"}
+)
 
 
 def query_unchanged(config: BenchConfig) -> bool:
