@@ -456,8 +456,8 @@ class ContextSettings(_Section):
     summary_map_chunks: Int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
     quote_max_tokens: Int = Field(400, gt=0)  # the most one quote may take when the budget allows
     max_embedded_units: Int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
-    quote_imports: bool = True  # false: import lines are not evidence (RESULTS.md section 21)
-    heading_tests: bool = True  # false: a topic's heading is a test's signature only when it has no other
+    quote_imports: bool = False  # import lines are not evidence (RESULTS.md section 21); True: they are
+    heading_tests: bool = False  # a topic is headed by a test's signature only when it has nothing else
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"
     system_prompt: str = (
