@@ -253,7 +253,9 @@ def _reranked(cands: list[ScoredChunk], head: int) -> list[ScoredChunk]:
 def test_the_pipeline_pools_only_the_reranked_head():
     from types import SimpleNamespace
 
-    from hybrid_rag.retrieval.retriever import Candidates, HybridRetriever
+    from stage_retriever import stage_retriever
+
+    from hybrid_rag.retrieval.retriever import Candidates
     from hybrid_rag.settings import Settings
 
     settings = Settings().with_overrides(
@@ -262,17 +264,7 @@ def test_the_pipeline_pools_only_the_reranked_head():
     cands, vecs = _mixed_scale_list()
     cands = _reranked(cands, 4)
     live = SimpleNamespace(dense=_Dense(vecs))
-    retriever = HybridRetriever(
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        retrieval=settings.retrieval,
-        features=settings.features,
-        rerank=settings.rerank,
-        mmr=settings.mmr,
-        reranker=SimpleNamespace(name="stub"),  # type: ignore[arg-type]
-    )
+    retriever = stage_retriever(settings)
     after_rerank = retriever.diversify(cands, Candidates({}), live, reranked=True)  # type: ignore[arg-type]
     assert [c.id for c in after_rerank] == [c.id for c in cands]
     # a floor dropped head 2: the pool is the 3 reranked ones left, not 4 with a fused one

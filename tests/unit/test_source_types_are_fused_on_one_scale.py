@@ -8,9 +8,8 @@ of a repository crowded out its code (RESULTS.md section 21).
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
+from stage_retriever import stage_retriever
 
 from hybrid_rag.retrieval.retriever import Candidates, HybridRetriever
 from hybrid_rag.settings import Settings
@@ -22,18 +21,7 @@ def _chunk(i: int, source_type: SourceType) -> Chunk:
 
 
 def _retriever(overrides: dict[str, object]) -> HybridRetriever:
-    settings = Settings().with_overrides({"embedding.model": "fake", **overrides})
-    return HybridRetriever(
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        retrieval=settings.retrieval,
-        features=settings.features,
-        rerank=settings.rerank,
-        mmr=settings.mmr,
-        reranker=SimpleNamespace(name="stub"),  # type: ignore[arg-type]
-    )
+    return stage_retriever(Settings().with_overrides({"embedding.model": "fake", **overrides}))
 
 
 # chunk 1 is code, chunk 2 text; both stand out equally in both first-pass lists, and the
