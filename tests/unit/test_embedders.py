@@ -287,6 +287,22 @@ def test_definition_windows_cover_every_token_within_the_limit(lines: list[str])
     assert sorted(set(" ".join(pieces).split())) == sorted(set(text.split()))
 
 
+@given(
+    st.lists(
+        st.sampled_from(
+            ["def f():", "    def g():", "        x = 1", "class A:", "@d", "", "y", "    return y"]
+        ),
+        max_size=80,
+    )
+)
+def test_scoped_windows_cover_every_token_and_headings_fit_the_window(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    offsets = whitespace_offsets(text)
+    pieces = definition_window_texts(text, offsets, 16, 3, min_tokens=2, scopes=True)
+    assert all(len(p.split()) <= 16 for p in pieces)  # a window's heading counts against it
+    assert sorted(set(" ".join(pieces).split())) == sorted(set(text.split()))
+
+
 def test_mean_pool_averages_each_passages_windows_and_renormalises() -> None:
     vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32)
     pooled = mean_pool(vectors, [0, 0, 1], 2)
