@@ -414,7 +414,9 @@ class RerankSettings(_Section):
     # call's activations with one scale, so in a batch of 4 a logit moved by up to 0.75 with its
     # neighbours) and it was the fastest on 2 cores (RESULTS.md section 20)
     model_batch_size: Int = Field(1, gt=0)
-    max_length: Int = Field(512, gt=0)
+    # cross_encoder: word pieces a pair keeps; 256: nDCG@10 unchanged on cranfield and cosqa against the
+    # model's 512 (p >= 0.19), top 20 on cranfield 761 ms for 992; 128: 413 ms (RESULTS.md section 20)
+    max_length: Int = Field(256, gt=0)
     api_format: Literal["cohere", "tei"] = "cohere"  # cohere: Cohere / Jina request and answer
     timeout_seconds: Float = Field(30.0, gt=0)  # api: per request
     retries: Int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
