@@ -174,12 +174,10 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 
 
 def _print_results(result: Any) -> None:
-    from hybrid_rag.locators import cited
-
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
-            f"\n[{rank}] {cited(sc.path, sc.start_line, sc.end_line, sc.chunk.meta)}  "
+            f"\n[{rank}] {sc.located_citation}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
         _print_lines(sc.text, 6)
@@ -529,7 +527,8 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         if not stored:
             raise HybridRagError(f"no documents in {settings.data_dir.resolve()}: nothing to delete")
         paths = _stored_paths(args.paths, stored, root)
-        missing = [p for p in paths if p not in set(stored)]
+        known = set(stored)
+        missing = [p for p in paths if p not in known]
         if missing:
             raise HybridRagError(f"no document {missing[0]!r} in {settings.data_dir.resolve()}")
         report = None if args.dry_run else engine.delete(paths)

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ValidationError
 from hybrid_rag.deadline import run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
-from hybrid_rag.locators import cited
 from hybrid_rag.server.errors import ApiError
 from hybrid_rag.server.limits import (
     ContextArgs,
@@ -95,7 +94,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 "index_version": result.index_version,
                 "results": [
                     {
-                        "citation": cited(hit.path, hit.start_line, hit.end_line, hit.chunk.meta),
+                        "citation": hit.located_citation,
                         "score": round(hit.score, 4),
                         "source_type": hit.source_type.value,
                         "language": hit.chunk.language,

@@ -153,16 +153,20 @@ class ScoredChunk:
     def citation(self) -> str:
         return f"{self.chunk.path}:{self.chunk.start_line}-{self.chunk.end_line}"
 
+    @property
+    def located_citation(self) -> str:
+        """``citation`` plus a converted document's place (``locators.cited``): ``manual.pdf:7-8 (p.3)``."""
+        return cited(self.chunk.path, self.chunk.start_line, self.chunk.end_line, self.chunk.meta)
+
     def to_dict(self) -> dict[str, object]:
-        """The ``--json``/HTTP shape; ``citation`` adds a converted document's place (``locators.cited``):
-        ``manual.pdf:7-8 (p.3)``, where ``.citation`` is ``manual.pdf:7-8``."""
+        """The ``--json``/HTTP shape; its ``citation`` is ``located_citation``."""
         c = self.chunk
         return {
             "id": c.id,
             "path": c.path,
             "start_line": c.start_line,
             "end_line": c.end_line,
-            "citation": cited(c.path, c.start_line, c.end_line, c.meta),
+            "citation": self.located_citation,
             "source_type": c.source_type.value,
             "language": c.language,
             "collection": c.collection,

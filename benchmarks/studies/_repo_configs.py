@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hybrid_rag.settings import TEST_PRIORS
 from studies._suite_configs import OPTIONAL_STAGES_OFF, BenchConfig
 
 BASELINE = "default"
-TESTS = ("tests/**", "test/**", "**/test_*", "**/*_test.*", "**/*.test.*", "**/*.spec.*", "**/conftest.py")
+TESTS = tuple(p.pattern for p in TEST_PRIORS)  # the shipped test-file prior's globs
 
 
 def tests_prior(weight: float) -> dict[str, Any]:

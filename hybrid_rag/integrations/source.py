@@ -13,8 +13,6 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hybrid_rag.locators import cited
-
 if TYPE_CHECKING:
     from hybrid_rag.client import Client
     from hybrid_rag.engine import Engine
@@ -77,7 +75,7 @@ class Source:
 def hit_metadata(hit: Mapping[str, Any], index_version: int | None) -> dict[str, Any]:
     """The metadata a framework document carries: where the text is, its citation, its scores."""
     meta = {k: hit[k] for k in METADATA_KEYS if k in hit}
-    meta["citation"] = cited(hit["path"], hit["start_line"], hit["end_line"], hit.get("meta"))  # + (p.3)
+    meta["citation"] = hit["citation"]  # ScoredChunk.located_citation: a converted document's page too
     meta["score"] = hit["score"]
     meta["breakdown"] = dict(hit.get("breakdown") or {})
     meta["index_version"] = index_version

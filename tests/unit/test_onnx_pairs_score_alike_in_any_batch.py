@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from context_cases import scored_chunk
 
 from hybrid_rag.onnx_runtime import OnnxModel, padded_feed
 from hybrid_rag.retrieval.rerank import CrossEncoderReranker
 from hybrid_rag.settings import RerankSettings
-from hybrid_rag.types import Chunk, ScoredChunk, SourceType
 
 
 def test_a_batch_is_padded_to_its_longest_member_only() -> None:
@@ -29,24 +29,6 @@ def test_a_batch_is_padded_to_its_longest_member_only() -> None:
     assert padded_feed([], pad_id=0)["input_ids"].shape == (0, 0)
 
 
-def scored(i: int, text: str) -> ScoredChunk:
-    chunk = Chunk(
-        id=i,
-        document_id=i,
-        path=f"doc{i}.txt",
-        position=0,
-        start_line=1,
-        end_line=1,
-        text=text,
-        token_count=len(text.split()),
-        sha256=f"sha{i}",
-        source_type=SourceType.TEXT,
-        language="text",
-        collection="default",
-    )
-    return ScoredChunk(chunk, 1.0 / i, {"fusion": 1.0 / i})
-
-
 PASSAGES = [
     "Paris is the capital and largest city of France.",
     "The mitochondria is the powerhouse of the cell, " * 12,
@@ -60,7 +42,7 @@ def test_a_pairs_score_does_not_depend_on_the_other_candidates() -> None:
     reranker = CrossEncoderReranker(RerankSettings(model="ms-marco-MiniLM-L-12-v2"))
     assert reranker.settings.model_batch_size == 1
     query = "what is the capital of france?"
-    candidates = [scored(i + 1, text) for i, text in enumerate(PASSAGES)]
+    candidates = [scored_chunk(i + 1, text, 1.0 / (i + 1)) for i, text in enumerate(PASSAGES)]
     together = reranker.score(query, candidates)
     alone = np.array([reranker.score(query, [c])[0] for c in candidates])
     reversed_order = reranker.score(query, candidates[::-1])[::-1]

@@ -9,6 +9,7 @@ of a repository crowded out its code (RESULTS.md section 21).
 from __future__ import annotations
 
 import pytest
+from context_cases import scored_chunk
 from stage_retriever import stage_retriever
 
 from hybrid_rag.retrieval.retriever import Candidates, HybridRetriever
@@ -17,7 +18,7 @@ from hybrid_rag.types import Chunk, Hit, SourceType
 
 
 def _chunk(i: int, source_type: SourceType) -> Chunk:
-    return Chunk(i, i, f"f{i}", 0, 1, 1, "x", 1, str(i), source_type, "python", "default")
+    return scored_chunk(i, "x", code=source_type is SourceType.CODE).chunk
 
 
 def _retriever(overrides: dict[str, object]) -> HybridRetriever:
