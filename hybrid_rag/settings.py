@@ -317,6 +317,9 @@ TEST_PRIORS = tuple(
         "**/conftest.py",
     )
 )
+# type stubs repeat their implementation's signatures without its body (RESULTS.md section 21)
+STUB_PRIORS = (PathPrior(pattern="**/*.pyi", weight=0.6),)
+DEFAULT_PRIORS = TEST_PRIORS + STUB_PRIORS
 
 
 class RetrievalSettings(_Section):
@@ -350,7 +353,7 @@ class RetrievalSettings(_Section):
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see
     # retrieval/priors.py and benchmarks/RESULTS.md section 21
-    path_priors: tuple[PathPrior, ...] = TEST_PRIORS
+    path_priors: tuple[PathPrior, ...] = DEFAULT_PRIORS
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:

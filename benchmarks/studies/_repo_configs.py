@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hybrid_rag.settings import TEST_PRIORS
+from hybrid_rag.settings import STUB_PRIORS, TEST_PRIORS
 from studies._suite_configs import OPTIONAL_STAGES_OFF, BenchConfig
 
 BASELINE = "default"
 TESTS = tuple(p.pattern for p in TEST_PRIORS)  # the shipped test-file prior's globs
+STUBS = [p.model_dump() for p in STUB_PRIORS]  # the shipped type-stub prior
 
 
 def tests_prior(weight: float) -> dict[str, Any]:
-    return {"retrieval.path_priors": [{"pattern": p, "weight": weight} for p in TESTS]}
+    """The shipped priors with the test files' weight set to ``weight``."""
+    return {"retrieval.path_priors": [{"pattern": p, "weight": weight} for p in TESTS] + STUBS}
 
 
 CONTEXT_CHOICES = {"context.quote_imports": False, "context.heading_tests": False}
@@ -66,8 +68,13 @@ CONFIGS: tuple[BenchConfig, ...] = (
     ),
     BenchConfig(
         "-test-prior",
-        "default without the test-file prior (path_priors: [])",
-        overrides={"retrieval.path_priors": []},
+        "default without the test-file prior (the type-stub prior kept)",
+        overrides={"retrieval.path_priors": STUBS},
+    ),
+    BenchConfig(
+        "-stub-prior",
+        "default without the type-stub prior (**/*.pyi at 0.6; the test-file prior kept)",
+        overrides={"retrieval.path_priors": [p.model_dump() for p in TEST_PRIORS]},
     ),
     BenchConfig(
         "+code-expansion",
@@ -91,7 +98,7 @@ CONFIGS: tuple[BenchConfig, ...] = (
 )
 # configurations whose context is built and scored (a context a query costs ~1 s on a busy machine)
 CONTEXT_CONFIGS = frozenset(
-    {"default", "previous-default", "-definitions", "-test-prior", "+context-choices"}
+    {"default", "previous-default", "-definitions", "-test-prior", "-stub-prior", "+context-choices"}
 )
 
 

@@ -72,7 +72,7 @@ def fold(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _functions(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def functions_of(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function and method with its dotted name, in source order."""
     out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
 
@@ -113,7 +113,7 @@ def candidates(root: Path) -> list[tuple[str, str, int]]:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
-        for index, (name, fn) in enumerate(_functions(tree)):
+        for index, (name, fn) in enumerate(functions_of(tree)):
             short = name.rsplit(".", 1)[-1]
             if (short.startswith("__") and short.endswith("__")) or short.startswith("test"):
                 continue
@@ -127,7 +127,7 @@ def strip_docstrings(source: str, indices: set[int]) -> tuple[str, dict[int, tup
     """``source`` with the docstrings of the functions at ``indices`` removed, and each such
     function's (first, last) line in the rewritten text (decorators included)."""
     tree = ast.parse(source)
-    functions = _functions(tree)
+    functions = functions_of(tree)
     lines = source.splitlines(keepends=True)
     cuts = []  # (first, last) 1-based lines removed, and a replacement
     for index in sorted(indices):
@@ -141,7 +141,7 @@ def strip_docstrings(source: str, indices: set[int]) -> tuple[str, dict[int, tup
     for first, last, stub in sorted(cuts, reverse=True):
         lines[first - 1 : last] = stub
     rewritten = "".join(lines)
-    new_functions = _functions(ast.parse(rewritten))
+    new_functions = functions_of(ast.parse(rewritten))
     ranges = {}
     for index in indices:
         fn = new_functions[index][1]
@@ -187,7 +187,7 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
     for rel, name, index in found:
         if rel not in texts:
             texts[rel] = (src / rel).read_text(encoding="utf-8")
-        fn = _functions(ast.parse(texts[rel]))[index][1]
+        fn = functions_of(ast.parse(texts[rel]))[index][1]
         sentences.setdefault(fold(first_sentence(ast.get_docstring(fn) or "")), []).append((rel, name, index))
     unique = [(s, hits[0]) for s, hits in sentences.items() if len(hits) == 1]
     random.Random(seed).shuffle(unique)
@@ -211,7 +211,7 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
             continue
         if len(targets) < cap:
             start, end = ranges[(rel, index)]
-            query = first_sentence(ast.get_docstring(_functions(ast.parse(texts[rel]))[index][1]) or "")
+            query = first_sentence(ast.get_docstring(functions_of(ast.parse(texts[rel]))[index][1]) or "")
             targets.append(Target(f"{src.name}:{len(targets)}", query, rel, name, start, end))
     counts = {
         "candidates": len(found),

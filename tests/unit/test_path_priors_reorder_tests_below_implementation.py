@@ -44,6 +44,18 @@ def test_a_demoted_test_falls_below_the_implementation_it_outscored() -> None:
     assert out[1].breakdown["prior"] == 0.8 and "prior" not in out[0].breakdown
 
 
+def test_the_default_priors_put_a_type_stub_below_the_module_it_declares() -> None:
+    results = [
+        scored("/r/src/pkg/more.pyi", 1.0, 1),
+        scored("/r/src/pkg/more.py", 0.9, 2),
+        scored("/r/docs/api.rst", 0.2, 3),
+    ]
+    out = apply_priors(results, Settings().retrieval.path_priors)
+    assert [r.id for r in out] == [2, 1, 3]
+    assert prior_weight(Settings().retrieval.path_priors, "/r/src/pkg/more.pyi") == 0.6
+    assert prior_weight(Settings().retrieval.path_priors, "/r/src/pkg/more.py") == 1.0
+
+
 def test_a_negative_score_is_still_demoted_not_raised() -> None:
     results = [scored("/r/src/a.py", -0.5, 1), scored("/r/tests/test_a.py", -0.4, 2)]
     out = apply_priors(results, (PathPrior(pattern="tests/**", weight=0.8),))

@@ -65,8 +65,8 @@ def test_equal_expansion_shares_keep_the_first_pass_pair_as_it_was() -> None:
     assert fused == alone  # no expansion lists: nothing to scale
 
 
-def test_defaults_leave_code_without_expansion_and_weigh_test_files_down() -> None:
+def test_defaults_leave_code_without_expansion_and_weigh_test_files_and_stubs_down() -> None:
     r = Settings().retrieval
     assert (r.expansion_share("text"), r.expansion_share("code")) == (0.5, 0.0)
-    assert {p.pattern for p in r.path_priors} >= {"tests/**", "**/test_*", "**/conftest.py"}
+    assert {p.pattern for p in r.path_priors} >= {"tests/**", "**/test_*", "**/conftest.py", "**/*.pyi"}
     assert all(p.weight == 0.6 for p in r.path_priors)
