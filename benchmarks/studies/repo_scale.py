@@ -36,6 +36,7 @@ from studies._repo_corpus import (
     first_sentence,
     functions_of,
     is_test_path,
+    relative,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 totals.append((time.perf_counter() - begin) * 1000)
                 for s in STAGES:
                     stages[s].append(result.trace.seconds(s) * 1000)
-                rels = [Path(c.path).resolve().relative_to(root.resolve()).as_posix() for c in result.chunks]
+                rels = [relative(c.path, root) for c in result.chunks]
                 test_share.append(sum(is_test_path(r) for r in rels) / max(1, len(rels)))
             variants[name] = {
                 "features": features,
