@@ -45,7 +45,7 @@ PROJECT = Project("django", "5.0.6")
 TOP_K = 10
 WARMUP = 5
 VARIANTS: dict[str, dict[str, bool]] = {"default": {}, "no expansion": {"expansion": False}}
-STAGES = ("embed_query", "dense", "bm25", "expansion", "fetch", "exact_scores", "fuse", "priors", "mmr")
+STAGES = ("embed_query", "dense", "bm25", "expansion", "fetch", "exact_scores", "fuse", "priors")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
