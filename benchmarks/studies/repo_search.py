@@ -42,7 +42,7 @@ from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.types import ScoredChunk
 from studies import suite
-from studies._repo_configs import BASELINE, CONFIGS, CONTEXT_CONFIGS, query_unchanged
+from studies._repo_configs import BASELINE, CONFIGS, CONTEXT_CONFIGS, MEASURED_APART, query_unchanged
 from studies._repo_corpus import (
     TARGET_RULE,
     Project,
@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = load_settings(None)
     if args.fake:
         base = base.with_overrides({"embedding.model": "fake"})
-    configs = select_configs(args.configs, CONFIGS)
+    configs = select_configs(args.configs, CONFIGS + MEASURED_APART) if args.configs else list(CONFIGS)
     projects, repo = run_repo(configs, base, args)
     judged: dict[str, Any] = {"datasets": [], "results": []}
     if not args.no_judged:

@@ -12,6 +12,12 @@ def test_default_yaml_spells_out_exactly_the_built_in_defaults():
     assert load_settings(REPO / "configs" / "default.yaml", environ={}) == Settings()
 
 
+def test_the_repository_profile_is_the_defaults_with_bge_small_embedding():
+    profile = load_settings(REPO / "configs" / "repository.yaml", environ={})
+    assert profile.embedding.model == "bge-small-en-v1.5"
+    assert profile.with_overrides({"embedding.model": Settings().embedding.model}) == Settings()
+
+
 def test_yaml_file_and_environment_override_in_order(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("retrieval:\n  dense_top_k: 20\n  fusion: weighted\nfeatures:\n  rerank: true\n")
