@@ -389,15 +389,26 @@ def chunk_text(
         last_line = 0
         for start, stop in plan_ranges(costs, prio, is_top, lo, hi, settings, fits):
             span = measure(start, stop)
-            if span is not None and span.end_line > last_line:  # not inside the previous chunk
+            if span is None or span.end_line <= last_line:  # blank, or inside the previous chunk
+                continue
+            if span.token_count > max_t:  # one line that fit with its newline but not without it
+                spans.extend(_line_pieces(lines, span.start_line - 1, settings))
+            else:
                 spans.append(span)
-                last_line = span.end_line
+            last_line = span.end_line
         if hi < len(lines):
-            for piece, count in _long_line_pieces(lines[hi], settings.encoding, settings):
-                if piece.strip():
-                    spans.append(ChunkSpan(piece, hi + 1, hi + 1, count, _sha(piece)))
+            spans.extend(_line_pieces(lines, hi, settings))
         lo = hi + 1
     return spans
+
+
+def _line_pieces(lines: Sequence[str], i: int, settings: ChunkingSettings) -> list[ChunkSpan]:
+    """Line ``i`` (0-based), too long for one chunk, as chunks of its pieces."""
+    return [
+        ChunkSpan(piece, i + 1, i + 1, count, _sha(piece))
+        for piece, count in _long_line_pieces(lines[i], settings.encoding, settings)
+        if piece.strip()
+    ]
 
 
 def _make_span(

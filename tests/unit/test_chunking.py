@@ -100,6 +100,17 @@ def test_every_chunk_is_exactly_its_lines(
     assert spans == chunk_text(text, kind[0], kind[1], cfg)  # deterministic
 
 
+@pytest.mark.parametrize("source_type", list(SourceType))
+def test_a_line_that_fits_only_with_its_newline_is_still_cut_to_the_budget(source_type: SourceType) -> None:
+    """BPE is not monotonic: ``':::\t:}})'`` is 5 tokens with its newline and 6 without, so a
+    one-line chunk of it would overrun ``max_tokens`` 5 (found by the fuzz profile of CI)."""
+    text = ":::\t:}})"
+    cfg = ChunkingSettings(min_tokens=5, max_tokens=5, overlap=0.0)
+    spans = chunk_text(text, source_type, "python", cfg)
+    check_spans(text, spans, cfg)
+    assert "".join(s.text for s in spans) == text
+
+
 @settings(max_examples=60, deadline=None)
 @given(n_lines=st.integers(1, 400), seed=st.integers(0, 10_000))
 def test_many_short_lines(n_lines: int, seed: int) -> None:
