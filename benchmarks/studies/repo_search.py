@@ -121,7 +121,7 @@ def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchCo
     per: dict[str, dict[str, float]] = {m: {} for m in (*METRICS, "context_tokens")}
     if config.name not in CONTEXT_CONFIGS:
         del per["evidence"], per["context_tokens"]
-    seconds = []
+    seconds, context_seconds = [], []
     for t in targets:
         start = time.perf_counter()
         result = engine.query(t.query, top_k=TOP_K, mode=mode, features=features)
@@ -137,11 +137,13 @@ def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchCo
         )
         if "evidence" not in per:
             continue
+        start = time.perf_counter()
         context, _ = engine.context(t.query, mode=mode, features=features)
+        context_seconds.append(time.perf_counter() - start)
         quoted = any(overlaps(t, relative(q.path, root), q.start_line, q.end_line) for q in context.quotes)
         per["evidence"][t.qid] = float(quoted)
         per["context_tokens"][t.qid] = float(context.token_count)
-    return {"per_query": per, "seconds": seconds}
+    return {"per_query": per, "seconds": seconds, "context_seconds": context_seconds}
 
 
 def run_repo(
@@ -152,6 +154,7 @@ def run_repo(
     embedders: dict[str, Embedder] = {}
     per_config: dict[str, dict[str, dict[str, float]]] = {c.name: {} for c in configs}
     seconds: dict[str, list[float]] = {c.name: [] for c in configs}
+    context_seconds: dict[str, list[float]] = {c.name: [] for c in configs}
     for project in PROJECTS:
         root, targets, info = prepare(project, work, args.cap, args.seed)
         targets = targets[: args.queries] if args.queries else targets
@@ -189,12 +192,21 @@ def run_repo(
                 for metric, values in got["per_query"].items():
                     per_config[config.name].setdefault(metric, {}).update(values)
                 seconds[config.name].extend(got["seconds"])
+                context_seconds[config.name].extend(got["context_seconds"])
                 mrr = statistics.fmean(got["per_query"]["mrr@10"].values())
                 log(f"{root.name} {config.name:24} MRR@10 {mrr:.3f}")
     qids = [q for q in per_config[configs[0].name]["mrr@10"]]
     for config in configs:
         per = per_config[config.name]
         ms = sorted(s * 1000 for s in seconds[config.name])
+        context_ms = sorted(s * 1000 for s in context_seconds[config.name])
+        timing = {
+            "query_ms_p50": round(ms[len(ms) // 2], 2),
+            "query_ms_p95": round(ms[int(len(ms) * 0.95)], 2),
+        }
+        if context_ms:
+            timing["context_ms_p50"] = round(context_ms[len(context_ms) // 2], 1)
+            timing["context_ms_p95"] = round(context_ms[int(len(context_ms) * 0.95)], 1)
         rows.append(
             {
                 "config": config.name,
@@ -202,8 +214,7 @@ def run_repo(
                 "index_group": index_key(config.settings(base)),
                 "metrics": {m: round(statistics.fmean(per[m].values()), 4) for m in per},
                 "per_query": {m: [round(per[m][q], 4) for q in qids] for m in per},
-                "query_ms_p50": round(ms[len(ms) // 2], 2),
-                "query_ms_p95": round(ms[int(len(ms) * 0.95)], 2),
+                **timing,
             }
         )
     return projects, [{"query_ids": qids, "rows": rows}]
@@ -322,6 +333,12 @@ def render(result: dict[str, Any]) -> str:
             + f" | {tokens} | {deltas[0]} | {deltas[1]}"
             + f" | {r['query_ms_p50']:.1f} |"
         )
+    timed = [r for r in rows if "context_ms_p50" in r]
+    if timed:
+        each = "; ".join(
+            f"{r['config']} {r['context_ms_p50']:,.0f} / {r['context_ms_p95']:,.0f}" for r in timed
+        )
+        lines += ["", f"`Engine.context` (default budget, self-check on) ms p50 / p95: {each}."]
     judged = expand(result["judged"])
     if judged["results"]:
         lines += ["", "The same configurations on the judged datasets (the suite's protocol):", ""]
