@@ -101,9 +101,10 @@ def _docstring_node(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | No
     return None
 
 
-def candidates(root: Path) -> list[tuple[str, str, int]]:
-    """(relative path, dotted name, index among the file's functions) of every candidate, sorted
-    (test functions and functions of test files are not candidates)."""
+def candidates(root: Path) -> list[tuple[str, str, int, str]]:
+    """(relative path, dotted name, index among the file's functions, its docstring's first
+    sentence) of every candidate, sorted (test functions and functions of test files are not
+    candidates)."""
     out = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -117,9 +118,9 @@ def candidates(root: Path) -> list[tuple[str, str, int]]:
             short = name.rsplit(".", 1)[-1]
             if (short.startswith("__") and short.endswith("__")) or short.startswith("test"):
                 continue
-            doc = ast.get_docstring(fn)
-            if doc and len(first_sentence(doc).split()) >= MIN_WORDS:
-                out.append((rel, name, index))
+            sentence = first_sentence(ast.get_docstring(fn) or "")
+            if len(sentence.split()) >= MIN_WORDS:
+                out.append((rel, name, index, sentence))
     return out
 
 
@@ -183,12 +184,10 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
     """Copy ``src`` to ``dest`` with the sampled targets' docstrings removed; the judged targets."""
     found = candidates(src)
     sentences: dict[str, list[tuple[str, str, int]]] = {}
-    texts = {}
-    for rel, name, index in found:
-        if rel not in texts:
-            texts[rel] = (src / rel).read_text(encoding="utf-8")
-        fn = functions_of(ast.parse(texts[rel]))[index][1]
-        sentences.setdefault(fold(first_sentence(ast.get_docstring(fn) or "")), []).append((rel, name, index))
+    queries = {}
+    for rel, name, index, sentence in found:
+        sentences.setdefault(fold(sentence), []).append((rel, name, index))
+        queries[rel, index] = sentence
     unique = [(s, hits[0]) for s, hits in sentences.items() if len(hits) == 1]
     random.Random(seed).shuffle(unique)
     sample = unique[: cap + cap // 2]
@@ -200,7 +199,7 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
     shutil.copytree(src, dest)
     ranges: dict[tuple[str, int], tuple[int, int]] = {}
     for rel, indices in by_file.items():
-        rewritten, got = strip_docstrings(texts[rel], indices)
+        rewritten, got = strip_docstrings((src / rel).read_text(encoding="utf-8"), indices)
         (dest / rel).write_text(rewritten, encoding="utf-8")
         ranges.update({(rel, i): r for i, r in got.items()})
     corpus = [fold(_read(p)) for p in sorted(dest.rglob("*")) if p.is_file()]
@@ -211,8 +210,7 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
             continue
         if len(targets) < cap:
             start, end = ranges[(rel, index)]
-            query = first_sentence(ast.get_docstring(functions_of(ast.parse(texts[rel]))[index][1]) or "")
-            targets.append(Target(f"{src.name}:{len(targets)}", query, rel, name, start, end))
+            targets.append(Target(f"{src.name}:{len(targets)}", queries[rel, index], rel, name, start, end))
     counts = {
         "candidates": len(found),
         "shared_sentence": len(found) - len(unique),

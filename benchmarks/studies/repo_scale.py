@@ -19,7 +19,6 @@ Questions: the first sentence of a seeded sample of Django's own function docstr
 from __future__ import annotations
 
 import argparse
-import ast
 import random
 import statistics
 import time
@@ -27,17 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.embedder_factory import make_embedder
+from hybrid_rag.evaluation.experiment import percentiles
 from hybrid_rag.settings import load_settings
 from studies import suite
-from studies._repo_corpus import (
-    Project,
-    candidates,
-    fetch,
-    first_sentence,
-    functions_of,
-    is_test_path,
-    relative,
-)
+from studies._repo_corpus import Project, candidates, fetch, is_test_path, relative
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "benchmarks" / "work" / "repo_scale"
@@ -56,20 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def questions(root: Path, count: int, seed: int) -> list[str]:
     """First sentences of ``count`` sampled docstrings of the repository's functions."""
-    found, trees = [], {}
-    for rel, _, index in candidates(root):
-        tree = trees.setdefault(rel, ast.parse((root / rel).read_text(encoding="utf-8")))
-        doc = ast.get_docstring(functions_of(tree)[index][1])
-        if doc:
-            found.append(first_sentence(doc))
-    unique = sorted(set(found))
+    unique = sorted({sentence for _, _, _, sentence in candidates(root)})
     random.Random(seed).shuffle(unique)
     return unique[:count]
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -98,16 +79,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for q in asked:
                 begin = time.perf_counter()
                 result = engine.query(q, top_k=TOP_K, features=features)
-                totals.append((time.perf_counter() - begin) * 1000)
+                totals.append(time.perf_counter() - begin)
                 for s in STAGES:
-                    stages[s].append(result.trace.seconds(s) * 1000)
+                    stages[s].append(result.trace.seconds(s))
                 rels = [relative(c.path, root) for c in result.chunks]
                 test_share.append(sum(is_test_path(r) for r in rels) / max(1, len(rels)))
+            ms = percentiles(totals)
             variants[name] = {
                 "features": features,
-                "ms_p50": round(statistics.median(totals), 1),
-                "ms_p95": round(_percentile(totals, 0.95), 1),
-                "stage_ms_p50": {s: round(statistics.median(v), 2) for s, v in stages.items()},
+                "ms_p50": round(ms["p50"], 1),
+                "ms_p95": round(ms["p95"], 1),
+                "stage_ms_p50": {s: round(percentiles(v)["p50"], 2) for s, v in stages.items()},
                 "test_share@10": round(statistics.fmean(test_share), 3),
             }
             suite.log(f"repo_scale: {name} p50 {variants[name]['ms_p50']} ms")

@@ -37,6 +37,7 @@ import numpy as np
 
 from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
+from hybrid_rag.evaluation.experiment import percentiles
 from hybrid_rag.evaluation.metrics import EvalReport, compare
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.settings import Settings, load_settings
@@ -198,15 +199,11 @@ def run_repo(
     qids = [q for q in per_config[configs[0].name]["mrr@10"]]
     for config in configs:
         per = per_config[config.name]
-        ms = sorted(s * 1000 for s in seconds[config.name])
-        context_ms = sorted(s * 1000 for s in context_seconds[config.name])
-        timing = {
-            "query_ms_p50": round(ms[len(ms) // 2], 2),
-            "query_ms_p95": round(ms[int(len(ms) * 0.95)], 2),
-        }
-        if context_ms:
-            timing["context_ms_p50"] = round(context_ms[len(context_ms) // 2], 1)
-            timing["context_ms_p95"] = round(context_ms[int(len(context_ms) * 0.95)], 1)
+        ms = percentiles(seconds[config.name])
+        timing = {"query_ms_p50": round(ms["p50"], 2), "query_ms_p95": round(ms["p95"], 2)}
+        if context_seconds[config.name]:
+            ms = percentiles(context_seconds[config.name])
+            timing |= {"context_ms_p50": round(ms["p50"], 1), "context_ms_p95": round(ms["p95"], 1)}
         rows.append(
             {
                 "config": config.name,

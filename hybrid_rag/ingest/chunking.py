@@ -268,7 +268,7 @@ def plan_ranges(
             elif start < done:
                 start += 1  # less overlap
             else:
-                break  # one line, which fits on its own
+                break  # one line (chunk_text cuts it when it does not fit without its newline)
         ranges.append((start, stop))
         if stop >= hi:
             break
