@@ -607,7 +607,7 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--absolute-paths",
         action="store_true",
-        help="show stored absolute paths (default: relative to the ingested root, see README)",
+        help="show stored absolute paths (default: relative to the ingested root, see docs/querying.md)",
     )
 
 

@@ -1,5 +1,7 @@
-"""Every ```bash and ```python block of README.md runs as written, in README order, so no example
-can drift again. A failing block fails with its README line (``README.md:123``).
+"""Every ```bash and ```python block of README.md and of every page of docs/ runs as written, so no
+example can drift again: README.md first, then the pages in name order, each in its own order, all
+in one workspace. A failing block fails with its file and line (``README.md:123``,
+``docs/serving.md:20``).
 
 How the blocks run (a reader following the README from the top):
 
@@ -42,6 +44,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
+PAGES = [README, *sorted((REPO / "docs").glob("*.md"))]
 LANGS = {"bash": "bash", "sh": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w+)\s*$")
 MARK = re.compile(r"^<!--\s*readme-test:\s*(\w+)(?:\s*\((.*)\))?\s*-->\s*$")
@@ -53,18 +56,19 @@ pytestmark = pytest.mark.integration
 
 @dataclass(frozen=True)
 class Block:
-    line: int  # README line of the opening fence (1-based)
+    line: int  # line of the opening fence (1-based) in its file
     lang: str  # "bash" or "python"
     code: str
     mark: str = ""  # "", "skip", "slow" or "server"
     reason: str = ""
+    source: str = "README.md"  # the file, relative to the repository
 
     @property
     def where(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.source}:{self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, source: str = "README.md") -> list[Block]:
     """The bash and python blocks of ``text``, in order, each with the mark on the line before it."""
     lines = text.splitlines()
     blocks: list[Block] = []
@@ -86,13 +90,18 @@ def readme_blocks(text: str) -> list[Block]:
                     code="\n".join(lines[i + 1 : end]) + "\n",
                     mark=mark.group(1) if mark else "",
                     reason=(mark.group(2) or "").strip() if mark else "",
+                    source=source,
                 )
             )
         i = end + 1
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in readme_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(REPO)))
+]
 
 
 def test_every_mark_is_known_and_every_skip_says_why():
@@ -101,6 +110,7 @@ def test_every_mark_is_known_and_every_skip_says_why():
         if block.mark == "skip":
             assert block.reason, f"{block.where}: `readme-test: skip` needs a reason in parentheses"
     assert any(b.mark == "" for b in BLOCKS), "no README example runs"
+    assert {b.source for b in BLOCKS} > {"README.md"}, "the docs/ pages' examples are not collected"
 
 
 def _free_port() -> int:
@@ -211,7 +221,8 @@ class Workspace:
 def run_block(block: Block, code: str, cwd: Path, env: dict[str, str]) -> str | None:
     """Run ``code`` (the block, as the test adapted it) in ``cwd``: None when it succeeds, else
     the failure, starting with the README line of the command that failed."""
-    script = cwd / f"readme_{block.line}.{'sh' if block.lang == 'bash' else 'py'}"
+    stem = Path(block.source).stem.replace("-", "_")
+    script = cwd / f"readme_{stem}_{block.line}.{'sh' if block.lang == 'bash' else 'py'}"
     script.write_text(code, encoding="utf-8")
     if block.lang == "bash":
         trap = "trap 'echo \"readme-test: failed at block line $LINENO\" >&2' ERR"
@@ -225,11 +236,11 @@ def run_block(block: Block, code: str, cwd: Path, env: dict[str, str]) -> str | 
     where = block.where
     failed = re.search(r"readme-test: failed at block line (\d+)", err)
     if failed:
-        where = f"README.md:{block.line + int(failed.group(1))}"
+        where = f"{block.source}:{block.line + int(failed.group(1))}"
     elif block.lang == "python":
         lines = re.findall(rf'File ".*{re.escape(script.name)}", line (\d+)', err)
         if lines:
-            where = f"README.md:{block.line + int(lines[-1])}"
+            where = f"{block.source}:{block.line + int(lines[-1])}"
     return (
         f"{where}: the {block.lang} example of {block.where} fails (exit {done.returncode}):\n"
         f"{err[-3000:]}\n{done.stdout.decode(errors='replace')[-1500:]}"
