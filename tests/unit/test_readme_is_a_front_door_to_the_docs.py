@@ -14,7 +14,9 @@ MAX_README_BYTES = 12 * 1024
 
 
 def _targets(page: Path) -> list[str]:
-    return [t for t in LINK.findall(page.read_text(encoding="utf-8")) if not t.startswith(("http:", "https:"))]
+    return [
+        t for t in LINK.findall(page.read_text(encoding="utf-8")) if not t.startswith(("http:", "https:"))
+    ]
 
 
 def test_the_readme_stays_short():
