@@ -223,11 +223,14 @@ class Engine:
             if missing:
                 raise InputError(f"no document {missing[0]!r} in the store")
             self.store.write_files([], collection="default", delete_paths=paths)
+            self.ingestor.revive()
             return self.ingestor.builder.build(reason="delete")
 
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""
         with self.writer.hold("rebuild"):
+            if self.store.exists:
+                self.ingestor.revive()  # a write killed before it did (dropped near-duplicates)
             if not self.store.exists or self.store.chunk_count() == 0:
                 raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
             return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
