@@ -306,9 +306,11 @@ class MetadataStore:
         with self._session() as s:
             return dict(s.execute(select(_Document.path, _Document.sha256).where(_LIVE)).all())
 
-    def documents(self, collection: str | None = None) -> list[DocumentRecord]:
+    def documents(self, collection: str | None = None, *, state: int | None = None) -> list[DocumentRecord]:
+        """The documents of the current state, or of store state ``state`` (what an index version
+        built from it serves: rows written after it or retired by then are left out)."""
         with self._session() as s:
-            query = select(_Document).where(_LIVE).order_by(_Document.path)
+            query = select(_Document).where(_LIVE if state is None else _at(state)).order_by(_Document.path)
             if collection is not None:
                 query = query.where(_Document.collection == collection)
             return [_document_record(d) for d in s.scalars(query)]
@@ -777,10 +779,12 @@ class MetadataStore:
 
     # -- stats -----------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, *, state: int | None = None) -> dict[str, int]:
+        """Documents and chunks of the current state (documents: of store state ``state``)."""
+        docs = _LIVE if state is None else _at(state)
         with self._session() as s:
             return {
-                "documents": s.scalar(select(func.count(_Document.id)).where(_LIVE)) or 0,
+                "documents": s.scalar(select(func.count(_Document.id)).where(docs)) or 0,
                 "chunks": s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE, _INDEXED)) or 0,
                 "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
             }
@@ -802,6 +806,12 @@ def _checked_windows(row: _Embedding) -> np.ndarray | None:
 
 _LIVE = _Document.retired.is_(None)  # the current state's documents
 _INDEXED = _Chunk.duplicate_of.is_(None)  # not a dropped near-duplicate
+
+
+def _at(state: int) -> ColumnElement[bool]:
+    """The documents of store state ``state`` (a row from before schema 5 counts as written at 0)."""
+    written = or_(_Document.created.is_(None), _Document.created <= state)
+    return and_(written, or_(_Document.retired.is_(None), _Document.retired > state))
 
 
 def _generation(s: Session) -> int:
