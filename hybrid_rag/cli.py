@@ -372,6 +372,8 @@ def _print_cited_sources(answer: Any) -> None:
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
+        if os.access(settings.data_dir, os.W_OK):  # a read-only data dir is only reported on
+            engine.finish_publication(wait=False)  # a write killed after its store commit
         stats = engine.stats()
     finally:
         engine.close()
@@ -387,6 +389,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
     live = f"v{stats.live_version}" if stats.live_version else "none (run `hybrid-rag ingest PATH`)"
     print(f"live index: {live}")
+    if stats.index_behind_store:
+        print(f"behind the store: {stats.behind}")
     for v in stats.versions:
         where = "on disk" if v["on_disk"] else "pruned"
         mark = "*" if v["version"] == stats.live_version else " "

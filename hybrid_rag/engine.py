@@ -19,11 +19,13 @@ from hybrid_rag.errors import (
     InputError,
     NoIndexError,
     RemoteServiceError,
+    WriterBusyError,
     describe,
 )
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
+from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
@@ -39,6 +41,8 @@ from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
 from hybrid_rag.types import QueryResult
+
+ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class Stats:
     versions: tuple[dict[str, Any], ...]
     bytes_on_disk: Mapping[str, int]
     old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
+    index_behind_store: bool = False  # documents and chunks are the live version's; the store is ahead
+    behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +101,8 @@ class Stats:
             "versions": list(self.versions),
             "bytes_on_disk": dict(self.bytes_on_disk),
             "old_revisions": dict(self.old_revisions),
+            "index_behind_store": self.index_behind_store,
+            **({"behind": self.behind} if self.behind else {}),
         }
 
 
@@ -209,25 +217,76 @@ class Engine:
         return ingested_root(*self.store.path_bounds()) if self.store.exists else None
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
-        """Every stored document (of ``collection``), by path; none before the first ingest."""
-        return self.store.documents(collection) if self.store.exists else []
+        """Every document (of ``collection``) of the version served, by path (after a rollback, the
+        files that version indexed, as it indexed them); none before the first ingest."""
+        return self.store.documents(collection, state=self.served_state()) if self.store.exists else []
+
+    def served_state(self) -> int | None:
+        """The store state the live index version was built from; None when none is live (or it
+        was built before the store kept its states): then reads see the store's present."""
+        versions = open_versions(self.index_config)
+        live = versions.current()
+        if live is None:
+            return None
+        state = versions.manifest(live).get(STORE_STATE)
+        return None if state is None else int(state)
+
+    def index_behind_store(self) -> bool:
+        """Whether the live version lacks the store's last writes (a write killed between its store
+        commit and its publication; or a rollback, which the next write catches up)."""
+        return self.store.exists and self.ingestor.builder.is_stale()
+
+    def rolled_back(self) -> bool:
+        """Whether the live version is one a rollback chose (so being behind the store is meant)."""
+        records = self.store.index_versions() if self.store.exists else []
+        live = open_versions(self.index_config).current()
+        last = max(records, key=lambda r: r.built_at, default=None)  # the history's newest entry
+        return last is not None and last.status == ROLLED_BACK and last.version == live
+
+    def finish_publication(self, *, wait: bool = True) -> BuildReport | None:
+        """Publish a version of the store's present when the live one is behind it and no rollback
+        chose that (a write killed after its store commit): what `stats` and every write do first.
+        ``wait`` False: None at once when another write holds the lock (it will publish)."""
+        if not self.store.exists:
+            return None
+        lock = self.writer if wait else WriterLock(self.settings.data_dir, wait_seconds=0)
+        try:
+            with lock.hold("finish publication"):
+                revived = self.ingestor.revive()
+                if not revived and (self.rolled_back() or not self.ingestor.builder.is_stale()):
+                    return None
+                return self.ingestor.builder.build(reason="catch up with the store")
+        except WriterBusyError:
+            if wait:
+                raise
+            return None
 
     def delete(self, paths: Sequence[str]) -> BuildReport:
         """Remove documents by their stored path (absolute, as ``list_documents`` shows them) and
-        make a version without them live; InputError names a path the store does not hold."""
+        make a version without them live; InputError names a path the store does not hold. A path
+        the served version holds but the store no longer does (a delete killed before it published)
+        is deleted by publishing the store's present."""
         if not paths:
             raise InputError("no document path given to delete")
         with self.writer.hold("delete"):
             stored = self.store.document_hashes() if self.store.exists else {}
             missing = [p for p in paths if p not in stored]
             if missing:
-                raise InputError(f"no document {missing[0]!r} in the store")
-            self.store.write_files([], collection="default", delete_paths=paths)
+                served = {d.path for d in self.documents()} if self.index_behind_store() else set()
+                unknown = [p for p in missing if p not in served]
+                if unknown:
+                    raise InputError(f"no document {unknown[0]!r} in the store")
+            present = [p for p in paths if p in stored]
+            if present:
+                self.store.write_files([], collection="default", delete_paths=present)
+            self.ingestor.revive()
             return self.ingestor.builder.build(reason="delete")
 
     def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
         """Rebuild both indices from the store into a new version, validate it, swap it in."""
         with self.writer.hold("rebuild"):
+            if self.store.exists:
+                self.ingestor.revive()  # a write killed before it did (dropped near-duplicates)
             if not self.store.exists or self.store.chunk_count() == 0:
                 raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
             return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
@@ -250,7 +309,7 @@ class Engine:
             raise type(exc)(message) from None
         versions.set_current(version)
         self.store.record_index_version(
-            INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), "rolled back to"
+            INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), ROLLED_BACK
         )
 
     def versions(self) -> list[dict[str, Any]]:
@@ -372,12 +431,27 @@ class Engine:
         return Answer(text, context, checked, system, prompt, answer, error)
 
     def stats(self) -> Stats:
+        """What the data dir holds; ``documents`` and ``chunks`` are the live version's (after a
+        rollback, that version's files), ``index_behind_store`` says when the store is ahead."""
         versions = open_versions(self.index_config)
+        live = versions.current()
+        served = self.served_state()
         counts = (
-            self.store.counts()
+            self.store.counts(state=served)
             if self.store.exists
             else {"documents": 0, "chunks": 0, "cached_embeddings": 0}
         )
+        if live is not None and served is not None:
+            counts["chunks"] = int(versions.manifest(live).get("chunks", counts["chunks"]))
+        behind = self.index_behind_store()
+        why = ""
+        if behind:
+            why = (
+                f"rolled back to v{live}: the next write publishes the store's present"
+                if self.rolled_back()
+                else "the store holds writes no version publishes yet: run `hybrid-rag stats` or any "
+                "write to publish them (a write may be running)"
+            )
         records = self.store.index_versions() if self.store.exists else []
         on_disk = set(versions.versions())
         sizes = {
@@ -395,7 +469,7 @@ class Engine:
             documents=counts["documents"],
             chunks=counts["chunks"],
             cached_embeddings=counts["cached_embeddings"],
-            live_version=versions.current(),
+            live_version=live,
             versions=tuple(
                 {
                     "version": r.version,
@@ -409,6 +483,8 @@ class Engine:
             + _unrecorded(versions, on_disk, {r.version for r in records}),
             bytes_on_disk=sizes,
             old_revisions=self.store.old_revisions() if self.store.exists else {},
+            index_behind_store=behind,
+            behind=why,
         )
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
-from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper
+from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper, revive_duplicates, scope_of
 from hybrid_rag.locators import chunk_meta
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import (
@@ -260,7 +260,7 @@ class Ingestor:
         if dry_run:
             return IngestReport(plan, dry_run=True, seconds=seconds)
         if not plan.has_changes:
-            if not self.builder.is_stale():
+            if not self.revive() and not self.builder.is_stale():
                 return IngestReport(plan, seconds=seconds)
             t = time.perf_counter()
             build = self.builder.build(reason="catch up with the store")
@@ -341,11 +341,11 @@ class Ingestor:
             seen["bytes"] += planned.size
             if f is not None:
                 t = time.perf_counter()
-                kept, dropped = dedupe.filter(f.path, spans)
+                duplicate_of, dropped = dedupe.filter(f.path, spans, scope_of(collection, f.meta))
                 seconds["dedupe"] += time.perf_counter() - t
                 duplicates.extend(dropped)
-                seen["chunks"] += len(kept)
-                writer.add(FileChunks(f, kept))
+                seen["chunks"] += len(spans) - len(duplicate_of)
+                writer.add(FileChunks(f, spans, duplicate_of))
             if progress:
                 progress("files", i, len(to_write))
         if stop():
@@ -353,7 +353,12 @@ class Ingestor:
             return writer.counts, duplicates, True
         writer.finish(plan.deleted)
         dedupe.flush()
+        self.revive()
         return writer.counts, duplicates, False
+
+    def revive(self) -> int:
+        """Index again the dropped near-duplicates whose kept chunk is gone (``stream_dedupe``)."""
+        return revive_duplicates(self.store, self.settings.dedupe)
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
         prefixes = tuple(r.rstrip("/") + "/" for r in roots)

@@ -72,7 +72,7 @@ class BatchWriter:
     def add(self, fc: FileChunks) -> None:
         """Queue one file; embeds and commits every full batch this completes."""
         self._unchecked.append(fc)
-        self._unchecked_chunks += len(fc.spans)
+        self._unchecked_chunks += len(fc.kept)
         if self._unchecked_chunks < self.batch_chunks:
             return
         self._check()
@@ -96,16 +96,16 @@ class BatchWriter:
 
     def _check(self) -> None:
         """Look the added files' texts up in the cache (one query a batch) and queue them."""
-        shas = {sp.sha256 for fc in self._unchecked for sp in fc.spans} - self._todo.keys()
+        shas = {sp.sha256 for fc in self._unchecked for sp in fc.kept} - self._todo.keys()
         cached = self.store.cached_shas(self.embedder.model_name, shas) if shas else set()
         for fc in self._unchecked:
-            for sp in fc.spans:
+            for sp in fc.kept:
                 if sp.sha256 in cached:
                     self.counts.reused += 1
                 elif sp.sha256 not in self._todo:
                     self._todo[sp.sha256] = sp.text
             self._files.append(fc)
-            self._queued += len(fc.spans)
+            self._queued += len(fc.kept)
         self._unchecked, self._unchecked_chunks = [], 0
 
     def _commit(self, n: int, delete_paths: Sequence[str] = ()) -> None:
@@ -119,10 +119,10 @@ class BatchWriter:
             for sha in shas:
                 del self._todo[sha]
         done = 0  # the queued files, in order, whose texts are all embedded now
-        while done < len(self._files) and not any(sp.sha256 in self._todo for sp in self._files[done].spans):
+        while done < len(self._files) and not any(sp.sha256 in self._todo for sp in self._files[done].kept):
             done += 1
         files, self._files = self._files[:done], self._files[done:]
-        self._queued -= sum(len(fc.spans) for fc in files)
+        self._queued -= sum(len(fc.kept) for fc in files)
         if not (files or fresh or delete_paths):
             return
         t = time.perf_counter()

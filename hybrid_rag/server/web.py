@@ -35,14 +35,14 @@ PAGE_HEADERS = {
 
 def stored_lines(engine: Engine, path: str, start_line: int | None, end_line: int | None) -> dict[str, Any]:
     """Lines ``start_line..end_line`` (default: all, at most MAX_LINES) of the stored document ``path``,
-    rebuilt from its chunks; a line no chunk holds (a dropped near-duplicate) is ``null``. A range
+    rebuilt from its chunks (dropped near-duplicates included) as the version served indexed it. A range
     past the end gives the lines there are; one ending before it starts gives none; more than
     MAX_LINES are cut there (``truncated``). Every request the OpenAPI schema allows is answered."""
     wanted = {path, stored_path(path, engine.ingested_root())}  # as results show it, or as stored
     record = next((d for d in engine.documents() if d.path in wanted), None)
     if record is None:
         raise ApiError(404, f"path: no document {path!r} in the store", field="path", kind="not_found")
-    lines = document_lines(engine.store.document_chunks(record.id))
+    lines = document_lines(engine.store.document_chunks(record.id, duplicates=True))
     total = max(lines, default=0)
     first = start_line or 1
     last = min(total, end_line or total)

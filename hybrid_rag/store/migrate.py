@@ -60,6 +60,10 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
         if found == "3":  # schema 3 had no vector checksums: old rows keep NULL (checked by norm)
             conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
             found = "4"
+        if found == "4":  # schema 4 dropped near-duplicates unstored and did not record created states
+            conn.exec_driver_sql("ALTER TABLE chunks ADD COLUMN duplicate_of VARCHAR(64)")
+            conn.exec_driver_sql("ALTER TABLE documents ADD COLUMN created INTEGER")
+            found = "5"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}

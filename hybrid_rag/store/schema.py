@@ -19,8 +19,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 4  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
-# 4: embeddings.checksum (CRC-32 of the vector); older stores migrate
+SCHEMA_VERSION = 5  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+# 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.duplicate_of (dropped near-duplicates kept,
+# unindexed) and documents.created (the state that wrote a row); older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
@@ -64,6 +65,8 @@ class _Document(_Base):
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
     retired: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    created: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the state that wrote it; NULL
+    # in rows written before schema 5 (taken as state 0)
 
 
 class _Chunk(_Base):
@@ -78,6 +81,9 @@ class _Chunk(_Base):
     token_count: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64), index=True)
     meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
+    # the sha256 of the chunk this one nearly repeats (in its collection and metadata): such a chunk
+    # is stored but not indexed, and comes back when no live chunk of that sha256 is left (dedupe)
+    duplicate_of: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class _Embedding(_Base):

@@ -100,6 +100,13 @@ class FileChunks:
 
     file: LoadedFile
     spans: Sequence[ChunkSpan]
+    # span index -> sha256 of the kept chunk it nearly repeats: stored, never embedded nor indexed
+    duplicate_of: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def kept(self) -> list[ChunkSpan]:
+        """The spans that are indexed (all but the near-duplicates)."""
+        return [sp for i, sp in enumerate(self.spans) if i not in self.duplicate_of]
 
 
 _BUSY_SECONDS = 30.0
@@ -299,9 +306,11 @@ class MetadataStore:
         with self._session() as s:
             return dict(s.execute(select(_Document.path, _Document.sha256).where(_LIVE)).all())
 
-    def documents(self, collection: str | None = None) -> list[DocumentRecord]:
+    def documents(self, collection: str | None = None, *, state: int | None = None) -> list[DocumentRecord]:
+        """The documents of the current state, or of store state ``state`` (what an index version
+        built from it serves: rows written after it or retired by then are left out)."""
         with self._session() as s:
-            query = select(_Document).where(_LIVE).order_by(_Document.path)
+            query = select(_Document).where(_LIVE if state is None else _at(state)).order_by(_Document.path)
             if collection is not None:
                 query = query.where(_Document.collection == collection)
             return [_document_record(d) for d in s.scalars(query)]
@@ -318,7 +327,9 @@ class MetadataStore:
     def chunk_counts(self) -> dict[int, int]:
         """document id -> its number of chunks (documents without chunks are left out)."""
         with self._session() as s:
-            rows = s.execute(select(_Chunk.document_id, func.count(_Chunk.id)).group_by(_Chunk.document_id))
+            rows = s.execute(
+                select(_Chunk.document_id, func.count(_Chunk.id)).where(_INDEXED).group_by(_Chunk.document_id)
+            )
             return {int(d): int(n) for d, n in rows}
 
     def write_files(
@@ -359,6 +370,7 @@ class MetadataStore:
                     language=f.language,
                     ingested_at=now,
                     meta=_json_or_none(f.meta),
+                    created=generation,
                 )
                 s.add(doc)
                 s.flush()
@@ -372,15 +384,88 @@ class MetadataStore:
                         token_count=sp.token_count,
                         sha256=sp.sha256,
                         meta=_json_or_none(sp.meta),
+                        duplicate_of=fc.duplicate_of.get(i),
                     )
                     for i, sp in enumerate(fc.spans)
                 ]
                 s.add_all(rows)
                 s.flush()
-                new_ids.extend(r.id for r in rows)
+                new_ids.extend(r.id for r in rows if r.duplicate_of is None)
             if embeddings:
                 self._put_embeddings(s, model, embeddings)
         return new_ids
+
+    # -- dropped near-duplicates -------------------------------------------------------------
+
+    def iter_dedupe_rows(self, batch_size: int = 2000) -> Iterator[tuple[str, str, str, str, str]]:
+        """(sha256, text, path, collection, document meta JSON or "") of every indexed chunk of the
+        current state, in id order: what a near-duplicate check compares new chunks with."""
+        last = 0
+        while True:
+            with self._session() as s:
+                query = (
+                    select(
+                        _Chunk.id,
+                        _Chunk.sha256,
+                        _Chunk.text,
+                        _Document.path,
+                        _Document.collection,
+                        _Document.meta,
+                    )
+                    .join(_Document)
+                    .where(_Chunk.id > last, _LIVE, _INDEXED)
+                    .order_by(_Chunk.id)
+                    .limit(batch_size)
+                )
+                rows = s.execute(query).all()
+            if not rows:
+                return
+            for _id, sha, text, path, collection, meta in rows:
+                yield sha, text, path, collection, meta or ""
+            last = rows[-1][0]
+
+    def orphaned_duplicates(self) -> list[tuple[int, str, str, str, str]]:
+        """(chunk id, sha256, text, collection, document meta JSON or "") of the current state's
+        dropped near-duplicates whose kept chunk is gone (deleted, or edited away) from their
+        collection and metadata, in id order: each must be indexed again or matched anew."""
+        kept = _Chunk.__table__.alias("kept")
+        owner = _Document.__table__.alias("owner")
+        held = (
+            select(kept.c.id)
+            .select_from(kept.join(owner, kept.c.document_id == owner.c.id))
+            .where(
+                kept.c.sha256 == _Chunk.duplicate_of,
+                kept.c.duplicate_of.is_(None),
+                owner.c.retired.is_(None),
+                owner.c.collection == _Document.collection,
+                func.coalesce(owner.c.meta, "") == func.coalesce(_Document.meta, ""),
+            )
+            .exists()
+        )
+        with self._session() as s:
+            query = (
+                select(_Chunk.id, _Chunk.sha256, _Chunk.text, _Document.collection, _Document.meta)
+                .join(_Document)
+                .where(_LIVE, _Chunk.duplicate_of.is_not(None), ~held)
+                .order_by(_Chunk.id)
+            )
+            return [(i, sha, text, c, m or "") for i, sha, text, c, m in s.execute(query)]
+
+    def rehome_duplicates(self, decisions: Mapping[int, str | None]) -> None:
+        """Index again (None) or point at another kept chunk the dropped near-duplicates ``decisions``
+        names, in one transaction and one new store state (so the next build indexes them). No
+        index version holds such a chunk, so none reads it changed."""
+        if not decisions:
+            return
+        with self._session() as s, s.begin():
+            self._advance(s)
+            for chunk_id, target in decisions.items():
+                s.execute(
+                    update(_Chunk)
+                    .where(_Chunk.id == chunk_id)
+                    .values(duplicate_of=target)
+                    .execution_options(synchronize_session=False)
+                )
 
     # -- store states ----------------------------------------------------------------------
 
@@ -457,12 +542,12 @@ class MetadataStore:
     def chunk_count(self) -> int:
         """Chunks in the current state."""
         with self._session() as s:
-            return s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE)) or 0
+            return s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE, _INDEXED)) or 0
 
     def all_chunk_ids(self) -> np.ndarray:
         """Ids of the current state's chunks, ascending."""
         with self._session() as s:
-            query = select(_Chunk.id).join(_Document).where(_LIVE).order_by(_Chunk.id)
+            query = select(_Chunk.id).join(_Document).where(_LIVE, _INDEXED).order_by(_Chunk.id)
             return np.fromiter(s.scalars(query), dtype=np.int64)
 
     def chunks(self, ids: Iterable[int]) -> dict[int, Chunk]:
@@ -494,13 +579,14 @@ class MetadataStore:
             query = (
                 select(CHUNKS.c.id)
                 .select_from(CHUNKS.join(DOCUMENTS, CHUNKS.c.document_id == DOCUMENTS.c.id))
-                .where(condition)
+                .where(condition, CHUNKS.c.duplicate_of.is_(None))
                 .order_by(CHUNKS.c.id)
             )
             return np.fromiter(s.scalars(query), dtype=np.int64)
 
-    def document_chunks(self, document_id: int) -> list[Chunk]:
-        """Every chunk of one document, in position order (for parent / neighbour context)."""
+    def document_chunks(self, document_id: int, *, duplicates: bool = False) -> list[Chunk]:
+        """Every indexed chunk of one document, in position order (for parent / neighbour context);
+        ``duplicates``: the dropped near-duplicates too (every line of the file)."""
         with self._session() as s:
             query = (
                 select(_Chunk, _Document)
@@ -508,6 +594,8 @@ class MetadataStore:
                 .where(_Chunk.document_id == document_id)
                 .order_by(_Chunk.position)
             )
+            if not duplicates:
+                query = query.where(_INDEXED)
             return [_chunk(c, d) for c, d in s.execute(query)]
 
     def iter_chunks(self, batch_size: int = 2000) -> Iterator[Chunk]:
@@ -518,7 +606,7 @@ class MetadataStore:
                 query = (
                     select(_Chunk, _Document)
                     .join(_Document)
-                    .where(_Chunk.id > last, _LIVE)
+                    .where(_Chunk.id > last, _LIVE, _INDEXED)
                     .order_by(_Chunk.id)
                     .limit(batch_size)
                 )
@@ -536,7 +624,9 @@ class MetadataStore:
     def state_hashes(self) -> tuple[int, dict[int, str]]:
         """The store state and its chunks' hashes, read together (what an index build indexes)."""
         with self._session() as s:
-            query = select(_Chunk.id, _Chunk.sha256).join(_Document).where(_LIVE).order_by(_Chunk.id)
+            query = (
+                select(_Chunk.id, _Chunk.sha256).join(_Document).where(_LIVE, _INDEXED).order_by(_Chunk.id)
+            )
             return _generation(s), dict(s.execute(query).all())
 
     # -- embedding cache -------------------------------------------------------------------
@@ -689,11 +779,13 @@ class MetadataStore:
 
     # -- stats -----------------------------------------------------------------------------
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, *, state: int | None = None) -> dict[str, int]:
+        """Documents and chunks of the current state (documents: of store state ``state``)."""
+        docs = _LIVE if state is None else _at(state)
         with self._session() as s:
             return {
-                "documents": s.scalar(select(func.count(_Document.id)).where(_LIVE)) or 0,
-                "chunks": s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE)) or 0,
+                "documents": s.scalar(select(func.count(_Document.id)).where(docs)) or 0,
+                "chunks": s.scalar(select(func.count(_Chunk.id)).join(_Document).where(_LIVE, _INDEXED)) or 0,
                 "cached_embeddings": s.scalar(select(func.count()).select_from(_Embedding)) or 0,
             }
 
@@ -713,6 +805,13 @@ def _checked_windows(row: _Embedding) -> np.ndarray | None:
 
 
 _LIVE = _Document.retired.is_(None)  # the current state's documents
+_INDEXED = _Chunk.duplicate_of.is_(None)  # not a dropped near-duplicate
+
+
+def _at(state: int) -> ColumnElement[bool]:
+    """The documents of store state ``state`` (a row from before schema 5 counts as written at 0)."""
+    written = or_(_Document.created.is_(None), _Document.created <= state)
+    return and_(written, or_(_Document.retired.is_(None), _Document.retired > state))
 
 
 def _generation(s: Session) -> int:

@@ -91,7 +91,8 @@ def test_rollback_after_a_delete_brings_the_file_back(
             (folder / "garden.md").read_text().strip(),
         )
         assert engine.query("tomatoes", filters={"path": garden}).chunks  # filters reach the old rows
-        assert garden not in {d.path for d in engine.documents()}  # the store's current state
+        assert garden in {d.path for d in engine.documents()}  # the version served lists it
+        assert garden not in {d.path for d in engine.store.documents()}  # the store's present does not
     finally:
         engine.close()
 

@@ -96,6 +96,8 @@ def test_a_schema_3_store_gains_the_checksum_column(settings: Settings, corpus: 
     engine.close()
     db = sqlite3.connect(settings.store_path)
     db.execute("ALTER TABLE embeddings DROP COLUMN checksum")
+    db.execute("ALTER TABLE chunks DROP COLUMN duplicate_of")  # schema 5's
+    db.execute("ALTER TABLE documents DROP COLUMN created")
     db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     db.commit()
     db.close()
@@ -103,7 +105,7 @@ def test_a_schema_3_store_gains_the_checksum_column(settings: Settings, corpus: 
     assert engine.query("soil").chunks
     assert engine.rebuild().repaired == 0
     db = sqlite3.connect(settings.store_path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     assert db.execute("SELECT COUNT(*) FROM embeddings WHERE checksum IS NULL").fetchone()[0] == 2
     db.close()
     engine.close()
