@@ -586,9 +586,20 @@ def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--top-k -3`` is a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    return value
+
+
 def _query_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("text")
-    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--top-k", type=_positive_int, default=None)
     p.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default=None)
     p.add_argument(
         "--filter",

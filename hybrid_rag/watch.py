@@ -7,6 +7,9 @@ writer. A running ``hybrid-rag serve`` on the same data dir serves each new vers
 CURRENT). Changes inside the data dir are ignored (the ingest's own writes would wake it forever).
 An ingest that fails (a file mid-write, another writer) is reported in one line and the watch goes
 on: the next change, or ``RETRY_MS`` without one, tries again.
+
+Skipped files are reported as ``ingest`` reports them (the count, then one ``skipped PATH: reason``
+line a file); a skip already reported with the same reason is not repeated at each later ingest.
 """
 
 from __future__ import annotations
@@ -39,12 +42,28 @@ class WatchSummary:
 def describe(report: IngestReport) -> str:
     """One line for an ingest the watch ran."""
     plan = report.plan
-    counts = f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted"
+    counts = (
+        f"{len(plan.added)} new, {len(plan.changed)} changed, {len(plan.deleted)} deleted, "
+        f"{len(plan.skipped)} skipped"
+    )
     if report.interrupted:
         return f"{counts}: interrupted after {report.files_written} file(s); the index is as it was"
     if report.build is None:
         return f"{counts}: nothing changed; index left as it is"
     return f"{counts}: index version {report.build.version} live with {report.build.chunks} chunks"
+
+
+def new_skips(report: IngestReport, reported: dict[str, str]) -> list[str]:
+    """``skipped PATH: reason`` for each skip of ``report`` not in ``reported`` with that reason
+    (path -> reason, updated: a skip no longer there is forgotten, so it is reported if it comes back)."""
+    lines = []
+    current = {s.path: s.reason for s in report.plan.skipped}
+    for path, reason in current.items():
+        if reported.get(path) != reason:
+            lines.append(f"skipped {path}: {reason}")
+    reported.clear()
+    reported.update(current)
+    return lines
 
 
 def watch(
@@ -69,6 +88,9 @@ def watch(
         raise InputError(f"the debounce must be a positive number of milliseconds, not {debounce}")
     report = engine.ingest(paths, collection=collection, stop=stop.is_set)
     say(describe(report))
+    reported: dict[str, str] = {}
+    for line in new_skips(report, reported):
+        say(line)
     if report.interrupted:
         return WatchSummary(1, 0, True)
     roots = [str(Path(p).resolve()) for p in paths]
@@ -98,8 +120,11 @@ def watch(
             say(f"error: {exc} (still watching; tried again on the next change or in {RETRY_MS // 1000} s)")
             continue
         pending = False
-        if changes or report.build is not None or report.interrupted:  # a quiet catch-up says nothing
+        skips = new_skips(report, reported)
+        if changes or report.build is not None or report.interrupted or skips:  # a quiet catch-up: nothing
             say(describe(report))
+        for line in skips:
+            say(line)
         if report.interrupted:
             return WatchSummary(ingests, failures, True)
     return WatchSummary(ingests, failures, False)

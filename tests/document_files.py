@@ -95,8 +95,10 @@ def notebook(cells: Sequence[tuple[str, str, str]]) -> bytes:
     return json.dumps({"cells": out, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 
-def epub(chapters: Sequence[tuple[str, str]], *, spine: Sequence[int] | None = None) -> bytes:
-    """(title, paragraph) per chapter file; ``spine`` orders them (file indexes), default as given."""
+def epub(chapters: Sequence[tuple[str, str]], *, spine: Sequence[int] | None = None, nav: str = "") -> bytes:
+    """(title, paragraph) per chapter file; ``spine`` orders them (file indexes), default as given.
+    ``nav``: a table of contents first in the spine, ``"epub3"`` (a manifest item with
+    ``properties="nav"``) or ``"epub2"`` (named by the guide's ``type="toc"`` reference)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("mimetype", "application/epub+zip")
@@ -113,10 +115,23 @@ def epub(chapters: Sequence[tuple[str, str]], *, spine: Sequence[int] | None = N
         )
         order = spine if spine is not None else range(len(chapters))
         refs = "".join(f'<itemref idref="c{i}"/>' for i in order)
+        guide = ""
+        if nav:
+            props = ' properties="nav"' if nav == "epub3" else ""
+            items += f'<item id="toc" href="text/toc.xhtml" media-type="application/xhtml+xml"{props}/>'
+            refs = '<itemref idref="toc"/>' + refs
+            if nav == "epub2":
+                guide = '<guide><reference type="toc" title="Contents" href="text/toc.xhtml"/></guide>'
+            entries = "".join(f"<li>{title}</li>" for title, _ in chapters)
+            z.writestr(
+                "OEBPS/text/toc.xhtml",
+                '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Contents</title></head>'
+                f"<body><nav><h1>Contents</h1><ol>{entries}</ol></nav></body></html>",
+            )
         z.writestr(
             "OEBPS/content.opf",
             f'<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>{items}</manifest>'
-            f"<spine>{refs}</spine></package>",
+            f"<spine>{refs}</spine>{guide}</package>",
         )
         for i, (title, text) in enumerate(chapters):
             z.writestr(

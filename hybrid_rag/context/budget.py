@@ -3,7 +3,9 @@
 ``Filler.fill`` plans on token estimates (per-line counts plus fixed overheads), in this order:
 
 1. one quote a topic, best topic first: its best-ranked chunk whose most relevant lines fit an
-   equal share of the budget, keeping room for the cheapest first quote of each later topic;
+   equal share of the budget, keeping room for the cheapest first quote of each later topic that
+   the budget can hold after the better topics' (``served``: at a small budget the best topic's
+   evidence comes first, and a later topic that cannot fit takes no room from it);
    a topic none of whose chunks fits then gets its single most relevant line that fits what is
    left (at most ``quote_max_tokens``), so that one topic's long line cannot take the room of
    the others' first quotes; then the first quotes grow back to the share where room allows;
@@ -95,6 +97,7 @@ class Filler:
         self.plan = Plan()
         self.need = {t: self.cheapest(t) for t in self.topics}  # a first quote's fewest tokens
         self.used = fixed_cost + NOTE_RESERVE
+        self.served = self.first_quotes_that_fit()
         room = budget - self.used - sum(summary_cost.values())
         self.share = max(
             MIN_SHARE, min(quote_max_tokens, room // max(len(chunks), 1) - max(overhead, default=0))
@@ -166,10 +169,20 @@ class Filler:
         ]
         return min(costs, default=None)
 
+    def first_quotes_that_fit(self) -> list[int]:
+        """The topics, best first, whose cheapest first quotes the budget holds together with the
+        better topics' (a topic whose quote does not fit after them is passed over)."""
+        room, out = self.budget - self.used, []
+        for t in self.topics:
+            need = self.need[t]
+            if need is not None and need <= room:
+                room -= need
+                out.append(t)
+        return out
+
     def reserve(self, t: int) -> int:
-        """The room kept for the first quotes of the topics after ``t`` that have none yet."""
-        later = [self.need[u] for u in self.topics if u > t and not self.topic_open(u)]
-        return sum(need for need in later if need is not None)
+        """The room kept for the first quotes of the served topics after ``t`` that have none yet."""
+        return sum(self.need[u] or 0 for u in self.served if u > t and not self.topic_open(u))
 
     def blocked(self, i: int) -> list[bool]:
         """Per line of chunk ``i``: whether another quote of the same file holds it."""

@@ -27,9 +27,10 @@ Fields and their operators:
   fields do), anything else with text; ``=`` and ``in`` also match an element of a list
   (``meta.tags = draft``). A document or chunk without the key matches nothing, not even ``!=``;
   an unknown key is not an error. A chunk's own key (an imported row's) wins over its document's.
-* ``page``, ``page_end``, ``slide``, ``cell``, ``sheet``, ``row``, ``chapter``: a converted
-  document's place (PDF page, slide, notebook cell, spreadsheet sheet and row, EPUB chapter),
-  the same as ``meta.page`` and so on; a chunk over several pages has its first in ``page``.
+* ``page``, ``slide``, ``cell``, ``sheet``, ``row``, ``chapter``: a converted document's place
+  (PDF page, slide, notebook cell, spreadsheet sheet and row, EPUB chapter): numbers (``sheet`` a
+  name); a filter matches every chunk that covers the place (``page >= 3`` finds a chunk over
+  pages 2-4; ``places.py``). ``meta.page`` is the stored first page, ``page_end`` the last.
 * ``ingested_at``, ``mtime`` (dates): comparisons. A value is an ISO date (``2026-01-01``) or
   datetime (``2026-01-01T12:00``, ``...+02:00``, ``...Z``), naive ones in UTC; ``mtime`` also takes
   unix seconds. A date alone means that whole UTC day: ``= 2026-01-01`` is any time that day,
@@ -155,9 +156,22 @@ FilterExpr = Union[Compare, InList, And, Or, Not]  # noqa: UP007 (a runtime alia
 # -- validation of a comparison ------------------------------------------------------------
 
 
-# a converted document's locators (ingest/converters/locators.py), kept in each chunk's metadata:
-# ``page>=3`` is ``meta.page>=3`` (a chunk over several pages has its first one there, the last in page_end)
-LOCATOR_FIELDS = frozenset({"page", "page_end", "slide", "cell", "sheet", "row", "chapter"})
+# a converted document's places (hybrid_rag/locators.py), kept in each chunk's metadata; a filter
+# on one is rewritten by ``places.covers`` to match every chunk that covers the place
+PLACES: Mapping[str, str] = {
+    "page": NUMBER,
+    "slide": NUMBER,
+    "cell": NUMBER,
+    "row": NUMBER,
+    "chapter": NUMBER,
+    "sheet": TEXT,
+}
+LOCATOR_FIELDS = frozenset({*PLACES, "page_end"})  # page_end: meta.page_end, a chunk's last page
+
+
+def valid_fields() -> list[str]:
+    """Every field name a filter takes, as the unknown-field message lists them."""
+    return [*sorted(FIELDS), *sorted(LOCATOR_FIELDS), f"{META_PREFIX}<key>"]
 
 
 def field_name(raw: str) -> str:
@@ -176,11 +190,11 @@ def field_name(raw: str) -> str:
 def _field_kind(name: str) -> str:
     if name.startswith(META_PREFIX) and len(name) > len(META_PREFIX):
         return META
-    kind = FIELDS.get(name)
+    kind = FIELDS.get(name) or PLACES.get(name)
     if kind is None:
-        near = get_close_matches(name, FIELDS, n=1)
+        near = get_close_matches(name, [*FIELDS, *LOCATOR_FIELDS], n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise InputError(f"unknown filter field {name!r}{hint}; valid fields: {', '.join(sorted(FIELDS))}")
+        raise InputError(f"unknown filter field {name!r}{hint}; valid fields: {', '.join(valid_fields())}")
     return kind
 
 
@@ -361,7 +375,8 @@ class _Parser:
         m = _FIELD.match(self.text, self.pos)
         if not m:
             raise self.fail("expected a field name")
-        name = field_name(m.group())
+        place = m.group().lower() if m.group().lower() in PLACES else ""
+        name = place or field_name(m.group())
         self.check(name, None, [], self.pos)
         self.pos = m.end()
         self.skip()
@@ -371,14 +386,16 @@ class _Parser:
             if negated and not self.keyword("in"):
                 raise self.fail("expected 'in' after 'not'")
             self.check(name, "in", [], op_at)
-            return InList(name, self.value_list(name), negated)
+            values = self.value_list(name)
+            return _covers(place, "in", values, negated) if place else InList(name, values, negated)
         op = next((o for o in _OP_TOKENS if self.text.startswith(o, self.pos)), None)
         if op is None:
             raise self.fail(f"expected an operator ({', '.join(_OP_TOKENS)}, in, not in) after {name!r}")
         self.pos += len(op)
         op = "=" if op == "==" else op
         self.check(name, op, [], op_at)
-        return Compare(name, op, self.value(name, op))
+        value = self.value(name, op)
+        return _covers(place, op, [value]) if place else Compare(name, op, value)
 
     def check(self, name: str, op: str | None, values: Sequence[str], at: int) -> None:
         """_check (or, with no op, only the field name), failing at position ``at``."""
@@ -418,6 +435,12 @@ class _Parser:
         return tuple(values)
 
 
+def _covers(place: str, op: str, values: Sequence[str], negated: bool = False) -> FilterExpr:
+    from hybrid_rag.filters.places import covers  # places builds on this module's AST
+
+    return covers(place, PLACES[place], op, values, negated=negated)
+
+
 def parse_filter(text: str) -> FilterExpr:
     """Parse one filter string; a syntax error names the position, an unknown field lists the valid ones.
 
@@ -446,16 +469,17 @@ def filters_from_mapping(mapping: Mapping[str, object]) -> FilterExpr | None:
     """
     exprs: list[FilterExpr] = []
     for name, raw in mapping.items():
-        key = field_name(str(name))
+        place = str(name).strip().lower() if str(name).strip().lower() in PLACES else ""
+        key = place or field_name(str(name))
         if isinstance(raw, (list, tuple, set, frozenset)):
             items = sorted(raw, key=str) if isinstance(raw, (set, frozenset)) else list(raw)
             values = tuple(_scalar(key, v) for v in items)
             check(key, "in", values)
-            exprs.append(InList(key, values))
+            exprs.append(_covers(place, "in", values) if place else InList(key, values))
         else:
             value = _scalar(key, raw)
             check(key, "=", [value])
-            exprs.append(Compare(key, "=", value))
+            exprs.append(_covers(place, "=", [value]) if place else Compare(key, "=", value))
     if not exprs:
         return None
     return exprs[0] if len(exprs) == 1 else And(tuple(exprs))

@@ -6,16 +6,18 @@
 >>> docs[0].metadata["citation"], docs[0].metadata["breakdown"]  # doctest: +SKIP
 
 ``k``, ``filters``, ``mode`` and ``features`` are set on the retriever and can be given again to
-one call (``invoke(query, k=3, filters=...)``); each document's ``metadata`` holds ``path``,
-``start_line``, ``end_line``, ``citation``, ``score``, ``breakdown`` and the chunk's fields.
+one call (``invoke(query, k=3, filters=...)``, and the same to ``ainvoke``); each document's
+``metadata`` holds ``path``, ``start_line``, ``end_line``, ``citation``, ``score``, ``breakdown``
+and the chunk's fields.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
@@ -53,6 +55,16 @@ class HybridRagRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
+        return self._documents(query, kwargs)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        """``_get_relevant_documents`` in a worker thread, with the same per-call arguments
+        (LangChain's default async path drops them)."""
+        return await asyncio.to_thread(self._documents, query, kwargs)
+
+    def _documents(self, query: str, kwargs: dict[str, Any]) -> list[Document]:
         unknown = sorted(set(kwargs) - set(_CALL_ARGS) - {"verbose"})  # verbose: LangChain's own
         if unknown:
             raise TypeError(f"unexpected argument {', '.join(unknown)}; valid: {', '.join(_CALL_ARGS)}")

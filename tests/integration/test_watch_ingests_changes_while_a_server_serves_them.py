@@ -100,8 +100,8 @@ def test_a_written_file_becomes_queryable_and_ctrl_c_stops(
     watching.process.send_signal(signal.SIGINT)
     assert watching.process.wait(WAIT) == 0
     watching.reader.join(WAIT)
-    assert any("1 new, 0 changed, 0 deleted: index version" in line for line in watching.lines)
-    assert any("0 new, 0 changed, 1 deleted: index version" in line for line in watching.lines)
+    assert any("1 new, 0 changed, 0 deleted, 0 skipped: index version" in line for line in watching.lines)
+    assert any("0 new, 0 changed, 1 deleted, 0 skipped: index version" in line for line in watching.lines)
     assert watching.lines[-1].startswith("hybrid-rag: watch: stopped after")
     assert not any("Traceback" in line for line in watching.lines)
 

@@ -187,3 +187,15 @@ def test_with_no_results_a_tiny_budget_keeps_the_no_results_note(budget):
         assert "Note: no results were retrieved" in ctx.render()
     if budget >= 16:
         assert ctx.render()
+
+
+def test_when_the_budget_holds_one_first_quote_it_goes_to_the_best_topic():
+    """Room for one first quote (22 tokens each, 30 left): the best topic's, not the last topic's
+    (the room kept for later topics' first quotes must not starve the first)."""
+    filler = _filler([[10], [10]], [[0.9], [0.5]], [0, 1], budget=40 + 30)
+    assert filler.fill().windows == {0: (0, 0)}
+
+
+def test_the_room_kept_for_later_topics_is_only_what_they_can_all_have():
+    filler = _filler([[10], [10], [10]], [[0.9], [0.5], [0.4]], [0, 1, 2], budget=40 + 50)
+    assert filler.fill().windows == {0: (0, 0), 1: (0, 0)}

@@ -98,6 +98,15 @@ def test_epub_chapters_follow_the_spine() -> None:
     assert (kind, number, name) == ("chapter", 2, "OEBPS/text/ch0.xhtml")
 
 
+@pytest.mark.parametrize("nav", ["epub3", "epub2"])
+def test_a_navigation_page_first_in_the_spine_is_no_chapter(nav: str) -> None:
+    raw = make.epub([("Dawn", "the first chapter's text"), ("Dusk", "the second chapter's text")], nav=nav)
+    got = convert("book.epub", raw, SETTINGS)
+    assert place("the first chapter's text", got.text, got.locators) == ("chapter", 1, "OEBPS/text/ch0.xhtml")
+    assert place("the second chapter's text", got.text, got.locators)[:2] == ("chapter", 2)
+    assert "Contents" not in got.text
+
+
 def test_csv_and_xlsx_rows_describe_themselves() -> None:
     got = convert("people.csv", b"name,year\nAda,1843\n\nGrace,1952\n", SETTINGS)
     assert got.text == "name: Ada; year: 1843\nname: Grace; year: 1952\n"

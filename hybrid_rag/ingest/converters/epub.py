@@ -1,6 +1,10 @@
 """EPUB: a zip of XHTML chapters, read with ``zipfile`` in the order of the package's spine
 (``META-INF/container.xml`` -> the OPF file -> its ``<spine>``), each chapter through the HTML
-converter; one unit per chapter (``chapter 3``). No EPUB library (the common one is AGPL)."""
+converter; one unit per chapter (``chapter 3``). No EPUB library (the common one is AGPL).
+
+A navigation page in the spine (EPUB 3's manifest item with ``properties="nav"``, EPUB 2's
+``<guide>`` reference of ``type="toc"``) is a table of contents, not a chapter: it is left out, so
+that chapter 1 is the book's first chapter."""
 
 from __future__ import annotations
 
@@ -35,22 +39,31 @@ def _xml(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
 
 
 def spine(archive: zipfile.ZipFile) -> list[str]:
-    """The chapters' member names in reading order."""
+    """The chapters' member names in reading order, navigation pages left out (module docstring)."""
     container = _xml(archive, "META-INF/container.xml")
     rootfile = next((e.get("full-path") for e in container.iter() if _local(e.tag) == "rootfile"), None)
     if not rootfile:
         raise Unconvertible("corrupt EPUB (container.xml names no package file)")
     package = _xml(archive, rootfile)
     base = posixpath.dirname(rootfile)
-    manifest = {
-        e.get("id"): e.get("href", "") for e in package.iter() if _local(e.tag) == "item" and e.get("id")
+    items = [e for e in package.iter() if _local(e.tag) == "item" and e.get("id")]
+    manifest = {e.get("id"): e.get("href", "") for e in items}
+
+    def member(href: str) -> str:
+        return posixpath.normpath(posixpath.join(base, href.split("#", 1)[0]))
+
+    navigation = {member(e.get("href", "")) for e in items if "nav" in (e.get("properties") or "").split()}
+    navigation |= {
+        member(e.get("href", ""))
+        for e in package.iter()
+        if _local(e.tag) == "reference" and e.get("type") == "toc" and e.get("href")
     }
     order = [e.get("idref") for e in package.iter() if _local(e.tag) == "itemref"]
     names = []
     for idref in order:
         href = manifest.get(idref)
-        if href:
-            names.append(posixpath.normpath(posixpath.join(base, href.split("#", 1)[0])))
+        if href and member(href) not in navigation:
+            names.append(member(href))
     return names
 
 
