@@ -199,7 +199,7 @@ class IndexSettings(_Section):
 
 class MilvusSettings(_Section):
     """Where the Milvus backend (``index.dense_backend: milvus`` with ``bm25.backend: milvus``) keeps
-    its collections, and how they are indexed (``indices/milvus*.py``, ``docs/scale-out.md``)."""
+    its collections, and how they are indexed (``indices/milvus/``, ``docs/scale-out.md``)."""
 
     # a local path ending in .db (relative to paths.data_dir) runs milvus-lite in-process;
     # http(s)://host:19530 is a Milvus standalone server or cluster

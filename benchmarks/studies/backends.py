@@ -104,7 +104,7 @@ def _part(measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 def quality(datasets: Path, names: Sequence[str], work: Path, milvus_uri: str | None) -> dict[str, Any]:
     from hybrid_rag.engine import Engine
     from hybrid_rag.evaluation.metrics import load_beir
-    from hybrid_rag.indices.milvus_client import forget_clients
+    from hybrid_rag.indices.milvus.client import forget_clients
 
     out: dict[str, Any] = {}
     for name in names:
@@ -234,9 +234,9 @@ class _Dims:
 def speed_at(data: Synthetic, folder: Path, milvus_uri: str | None = None) -> dict[str, Any]:
     from hybrid_rag.indices.bm25 import BM25IndexManager
     from hybrid_rag.indices.live import new_dense
-    from hybrid_rag.indices.milvus import MilvusVectorIndex
-    from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
-    from hybrid_rag.indices.milvus_client import connect, forget_clients
+    from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
+    from hybrid_rag.indices.milvus.client import connect, forget_clients
+    from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 
     truth: list[set[int]] = []
     row: dict[str, Any] = {"windows_per_chunk_mean": round(float(np.mean([len(w) for w in data.windows])), 3)}

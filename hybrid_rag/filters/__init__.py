@@ -1,5 +1,5 @@
 """The filter language: parsed here, below every user (``store/filter_sql.py`` compiles it to SQL,
-``indices/milvus_filter.py`` to a Milvus expression, ``retrieval/`` applies it before a search).
+``indices/milvus/filters.py`` to a Milvus expression, ``retrieval/`` applies it before a search).
 
 ``language`` is the grammar, fields and values; ``globs`` the path globs (a matcher that cannot
 backtrack); ``cost`` what one filter may cost.

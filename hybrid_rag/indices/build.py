@@ -130,7 +130,7 @@ class IndexBuilder:
 
     def _build(self, *, full: bool, reason: str, progress: Progress | None) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
-            from hybrid_rag.indices.milvus_versions import build_milvus
+            from hybrid_rag.indices.milvus.versions import build_milvus
 
             return build_milvus(self, full=full, reason=reason, progress=progress)
         seconds: dict[str, float] = {}

@@ -60,7 +60,7 @@ class BuildInputs(Protocol):
     config: IndexConfig
     chunking: ChunkingSettings
     keep_versions: int
-    versions: Any  # the backend's versions (``versions.IndexVersions``, ``milvus_versions.MilvusVersions``)
+    versions: Any  # the backend's versions (``versions.IndexVersions``, ``milvus.versions.MilvusVersions``)
 
 
 @dataclass(frozen=True)

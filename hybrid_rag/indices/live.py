@@ -74,9 +74,9 @@ def load_dense(
 
 def open_versions(config: IndexConfig) -> IndexVersions:
     """The versions of the configured backend: folders under ``config.directory``, or on Milvus
-    collections behind an alias (``milvus_versions.MilvusVersions``, the same methods)."""
+    collections behind an alias (``milvus.versions.MilvusVersions``, the same methods)."""
     if config.index.dense_backend == "milvus":
-        from hybrid_rag.indices.milvus_versions import MilvusVersions
+        from hybrid_rag.indices.milvus.versions import MilvusVersions
 
         return MilvusVersions(config)  # type: ignore[return-value]
     return IndexVersions(config.directory)

@@ -146,14 +146,14 @@ def _deltas(settings: BM25Settings, _: Path) -> Any:
 
 
 def _milvus_client(workdir: Path) -> Any:
-    from hybrid_rag.indices.milvus_client import connect
+    from hybrid_rag.indices.milvus.client import connect
     from hybrid_rag.settings import MilvusSettings
 
     return connect(MilvusSettings(uri="conformance.db"), workdir)
 
 
 def _milvus(settings: BM25Settings, workdir: Path) -> Any:
-    from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
+    from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
     from hybrid_rag.settings import MilvusSettings
 
     name = "k_" + uuid.uuid4().hex[:12]
@@ -161,7 +161,7 @@ def _milvus(settings: BM25Settings, workdir: Path) -> Any:
 
 
 def _milvus_load(directory: Path, settings: BM25Settings, workdir: Path) -> Any:
-    from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
+    from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
     from hybrid_rag.settings import MilvusSettings
 
     return MilvusKeywordIndex.load(directory, _milvus_client(workdir), MilvusSettings(), settings)
@@ -184,7 +184,7 @@ FACTORIES: list[KeywordFactory] = [
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield tmp_path_factory.mktemp("keyword-contract")
     if find_spec("pymilvus") is not None:
-        from hybrid_rag.indices.milvus_client import forget_clients
+        from hybrid_rag.indices.milvus.client import forget_clients
 
         forget_clients()  # release the milvus-lite file
 

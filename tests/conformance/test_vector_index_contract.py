@@ -119,7 +119,7 @@ def _chroma_load(directory: Path, model: str, dimension: int, _: Path) -> Any:
 
 def _milvus_client(workdir: Path) -> Any:
     """One milvus-lite file for the whole session (a new collection per index)."""
-    from hybrid_rag.indices.milvus_client import connect
+    from hybrid_rag.indices.milvus.client import connect
     from hybrid_rag.settings import MilvusSettings
 
     return connect(MilvusSettings(uri="conformance.db"), workdir)
@@ -127,7 +127,7 @@ def _milvus_client(workdir: Path) -> Any:
 
 def _milvus(scoring: str) -> Callable[[int, str, Path], Any]:
     def make(dimension: int, model: str, workdir: Path) -> Any:
-        from hybrid_rag.indices.milvus import MilvusVectorIndex
+        from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
         from hybrid_rag.settings import MilvusSettings
 
         settings = MilvusSettings(index_type="FLAT")
@@ -141,7 +141,7 @@ def _milvus(scoring: str) -> Callable[[int, str, Path], Any]:
 
 
 def _milvus_load(directory: Path, model: str, dimension: int, workdir: Path) -> Any:
-    from hybrid_rag.indices.milvus import MilvusVectorIndex
+    from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
     from hybrid_rag.settings import MilvusSettings
 
     client = _milvus_client(workdir)
@@ -165,7 +165,7 @@ FACTORIES: list[VectorFactory] = [
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield tmp_path_factory.mktemp("vector-contract")
     if find_spec("pymilvus") is not None:
-        from hybrid_rag.indices.milvus_client import forget_clients
+        from hybrid_rag.indices.milvus.client import forget_clients
 
         forget_clients()  # release the milvus-lite file
 

@@ -19,7 +19,7 @@ from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.filters import parse_filter
-from hybrid_rag.indices.milvus_client import forget_clients
+from hybrid_rag.indices.milvus.client import forget_clients
 from hybrid_rag.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -100,7 +100,7 @@ def test_after_a_rollback_an_ingest_builds_a_new_version(milvus_engine: Engine, 
 def test_filters_are_pushed_down_and_still_give_k(
     milvus_engine: Engine, corpus: Path, monkeypatch: pytest.MonkeyPatch, ids_at_most: int
 ) -> None:
-    from hybrid_rag.indices import milvus_collection
+    from hybrid_rag.indices.milvus import collection as milvus_collection
 
     engine = milvus_engine
     notes = corpus.parent / "notes"
@@ -128,7 +128,7 @@ DRIVER = textwrap.dedent(
     """\
     import os, signal, sys
     from hybrid_rag.engine import Engine
-    from hybrid_rag.indices import milvus
+    from hybrid_rag.indices.milvus import dense as milvus
     from hybrid_rag.settings import Settings
 
     add = milvus.MilvusVectorIndex.add

@@ -17,7 +17,7 @@ import pytest
 from filter_store import write_documents
 
 from hybrid_rag.filters import And, Compare, FilterExpr, InList, Not, Or, glob_match, parse_filter
-from hybrid_rag.indices.milvus_filter import glob_like_patterns, to_milvus
+from hybrid_rag.indices.milvus.filters import glob_like_patterns, to_milvus
 from hybrid_rag.protocols import FilteredIds, with_filter
 from hybrid_rag.store import MetadataStore
 
@@ -186,9 +186,9 @@ def test_random_filters_match_the_same_chunks_in_milvus_as_in_the_store(
     store: MetadataStore, tmp_path_factory
 ) -> None:
     pytest.importorskip("pymilvus", reason="the [milvus] extra (pymilvus, milvus-lite) is not installed")
-    from hybrid_rag.indices.milvus import MilvusVectorIndex
-    from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
-    from hybrid_rag.indices.milvus_client import chunk_fields, connect, forget_clients
+    from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
+    from hybrid_rag.indices.milvus.client import chunk_fields, connect, forget_clients
+    from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
     from hybrid_rag.settings import BM25Settings, MilvusSettings
 
     settings = MilvusSettings(index_type="FLAT")
@@ -227,9 +227,9 @@ def test_searches_send_the_compiled_filter_for_many_ids_and_the_ids_otherwise(
     store: MetadataStore, tmp_path_factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("pymilvus", reason="the [milvus] extra (pymilvus, milvus-lite) is not installed")
-    from hybrid_rag.indices import milvus_collection
-    from hybrid_rag.indices.milvus import MilvusVectorIndex
-    from hybrid_rag.indices.milvus_client import chunk_fields, connect, forget_clients
+    from hybrid_rag.indices.milvus import collection as milvus_collection
+    from hybrid_rag.indices.milvus.client import chunk_fields, connect, forget_clients
+    from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
     from hybrid_rag.settings import MilvusSettings
 
     settings = MilvusSettings(index_type="FLAT")
@@ -273,7 +273,7 @@ def test_without_the_extra_the_milvus_backend_is_one_line_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hybrid_rag.errors import ConfigError
-    from hybrid_rag.indices.milvus_client import connect
+    from hybrid_rag.indices.milvus.client import connect
     from hybrid_rag.settings import MilvusSettings
 
     monkeypatch.setitem(sys.modules, "pymilvus", None)  # as if not installed: importing it fails

@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("pymilvus", reason="the [milvus] extra (pymilvus, milvus-lite) is not installed")
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, RemoteServiceError
-from hybrid_rag.indices.milvus import MilvusVectorIndex
-from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
-from hybrid_rag.indices.milvus_client import connect, encode_terms, forget_clients
+from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
+from hybrid_rag.indices.milvus.client import connect, encode_terms, forget_clients
+from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.settings import BM25Settings, MilvusSettings
 from hybrid_rag.vectors import pool_windows
 

@@ -88,7 +88,7 @@ def test_the_graph_reads_relative_and_submodule_imports() -> None:
 
 def test_the_graph_reads_imports_inside_functions_and_type_checking() -> None:
     edges = graph()
-    assert "hybrid_rag.indices.milvus_versions" in edges["hybrid_rag.indices.live"]  # inside open_versions
+    assert "hybrid_rag.indices.milvus.versions" in edges["hybrid_rag.indices.live"]  # inside open_versions
     assert "hybrid_rag.indices.ann" in edges["hybrid_rag.indices.built"]  # under TYPE_CHECKING
 
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from hybrid_rag.errors import IndexMismatchError, NoIndexError
 from hybrid_rag.indices.built import BuildInputs, BuildReport, IndexConfig, LiveIndex, source_hash
-from hybrid_rag.indices.milvus import MilvusVectorIndex
-from hybrid_rag.indices.milvus_bm25 import MilvusKeywordIndex
-from hybrid_rag.indices.milvus_client import chunk_fields, connect, milvus_errors
+from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
+from hybrid_rag.indices.milvus.client import chunk_fields, connect, milvus_errors
+from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive

@@ -1,9 +1,9 @@
-"""The keyword index on Milvus: BM25 over chunk terms behind ``KeywordIndex`` (``milvus.py`` has
+"""The keyword index on Milvus: BM25 over chunk terms behind ``KeywordIndex`` (``dense.py`` has
 the dense one and the conventions both keep).
 
 One row a chunk; a BM25 function over an analyzed text field writes a sparse vector that Milvus
 scores (Lucene's BM25 with ``bm25.k1`` and ``bm25.b``). The text is the chunk's terms from our own
-tokenizer (``milvus_client.encode_terms``), so Milvus counts exactly the terms the local index does
+tokenizer (``client.encode_terms``), so Milvus counts exactly the terms the local index does
 and ranks as bm25s's ``lucene`` variant (its scores are (k1 + 1) times larger). ``score`` is a
 search filtered to the asked ids. On milvus-lite every write is flushed: it scores rows not yet
 flushed with the statistics of the rows a filter lets through, and flushed ones per segment.
@@ -20,9 +20,9 @@ import numpy as np
 from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.bm25 import _check_params
 from hybrid_rag.indices.dense import _as_ids, rank_hits
-from hybrid_rag.indices.milvus_client import ChunkFields, add_filter_fields, encode_terms
-from hybrid_rag.indices.milvus_collection import TOPK_MAX, MilvusCollection, widen
-from hybrid_rag.indices.milvus_filter import ids_expr
+from hybrid_rag.indices.milvus.client import ChunkFields, add_filter_fields, encode_terms
+from hybrid_rag.indices.milvus.collection import TOPK_MAX, MilvusCollection, widen
+from hybrid_rag.indices.milvus.filters import ids_expr
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings, MilvusSettings
 from hybrid_rag.types import Hit

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
-from hybrid_rag.indices.milvus_filter import milvus_meta, unix_micros
+from hybrid_rag.indices.milvus.filters import milvus_meta, unix_micros
 from hybrid_rag.settings import MilvusSettings
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ _clients_lock = threading.Lock()
 
 @dataclass(frozen=True)
 class ChunkFields:
-    """The filterable fields of one chunk, as both collections store them (``milvus_filter.py``)."""
+    """The filterable fields of one chunk, as both collections store them (``filters.py``)."""
 
     path: str = ""
     collection: str = ""
@@ -56,7 +56,7 @@ class ChunkFields:
     start_line: int = 0
     end_line: int = 0
     token_count: int = 0
-    meta: Mapping[str, Any] = field(default_factory=dict)  # ``milvus_filter.milvus_meta``
+    meta: Mapping[str, Any] = field(default_factory=dict)  # ``filters.milvus_meta``
 
     @classmethod
     def of(cls, chunk: Chunk, document: DocumentRecord) -> ChunkFields:

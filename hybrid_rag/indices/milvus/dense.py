@@ -1,7 +1,7 @@
-"""The dense index on Milvus behind ``VectorIndex`` (``milvus_bm25.py`` is the keyword one).
+"""The dense index on Milvus behind ``VectorIndex`` (``bm25.py`` is the keyword one).
 
 Both Milvus indices are keyed by chunk id and hold each chunk's filterable fields
-(``milvus_client.ChunkFields``), so filters run inside Milvus (``milvus_filter.py``). They keep the
+(``client.ChunkFields``), so filters run inside Milvus (``filters.py``). They keep the
 local indices' conventions: results best first, ties by ascending chunk id (a search widens while
 the k-th score is tied), ``[]`` for ``k <= 0``, an empty or all-zero query or an empty
 ``allowed_ids``, and k hits whenever k allowed chunks exist (``allowed_ids`` is a prefilter inside
@@ -24,14 +24,14 @@ import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits
-from hybrid_rag.indices.milvus_client import (
+from hybrid_rag.indices.milvus.client import (
     ChunkFields,
     add_filter_fields,
     index_params,
     search_params,
 )
-from hybrid_rag.indices.milvus_collection import ID_BATCH, MilvusCollection, widen
-from hybrid_rag.indices.milvus_filter import ids_expr
+from hybrid_rag.indices.milvus.collection import ID_BATCH, MilvusCollection, widen
+from hybrid_rag.indices.milvus.filters import ids_expr
 from hybrid_rag.indices.multivector import MAX_WINDOWS, WINDOW_BITS, cap_windows, max_per_chunk
 from hybrid_rag.settings import MilvusSettings
 from hybrid_rag.types import Hit

@@ -17,8 +17,8 @@ import numpy as np
 from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.dense import _as_ids
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.milvus_client import ITERATOR_LOG, milvus_errors, quiet
-from hybrid_rag.indices.milvus_filter import ids_expr, to_milvus
+from hybrid_rag.indices.milvus.client import ITERATOR_LOG, milvus_errors, quiet
+from hybrid_rag.indices.milvus.filters import ids_expr, to_milvus
 from hybrid_rag.settings import MilvusSettings
 
 MANIFEST_FILE = "milvus.json"
