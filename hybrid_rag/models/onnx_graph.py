@@ -1,0 +1,192 @@
+"""A BERT encoder as an ONNX graph, built from safetensors weights with ``onnx.helper`` (no torch).
+
+The packaged default embedder (all-MiniLM-L6-v2) ships as ``model.safetensors``; ONNX Runtime
+needs a graph. :func:`bert_graph` writes the encoder of a Hugging Face ``BertModel`` (absolute
+positions, post-layer-norm, exact erf GELU) in fp32, output ``last_hidden_state`` [batch, seq,
+hidden]; pooling happens outside the graph. Each layer uses ONNX Runtime's fused CPU kernels
+(``com.microsoft`` ``Attention``, ``SkipLayerNormalization``, ``BiasGelu``): the same arithmetic as
+the plain-op graph before it (hidden states within 4e-6), in fewer passes over memory.
+:func:`cached_bert_onnx` builds it once into the model cache (``HYBRID_RAG_MODEL_CACHE``, else
+``~/.cache/hybrid-rag/models``), atomically: a temp file renamed into place, so two processes that
+build at once both end with a whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GRAPH_VERSION = 3  # bump when the graph changes: the cache key includes it (3: fused kernels)
+OPSET = 17  # LayerNormalization
+FUSED = "com.microsoft"  # ONNX Runtime's contrib operators (Attention, SkipLayerNormalization, BiasGelu)
+_MASKED = -1.0e9  # added to the attention score of a padding token (softmax weight 0)
+
+
+def model_cache_dir() -> Path:
+    """Where built model files live: ``HYBRID_RAG_MODEL_CACHE`` or ``~/.cache/hybrid-rag/models``."""
+    env = os.environ.get("HYBRID_RAG_MODEL_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hybrid-rag" / "models"
+
+
+def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``bert.encoder...`` (a model with a head) → ``encoder...``; a bare BertModel as it is."""
+    if any(k.startswith("bert.") for k in weights):
+        return {k[5:]: v for k, v in weights.items() if k.startswith("bert.")}
+    return weights
+
+
+class _Graph:
+    """Nodes and initialisers under unique names (a tiny builder around ``onnx.helper``)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Any] = []
+        self.inits: list[Any] = []
+        self._n = 0
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def op(self, op_type: str, *inputs: str, domain: str = "", **attrs: Any) -> str:
+        from onnx import helper
+
+        self._n += 1
+        out = f"{op_type.lower()}_{self._n}"
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], domain=domain or None, **attrs))
+        return out
+
+    def weight_t(self, weights: dict[str, np.ndarray], name: str) -> str:
+        """The transposed weight of the torch ``nn.Linear`` called ``name`` (x @ W.T)."""
+        return self.const(f"{name}.weight_t", weights[f"{name}.weight"].astype(np.float32).T)
+
+    def vector(self, weights: dict[str, np.ndarray], name: str) -> str:
+        return self.const(name, weights[name].astype(np.float32))
+
+    def skip_layer_norm(
+        self, x: str, skip: str, bias: str, weights: dict[str, np.ndarray], name: str, eps: float
+    ) -> str:
+        """LayerNorm(x + bias + skip): a linear layer's bias, the residual and the norm in one kernel."""
+        scale, shift = self.vector(weights, f"{name}.weight"), self.vector(weights, f"{name}.bias")
+        return self.op("SkipLayerNormalization", x, skip, scale, shift, bias, domain=FUSED, epsilon=eps)
+
+    def layer_norm(self, x: str, weights: dict[str, np.ndarray], name: str, eps: float) -> str:
+        scale = self.const(f"{name}.weight", weights[f"{name}.weight"].astype(np.float32))
+        bias = self.const(f"{name}.bias", weights[f"{name}.bias"].astype(np.float32))
+        return self.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=eps)
+
+
+def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
+    """The ONNX ``ModelProto`` of a BERT encoder: inputs ``input_ids``, ``attention_mask``,
+    ``token_type_ids`` (int64 [batch, seq]); output ``last_hidden_state`` (float32)."""
+    from onnx import TensorProto, helper
+
+    w = _strip_prefix(weights)
+    hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    eps = float(config.get("layer_norm_eps", 1e-12))
+    if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != (
+        "absolute"
+    ):
+        raise ValueError("only BERT with gelu and absolute positions can be built without torch")
+    g = _Graph()
+    zero, one, two = (g.const(f"i64_{n}", np.array([n], np.int64)) for n in (0, 1, 2))
+    seq_len = g.op("Slice", g.op("Shape", "input_ids"), one, two)  # [seq], 1-D
+    x = g.op(
+        "Add",
+        g.op(
+            "Add",
+            g.op(
+                "Gather",
+                g.const("word", w["embeddings.word_embeddings.weight"].astype(np.float32)),
+                "input_ids",
+            ),
+            g.op(
+                "Slice",
+                g.const("pos", w["embeddings.position_embeddings.weight"].astype(np.float32)),
+                zero,
+                seq_len,
+                zero,
+            ),
+        ),
+        g.op(
+            "Gather",
+            g.const("type", w["embeddings.token_type_embeddings.weight"].astype(np.float32)),
+            "token_type_ids",
+        ),
+    )
+    x = g.layer_norm(x, w, "embeddings.LayerNorm", eps)
+    # Attention takes the raw 0/1 mask (int32 [batch, seq]); a padding key gets -1e9 before softmax
+    mask = g.op("Cast", "attention_mask", to=TensorProto.INT32)
+    for i in range(int(config["num_hidden_layers"])):
+        p = f"encoder.layer.{i}"
+        qkv = [f"{p}.attention.self.{n}" for n in ("query", "key", "value")]
+        qkv_weight = np.concatenate([w[f"{n}.weight"].astype(np.float32).T for n in qkv], axis=1)
+        qkv_bias = np.concatenate([w[f"{n}.bias"].astype(np.float32) for n in qkv])
+        attended = g.op(
+            "Attention",
+            x,
+            g.const(f"{p}.qkv.weight_t", qkv_weight),
+            g.const(f"{p}.qkv.bias", qkv_bias),
+            mask,
+            domain=FUSED,
+            num_heads=heads,
+            mask_filter_value=_MASKED,
+        )
+        attended = g.op("MatMul", attended, g.weight_t(w, f"{p}.attention.output.dense"))
+        x = g.skip_layer_norm(
+            attended,
+            x,
+            g.vector(w, f"{p}.attention.output.dense.bias"),
+            w,
+            f"{p}.attention.output.LayerNorm",
+            eps,
+        )
+        inner = g.op("MatMul", x, g.weight_t(w, f"{p}.intermediate.dense"))
+        gelu = g.op("BiasGelu", inner, g.vector(w, f"{p}.intermediate.dense.bias"), domain=FUSED)  # exact erf
+        out = g.op("MatMul", gelu, g.weight_t(w, f"{p}.output.dense"))
+        x = g.skip_layer_norm(out, x, g.vector(w, f"{p}.output.dense.bias"), w, f"{p}.output.LayerNorm", eps)
+    g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+    ids = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
+        for n in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", hidden])
+    graph = helper.make_graph(g.nodes, "bert", ids, [output], initializer=g.inits)
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(FUSED, 1)],
+        producer_name="hybrid-rag",
+    )
+
+
+def cached_bert_onnx(model_dir: Path, key: str) -> Path:
+    """The fp32 ONNX file of the BERT in ``model_dir`` (``model.safetensors`` + ``config.json``),
+    built on first use into the model cache under ``key``; later calls only stat the file."""
+    weights_file = model_dir / "model.safetensors"
+    stamp = f"{weights_file.stat().st_size}-g{GRAPH_VERSION}"
+    target = model_cache_dir() / key / stamp / "model.onnx"
+    if target.is_file():
+        return target
+    from safetensors.numpy import load_file
+
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    proto = bert_graph(load_file(str(weights_file)), config)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".model-", suffix=".onnx.tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(proto.SerializeToString())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, target)  # atomic: a concurrent builder's rename leaves an equal whole file
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
