@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.errors import (
     CorruptIndexError,
     HybridRagError,
@@ -27,6 +26,7 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, auto_threads
 from hybrid_rag.errors import ModelError
+from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, auto_threads
 from hybrid_rag.vectors import l2_normalise
 
 Pooling = Literal["mean", "cls"]

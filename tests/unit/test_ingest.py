@@ -3,10 +3,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, InputError
 from hybrid_rag.indices.versions import IndexVersions
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.vectors import pool_windows
 
 
