@@ -214,6 +214,7 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "filters": args.filter or None,
         "features": features or None,
         "absolute_paths": args.absolute_paths,
+        **({"lang": args.lang} if getattr(args, "lang", None) else {}),
     }
 
 
@@ -387,6 +388,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     print(f"model:      {stats.model}")
     print(f"documents:  {stats.documents}")
     print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
+    if stats.languages:
+        print("languages:  " + ", ".join(f"{lang} {n}" for lang, n in stats.languages.items()))
     live = f"v{stats.live_version}" if stats.live_version else "none (run `hybrid-rag ingest PATH`)"
     print(f"live index: {live}")
     if stats.index_behind_store:
@@ -481,6 +484,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
             "chunks": counts.get(r.id, 0),
             "source_type": r.source_type.value,
             "language": r.language,
+            "languages": dict(r.languages),
             "size": r.size,
             "ingested_at": r.ingested_at.isoformat(),
         }
@@ -495,7 +499,8 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     width = max(len(r["collection"]) for r in rows)
     for r in rows:
-        print(f"{r['collection']:{width}}  {r['chunks']:6} chunks  {r['path']}")
+        langs = ",".join(r["languages"]) or "-"
+        print(f"{r['collection']:{width}}  {r['chunks']:6} chunks  {langs:8}  {r['path']}")
     collections = len({r["collection"] for r in rows})
     total = sum(r["chunks"] for r in rows)
     print(f"# {len(rows)} document(s), {total} chunks, {collections} collection(s); root {root or '-'}")
@@ -606,6 +611,11 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="EXPR",
         help="metadata filter, repeatable (ANDed): 'source_type=code', 'path~src/**', 'collection in (a,b)'",
+    )
+    p.add_argument(
+        "--lang",
+        metavar="CODE",
+        help="the question's language (ISO 639-1: ru, pt, zh...; und), instead of the detected one",
     )
     for name in STAGE_FLAGS:
         flag = name.replace("_", "-")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.errors import (
     CorruptIndexError,
     HybridRagError,
@@ -29,6 +29,8 @@ from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.lang.query import language_override, query_language
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
@@ -89,6 +91,7 @@ class Stats:
     old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
     index_behind_store: bool = False  # documents and chunks are the live version's; the store is ahead
     behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
+    languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +106,7 @@ class Stats:
             "old_revisions": dict(self.old_revisions),
             "index_behind_store": self.index_behind_store,
             **({"behind": self.behind} if self.behind else {}),
+            "languages": dict(self.languages),
         }
 
 
@@ -355,18 +359,20 @@ class Engine:
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
         ``absolute_paths=True``."""
         root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
-        if not self_check:
-            result = shown_result(self.retriever.query(text, **kwargs), root)
-            if log:
-                self.querylog.append(make_record(text, result))
-            return result, None
-        check = SelfCheck(
-            self.settings.context,
-            lambda q: shown_result(self.retriever.query(q, **kwargs), root),
-            self.generator,
-            relevance=self.retriever.dense_scores,
-        )
-        checked = check.run(text)
+        lang = kwargs.pop("lang", None)
+        with language_override(lang):
+
+            def run(q: str) -> QueryResult:
+                return with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+
+            if not self_check:
+                result = run(text)
+                if log:
+                    self.querylog.append(make_record(text, result))
+                return result, None
+            relevance = self.retriever.dense_scores
+            check = SelfCheck(self.settings.context, run, self.generator, relevance=relevance)
+            checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))
         return checked.result, checked
@@ -379,11 +385,12 @@ class Engine:
         ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
         result with the context's stages in its trace; ``log=True`` logs that."""
         flags = resolve_flags(self.settings.features, kwargs.get("features"))
-        result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
-        fragments = fragment_cuts(self.store, result.chunks)
-        context = self.context_builder.build(
-            text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
-        )
+        with language_override(kwargs.get("lang")):  # the context reads the question in it too
+            result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
+            fragments = fragment_cuts(self.store, result.chunks)
+            context = self.context_builder.build(
+                text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
+            )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
@@ -399,7 +406,8 @@ class Engine:
     ) -> Answer:
         """The cited context for ``text`` and, with a generator configured, its answer."""
         context, checked = self.context(text, max_tokens=max_tokens, **kwargs)
-        return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
+        with language_override(kwargs.get("lang")):  # the prompt asks for an answer in it
+            return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
 
     def answer(
         self,
@@ -485,10 +493,16 @@ class Engine:
             old_revisions=self.store.old_revisions() if self.store.exists else {},
             index_behind_store=behind,
             behind=why,
+            languages=self.store.language_counts() if self.store.exists else {},
         )
 
     def close(self) -> None:
         self.store.close()
+
+
+def with_language(result: QueryResult, question: str) -> QueryResult:
+    """``result`` with the language the question was read in (``--lang``, else detected)."""
+    return dataclasses.replace(result, lang=query_language(question).code)
 
 
 def _unrecorded(versions: Any, on_disk: set[int], recorded: set[int]) -> tuple[dict[str, Any], ...]:

@@ -293,6 +293,7 @@ class BM25Settings(_Section):
     stopwords: Literal["spacy", "lucene", "none"] = "spacy"  # spacy: 326 words; lucene: 33 function words
     stemmer: Literal["none", "english"] = "none"
     split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
+    languages: bool = True  # each chunk and query analysed in its own language (hybrid_rag/lang/analyzers.py)
     max_deltas: Int = Field(8, ge=1)  # bm25s segments: more delta segments than this are merged into one
     merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of base: new base
 

@@ -103,6 +103,7 @@ class Chunk:
     language: str
     collection: str
     meta: Mapping[str, Any] = field(default_factory=dict)  # the document's metadata, the chunk's own over it
+    lang: str = "und"  # its natural language, detected at ingest (hybrid_rag/lang): "en", "ru", "und"
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class QueryResult:
     trace: Trace
     index_version: int | None = None
     parents: Mapping[int, ParentContext] = field(default_factory=dict)
+    lang: str | None = None  # the query's natural language as it was read (hybrid_rag/lang/query.py)
 
     def to_dict(self) -> dict[str, object]:
         results = []
@@ -267,6 +269,7 @@ class QueryResult:
             "query": self.query,
             "mode": self.mode,
             "index_version": self.index_version,
+            **({"lang": self.lang} if self.lang is not None else {}),
             "results": results,
             "trace": self.trace.to_dict(),
         }

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace

@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset, compare, evaluate, load_beir
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -216,7 +216,7 @@ def throughput(copy: Path, work: Path, sample_chunks: int) -> dict[str, Any]:
 RESUME_DRIVER = textwrap.dedent(
     """\
     import sys, time
-    from hybrid_rag.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
+    from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
     from hybrid_rag.engine import Engine
     from hybrid_rag.settings import Settings
 
@@ -294,7 +294,7 @@ RSS_CHILD = textwrap.dedent(
     """\
     import json, os, random, resource, sys, time
     from pathlib import Path
-    from hybrid_rag.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
+    from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
     from hybrid_rag.engine import Engine
     from hybrid_rag.settings import Settings
 

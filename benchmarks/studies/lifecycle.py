@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import FakeEmbedder, SentenceTransformerEmbedder
 from hybrid_rag.engine import Engine
+from hybrid_rag.models.embedders import FakeEmbedder, SentenceTransformerEmbedder
 from hybrid_rag.settings import EmbeddingSettings, Settings
 
 ROOT = Path(__file__).resolve().parents[1]  # benchmarks/
@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     query_loop(engine, queries, None, 10)  # warm-up
     idle = query_loop(engine, queries, None, 200)
     driver = (
-        "import sys\nfrom hybrid_rag.engine import Engine\nfrom hybrid_rag.embedders import FakeEmbedder\n"
+        "import sys\nfrom hybrid_rag.engine import Engine\n"
+        "from hybrid_rag.models.embedders import FakeEmbedder\n"
         "from hybrid_rag.settings import Settings\n"
         "s = Settings().with_overrides({'paths.data_dir': sys.argv[1], 'embedding.model': 'fake'})\n"
         "Engine(s, embedder=FakeEmbedder(dimension=384, window_words=120)).rebuild()\n"

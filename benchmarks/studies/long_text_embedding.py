@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import SentenceTransformerEmbedder
 from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.models.embedders import SentenceTransformerEmbedder
 from hybrid_rag.settings import EmbeddingSettings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.vectors import pool_windows

@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.retrieval.routing import looks_like_code_query
 from hybrid_rag.settings import Settings, load_settings

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.evaluation.experiment import percentiles
 from hybrid_rag.evaluation.metrics import chunks_to_doc_scores, evaluate, load_beir
 from hybrid_rag.indices.dense import FaissVectorIndex, _one_openmp_thread
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import load_settings
 from hybrid_rag.vectors import pool_windows
 from studies._suite_configs import index_key

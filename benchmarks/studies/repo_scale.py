@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.evaluation.experiment import percentiles
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import load_settings
 from studies import suite
 from studies._repo_corpus import Project, candidates, fetch, is_test_path, relative

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import percentiles
 from hybrid_rag.evaluation.metrics import EvalReport, compare
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.types import ScoredChunk

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.embedder_factory import make_embedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import ExperimentResult, evaluate_engine, ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset, load_beir
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.settings import Settings, load_settings

@@ -256,8 +256,8 @@ def run_quick_bench(
     ``result["ok"]`` is False when a check fails: every mode must answer every query, every metric
     must lie in [0, 1], and BM25 must find the planted documents (nDCG@10 >= 0.9).
     """
-    from hybrid_rag.embedder_factory import make_embedder
     from hybrid_rag.evaluation.experiment import run_experiment
+    from hybrid_rag.models.factory import make_embedder
 
     start = time.perf_counter()
     dataset = quick_dataset(docs, queries, seed)

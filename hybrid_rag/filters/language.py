@@ -19,6 +19,8 @@ except ``source_type``, which is validated and folded to lower case.
 Fields and their operators:
 
 * ``path``, ``collection``, ``language`` (text): ``=``, ``!=``, ``in``, ``not in``, ``~`` (glob);
+* ``lang`` (a chunk's natural language, detected at ingest: ISO 639-1 ``en``, ``ru``, ``pt``, ``zh``,
+  or ``und``; folded to lower case): ``=``, ``!=``, ``in``, ``not in``, ``~``;
 * ``source_type`` (``code`` or ``text``, validated): ``=``, ``!=``, ``in``, ``not in``;
 * ``size``, ``start_line``, ``end_line``, ``token_count`` (numbers): comparisons, ``in``, ``not in``;
 * ``meta.<key>`` (custom metadata: an import's fields, Markdown front matter, ``ingest(...,
@@ -69,6 +71,7 @@ FIELDS: Mapping[str, str] = {
     "path": TEXT,
     "collection": TEXT,
     "language": TEXT,
+    "lang": TEXT,
     "source_type": SOURCE,
     "ingested_at": DATE,
     "mtime": DATE,
@@ -273,7 +276,16 @@ def convert(name: str, kind: str, op: str, value: str) -> object:
         return meta_value(value, op)
     if op == "~":
         return normalize_glob(value)
+    if name == "lang":
+        return _language_code(value)
     return value
+
+
+def _language_code(value: str) -> str:
+    """A ``lang`` value folded as chunks store it: ``RU`` -> ``ru``; InputError for a non-code."""
+    from hybrid_rag.lang.query import normalize_code
+
+    return normalize_code(value)
 
 
 def meta_value(value: str, op: str) -> tuple[str, object]:

@@ -261,21 +261,32 @@ class BM25IndexManager:
         return SegmentedBM25(s.variant, s.k1, s.b, DELTA.get(s.variant, 0.5))
 
     def build(
-        self, ids: np.ndarray, texts: Sequence[str], *, tokens: Sequence[Sequence[str]] | None = None
+        self,
+        ids: np.ndarray,
+        texts: Sequence[str],
+        *,
+        tokens: Sequence[Sequence[str]] | None = None,
+        langs: Sequence[str] | None = None,
     ) -> None:
         """Index ``texts`` under chunk ``ids``, replacing whatever was indexed before.
 
         ``tokens``, when given, are the texts already tokenised by ``self.tokenizer`` (a cache:
         BM25 statistics are global, so every build is whole, but tokenising need not be redone).
+        ``langs``: each text's language (the chunks' ``lang``); detected when None and tokenised
+        here. Counted per language, they decide how a query of no indexed language is read.
         """
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         if len(ids) != len(texts) or (tokens is not None and len(tokens) != len(texts)):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
         if len(np.unique(ids)) != len(ids):
             raise ValueError("duplicate chunk ids given to BM25 build")
-        terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
+        langs = self._languages_of(texts, tokens, langs)
+        terms = (
+            [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts, langs)
+        )
         docs = filter_min_df(terms, self._settings.bm25_min_df)
         self._ids, self._sorter, self._source = ids, None, (Path(), {})
+        self._tokenizer.index_languages = dict(Counter(langs or ()))
         if self._settings.backend == "bm25s":
             self._backend, self._seg = None, self._new_segmented()
             self._seg.add(ids, docs)
@@ -289,6 +300,7 @@ class BM25IndexManager:
         texts: Sequence[str],
         *,
         tokens: Sequence[Sequence[str]] | None = None,
+        langs: Sequence[str] | None = None,
     ) -> str | None:
         """Tombstone ``remove`` and add ``texts`` under ``ids`` as a new delta segment, then merge
         as the policy says (``bm25.max_deltas``, ``bm25.merge_fraction``); returns "base",
@@ -299,12 +311,33 @@ class BM25IndexManager:
         if len(ids) != len(texts) or (tokens is not None and len(tokens) != len(texts)):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
         self._seg.delete(np.asarray(remove, dtype=np.int64))
-        terms = [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts)
+        langs = self._languages_of(texts, tokens, langs)
+        terms = (
+            [list(t) for t in tokens] if tokens is not None else self._tokenizer.tokenize_many(texts, langs)
+        )
+        counts = Counter(self._tokenizer.index_languages)  # removals are not subtracted: an upper bound
+        counts.update(langs or ())
+        self._tokenizer.index_languages = dict(counts)
         self._seg.add(ids, terms)
         where = plan_merge(self._seg, self._settings.max_deltas, self._settings.merge_fraction)
         if where is not None:
             self._seg.merge(where)
         return None if where is None else ("base" if where == 0 else "deltas")
+
+    def _languages_of(
+        self, texts: Sequence[str], tokens: Sequence[Sequence[str]] | None, langs: Sequence[str] | None
+    ) -> list[str] | None:
+        """The texts' languages: given, or detected when this index analyses languages and must
+        tokenise the texts itself; None when neither (terms given without their languages)."""
+        if langs is not None:
+            if len(langs) != len(texts):
+                raise ValueError(f"{len(langs)} languages for {len(texts)} texts")
+            return list(langs)
+        if tokens is None and self._tokenizer.languages:
+            from hybrid_rag.lang.detect import detect_language
+
+            return [detect_language(text).code for text in texts]
+        return None
 
     def merge(self) -> None:
         """Fold every segment into one base, purging tombstones (what ``rebuild`` ends with)."""
@@ -319,7 +352,7 @@ class BM25IndexManager:
         backend = self._seg or self._backend
         if k <= 0 or backend is None or not query.strip():
             return []
-        terms = self._known(self._tokenizer.tokenize(query))
+        terms = self._known(self._tokenizer.tokenize_query(query))
         if not terms:
             return []
         rows = self._seg.all_ids if self._seg is not None else self._ids
@@ -346,7 +379,7 @@ class BM25IndexManager:
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         out = np.full(len(ids), np.nan)
         if self._seg is not None:
-            terms = self._known(self._tokenizer.tokenize(query)) if len(ids) else []
+            terms = self._known(self._tokenizer.tokenize_query(query)) if len(ids) else []
             scores, matched, present = self._seg.scores_at(terms, ids)
             out[present] = np.where(matched, scores, 0.0)[present]
             return out
@@ -360,7 +393,8 @@ class BM25IndexManager:
         present = self._ids[rows] == ids
         out[present] = 0.0
         backend = self._backend
-        terms = [] if backend is None else [t for t in self._tokenizer.tokenize(query) if t in backend.vocab]
+        query_terms = [] if backend is None else self._tokenizer.tokenize_query(query)
+        terms = [t for t in query_terms if backend is not None and t in backend.vocab]
         if backend is not None and terms and present.any():
             scores, matched = backend.scores_at(terms, rows[present])
             out[present] = np.where(matched, scores, 0.0)
@@ -396,6 +430,7 @@ class BM25IndexManager:
             "backend": self._settings.backend,
             "params": self._settings.model_dump(mode="json", exclude=set(MERGE_KEYS)),
             "tokenizer": self._tokenizer.params(),
+            "languages": dict(sorted(self._tokenizer.index_languages.items())),
             "delta": DELTA.get(self._settings.variant),
             "count": len(self),
             "vocab_size": self._vocab_size(),
@@ -420,6 +455,8 @@ class BM25IndexManager:
             if file_sha256(path) != digest:
                 raise CorruptIndexError(f"BM25 index file fails its checksum: {path}")
         manager = cls(settings)
+        languages = manifest.get("languages") or {}
+        manager._tokenizer.index_languages = {str(k): int(v) for k, v in languages.items()}
         try:
             if "segments" in manifest:
                 manager._seg = manager._new_segmented()

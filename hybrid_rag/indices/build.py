@@ -25,6 +25,7 @@ from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
+from hybrid_rag.lang.query import language_override
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
@@ -63,7 +64,9 @@ def validate_build(
         if not hits or hits[0].score < float(vector @ vector) - 1e-4:
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
-        if bm25.tokenizer.tokenize(words) and not bm25.search(words, 5):  # stop words alone find nothing
+        with language_override(chunk.lang if bm25.tokenizer.languages else None):  # read as indexed
+            found = not bm25.tokenizer.tokenize(words, chunk.lang) or bm25.search(words, 5)
+        if not found:  # stop words alone find nothing, and need not
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if len(np.setdiff1d(dense.ids(), ids)):
         problems.append("dense index holds ids that are not in the store")
@@ -234,12 +237,18 @@ class IndexBuilder:
                 np.array([c.id for c in new], dtype=np.int64),
                 [c.text for c in new],
                 tokens=chunk_terms(self.store, bm25.tokenizer, new),
+                langs=[c.lang for c in new],
             )
             return bm25, "delta" + (f"+merge {merged}" if merged else "")
         bm25 = BM25IndexManager(self.config.bm25)
         chunks = store.get(store.ids)
         ids = np.array([c.id for c in chunks], dtype=np.int64)
-        bm25.build(ids, [c.text for c in chunks], tokens=chunk_terms(self.store, bm25.tokenizer, chunks))
+        bm25.build(
+            ids,
+            [c.text for c in chunks],
+            tokens=chunk_terms(self.store, bm25.tokenizer, chunks),
+            langs=[c.lang for c in chunks],
+        )
         return bm25, "build"
 
     def _live(self) -> int | None:

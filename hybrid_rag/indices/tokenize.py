@@ -9,6 +9,12 @@ A raw token becomes zero or more terms, in this order:
    ``self.get_file_name`` -> ``self, get, file, name`` (stop words dropped here too);
 4. with ``stemmer="english"``, every term stemmed by Snowball (PyStemmer).
 
+With ``languages`` (``bm25.languages``, on by default) each text is analysed in its own language
+(``hybrid_rag/lang/analyzers.py``: one analyzer, a table of Snowball stemmers, stop words and
+segmenters): a chunk in the language stored for it at ingest, a query in its detected language
+(or the caller's ``lang``). English and undetermined text keep steps 1-4 above; runs of scripts
+written without spaces (Chinese, Japanese, Thai) become character bigrams in every language.
+
 Each distinct raw token is processed once and cached, so a corpus costs about one
 dictionary lookup per token after the first few thousand documents.
 
@@ -38,7 +44,7 @@ if TYPE_CHECKING:
     from hybrid_rag.store import MetadataStore
     from hybrid_rag.types import Chunk
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2  # 2: each text analysed in its language (bm25.languages)
 
 _WORD = re.compile(r"\w+")
 _HAS_WORD_CHAR = re.compile(r"\w")
@@ -46,6 +52,7 @@ _NON_ALNUM = re.compile(r"[\W_]+")
 _SPACY_BATCH = 256
 _PORT_MAX_TEXTS = 16  # up to this many texts (a query, its expansions) skip importing spaCy
 _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
+MAJOR_SHARE = 0.1  # an undetermined query is read in each language of at least this share of chunks
 
 
 def split_identifier(token: str) -> list[str]:
@@ -168,6 +175,7 @@ class Tokenizer:
         stopwords: StopWords | bool = "spacy",
         stemmer: StemmerName = "none",
         split_identifiers: bool = True,
+        languages: bool = False,
     ) -> None:
         if kind not in ("spacy", "regex"):
             raise ValueError(f"unknown tokenizer kind {kind!r}; valid: spacy, regex")
@@ -183,11 +191,15 @@ class Tokenizer:
         self._stop_words: frozenset[str] | None = None
         self._stem: Any = None
         self._cache: dict[str, tuple[str, ...]] = {}
+        self.languages = bool(languages)
+        self._analyzers: dict[str, Any] = {}  # language code -> Analyzer (with ``languages``)
+        self._lang_caches: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.index_languages: dict[str, int] = {}  # chunks per language in the index searched
 
     @classmethod
     def for_settings(cls, bm25: BM25Settings) -> Tokenizer:
         """The tokenizer ``bm25.*`` configures (the index's, and so PRF's and the lexical reranker's)."""
-        return cls(bm25.tokenizer, bm25.stopwords, bm25.stemmer, bm25.split_identifiers)
+        return cls(bm25.tokenizer, bm25.stopwords, bm25.stemmer, bm25.split_identifiers, bm25.languages)
 
     def params(self) -> dict[str, object]:
         """What decides the terms, for index manifests."""
@@ -197,22 +209,98 @@ class Tokenizer:
             "stemmer": self.stemmer,
             "split_identifiers": self.split_identifiers,
             "tokenizer_version": TOKENIZER_VERSION,
+            **({"languages": _table_digest()} if self.languages else {}),
         }
 
     def cache_key(self) -> str:
         """A short digest of :meth:`params`: the key of this tokenizer's terms in the store's cache."""
         return hashlib.sha256(json.dumps(self.params(), sort_keys=True).encode()).hexdigest()[:16]
 
-    def tokenize(self, text: str) -> list[str]:
+    def tokenize(self, text: str, lang: str | None = None) -> list[str]:
         """The terms of one text, in order (duplicates kept: BM25 counts them)."""
-        return self.tokenize_many([text])[0]
+        return self.tokenize_many([text], None if lang is None else [lang])[0]
 
-    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
-        """The terms of many texts; batched through spaCy's ``pipe`` for speed."""
+    def tokenize_many(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> list[list[str]]:
+        """The terms of many texts; batched through spaCy's ``pipe`` for speed. With
+        ``languages``, each text is analysed in ``langs[i]`` (detected when ``langs`` is None)."""
         self._ensure_loaded()
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
-        return [self._terms(raw_tokens) for raw_tokens in self._raw_tokens(texts)]
+        if not self.languages:
+            return [self._terms(raw_tokens) for raw_tokens in self._raw_tokens(texts)]
+        if langs is None:
+            from hybrid_rag.lang.detect import detect_language
+
+            langs = [detect_language(text).code for text in texts]
+        if len(langs) != len(texts):
+            raise ValueError(f"{len(langs)} languages for {len(texts)} texts")
+        raws = self._raw_tokens(texts)
+        return [self._lang_terms(raw_tokens, lang) for raw_tokens, lang in zip(raws, langs, strict=True)]
+
+    def tokenize_query(self, text: str, lang: str | None = None) -> list[str]:
+        """A query's terms: analysed in ``lang``, else the language override of the call, else
+        its detected language. A query whose language is undetermined, or one no indexed chunk
+        is written in (:attr:`index_languages`, when known), is read in each language holding at
+        least a tenth of the index: the first's terms, then the others' new terms, then the
+        language-neutral analysis's new ones. Without ``languages``: :meth:`tokenize`."""
+        if not self.languages:
+            return self.tokenize(text)
+        from hybrid_rag.lang.detect import UNDETERMINED
+        from hybrid_rag.lang.query import query_language
+
+        code = lang or query_language(text).code
+        present = self.index_languages
+        if code != UNDETERMINED and (not present or present.get(code, 0) > 0):
+            return self.tokenize(text, code)
+        total = sum(present.values())
+        major = sorted(
+            (c for c, n in present.items() if c != UNDETERMINED and n >= MAJOR_SHARE * total),
+            key=lambda c: (-present[c], c),
+        )
+        out: list[str] = []
+        seen: set[str] = set()
+        for reading in [*major, UNDETERMINED]:
+            terms = self.tokenize(text, reading)
+            out.extend(terms if not out else [t for t in terms if t not in seen])
+            seen.update(terms)
+        return out
+
+    def _lang_terms(self, raw_tokens: list[str], lang: str) -> list[str]:
+        cache = self._lang_caches.get(lang)
+        if cache is None or len(cache) > _CACHE_LIMIT:
+            cache = self._lang_caches[lang] = {}
+        analyzer = self._analyzer(lang)
+        out: list[str] = []
+        for raw in raw_tokens:
+            terms = cache.get(raw)
+            if terms is None:
+                terms = cache[raw] = analyzer.terms(raw)
+            out.extend(terms)
+        return out
+
+    def _analyzer(self, lang: str) -> Any:
+        """The analyzer of ``lang``: its table row; English the base (these settings' stop words
+        and stemmer); undetermined text and languages not in the table the neutral one with the
+        base stop words, unstemmed."""
+        analyzer = self._analyzers.get(lang)
+        if analyzer is not None:
+            return analyzer
+        from hybrid_rag.lang.analyzers import LANGUAGES, NEUTRAL, Analyzer, LanguageSpec
+
+        base_stop = self._stop_words or frozenset()
+        if lang == "en":
+            spec = LanguageSpec(stemmer="english" if self.stemmer == "english" else None)
+            analyzer = Analyzer(spec, split_identifiers=self.split_identifiers, extra_stop_words=base_stop)
+        elif lang in LANGUAGES:
+            analyzer = Analyzer(
+                LANGUAGES[lang],
+                split_identifiers=self.split_identifiers,
+                use_stop_words=self.stopwords != "none",
+            )
+        else:
+            analyzer = Analyzer(NEUTRAL, split_identifiers=self.split_identifiers, extra_stop_words=base_stop)
+        self._analyzers[lang] = analyzer
+        return analyzer
 
     def _raw_tokens(self, texts: Sequence[str]) -> Iterable[list[str]]:
         if self.kind == "regex":
@@ -271,6 +359,12 @@ class Tokenizer:
             self._stem = Stemmer.Stemmer("english")
 
 
+def _table_digest() -> str:
+    from hybrid_rag.lang.analyzers import table_digest
+
+    return table_digest()
+
+
 @lru_cache(maxsize=1)
 def _saved_spacy_rules() -> AffixTokenizer | None:
     """spaCy's English tokenizer as :mod:`affix_tokenizer` runs it from saved rules (same tokens,
@@ -306,11 +400,29 @@ def chunk_terms(
     The index build caches every chunk it indexes, so a query (``cache_new=False``: queries do
     not write) finds the terms of any indexed chunk without tokenising it again.
     """
-    key = tokenizer.cache_key()
+    if not tokenizer.languages:
+        return _cached_terms(store, tokenizer, chunks, None, cache_new)
+    by_lang: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        by_lang.setdefault(c.lang, []).append(i)
+    terms: list[list[str]] = [[] for _ in chunks]
+    for lang, where in by_lang.items():  # the same text in two languages has two cache rows
+        found = _cached_terms(store, tokenizer, [chunks[i] for i in where], lang, cache_new)
+        for i, t in zip(where, found, strict=True):
+            terms[i] = t
+    return terms
+
+
+def _cached_terms(
+    store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], lang: str | None, cache_new: bool
+) -> list[list[str]]:
+    key = tokenizer.cache_key() if lang is None else f"{tokenizer.cache_key()}:{lang}"
     cached = store.cached_tokens(key, (c.sha256 for c in chunks))
     todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
     if todo:
-        fresh = dict(zip(todo, tokenizer.tokenize_many(list(todo.values())), strict=True))
+        texts = list(todo.values())
+        langs = None if lang is None else [lang] * len(texts)
+        fresh = dict(zip(todo, tokenizer.tokenize_many(texts, langs), strict=True))
         if cache_new:
             store.put_tokens(key, fresh)
         cached.update(fresh)

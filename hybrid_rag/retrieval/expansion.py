@@ -378,7 +378,7 @@ class QueryExpander:
         notes: list[str] = []
         if "bm25" in fp.runs:
             tokenizer = self._tokenizer_for(fp.live)
-            query_terms = tokenizer.tokenize(fp.query)
+            query_terms = tokenizer.tokenize_query(fp.query)
             terms = self._prf_terms(fp, query_terms, feedback, tokenizer)
             if terms:
                 text = expansion_query(fp.query, len(query_terms), terms)

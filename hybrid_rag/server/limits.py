@@ -59,6 +59,11 @@ class QueryBody(_Body):
     features: dict[str, bool] | None = Field(
         None, description='per-call stage switches, e.g. {"rerank": true}'
     )
+    lang: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z]{2,3}$",
+        description="the query's language (ISO 639-1, e.g. ru, pt; und), instead of the detected one",
+    )
 
 
 class ContextBody(QueryBody):
@@ -138,7 +143,8 @@ def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags)
             check()
         except HybridRagError as exc:
             raise ApiError(422, f"{field}: {exc}", field=field) from None
-    return {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
+    found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
+    return {**found, "lang": body.lang} if body.lang else found
 
 
 class BodyTooLarge(HTTPException):

@@ -47,7 +47,7 @@ from hybrid_rag.filters.globs import SQL_FUNCTION
 from hybrid_rag.store.schema import CHUNKS, DOCUMENTS
 
 _COLUMNS = {
-    name: (CHUNKS if name in ("start_line", "end_line", "token_count") else DOCUMENTS).c[name]
+    name: (CHUNKS if name in ("start_line", "end_line", "token_count", "lang") else DOCUMENTS).c[name]
     for name in FIELDS
 }
 

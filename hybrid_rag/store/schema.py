@@ -19,9 +19,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 5  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+SCHEMA_VERSION = 6  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
 # 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.duplicate_of (dropped near-duplicates kept,
-# unindexed) and documents.created (the state that wrote a row); older stores migrate
+# unindexed) and documents.created (the state that wrote a row); 6: chunks.lang (natural
+# language); older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
@@ -84,6 +85,7 @@ class _Chunk(_Base):
     # the sha256 of the chunk this one nearly repeats (in its collection and metadata): such a chunk
     # is stored but not indexed, and comes back when no live chunk of that sha256 is left (dedupe)
     duplicate_of: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lang: Mapped[str] = mapped_column(String(16), default="und", index=True)  # ISO 639-1, or "und"
 
 
 class _Embedding(_Base):
@@ -131,4 +133,5 @@ DOCUMENTS = _Document.__table__
 """The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
 mtime, source_type, language, ingested_at)."""
 CHUNKS = _Chunk.__table__
-"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""
+"""The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256,
+lang)."""

@@ -22,7 +22,7 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
 from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
+from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.schema import (
@@ -82,6 +83,7 @@ class DocumentRecord:
     language: str
     ingested_at: datetime
     meta: Mapping[str, Any] = field(default_factory=dict)
+    languages: Mapping[str, int] = field(default_factory=dict)  # its chunks per natural language
 
 
 @dataclass(frozen=True)
@@ -313,7 +315,9 @@ class MetadataStore:
             query = select(_Document).where(_LIVE if state is None else _at(state)).order_by(_Document.path)
             if collection is not None:
                 query = query.where(_Document.collection == collection)
-            return [_document_record(d) for d in s.scalars(query)]
+            records = [_document_record(d) for d in s.scalars(query)]
+        langs = self.document_languages() if records else {}
+        return [replace(r, languages=langs.get(r.id, {})) for r in records]
 
     def path_bounds(self) -> tuple[str | None, str | None]:
         """The first and the last stored absolute document path in sort order (None, None when
@@ -348,6 +352,9 @@ class MetadataStore:
         """
         now = datetime.now(timezone.utc)
         new_ids: list[int] = []
+        langs = [  # each chunk's natural language, found before the write lock is taken
+            [_chunk_lang(sp, fc.file) for sp in fc.spans] for fc in files
+        ]
         with self._session() as s, s.begin():
             generation = self._advance(s)
             paths = [fc.file.path for fc in files] + list(delete_paths)
@@ -358,7 +365,7 @@ class MetadataStore:
                     .values(retired=generation)
                     .execution_options(synchronize_session=False)
                 )
-            for fc in files:
+            for fc, file_langs in zip(files, langs, strict=True):
                 f = fc.file
                 doc = _Document(
                     path=f.path,
@@ -385,8 +392,9 @@ class MetadataStore:
                         sha256=sp.sha256,
                         meta=_json_or_none(sp.meta),
                         duplicate_of=fc.duplicate_of.get(i),
+                        lang=lang,
                     )
-                    for i, sp in enumerate(fc.spans)
+                    for i, (sp, lang) in enumerate(zip(fc.spans, file_langs, strict=True))
                 ]
                 s.add_all(rows)
                 s.flush()
@@ -779,6 +787,22 @@ class MetadataStore:
 
     # -- stats -----------------------------------------------------------------------------
 
+    def language_counts(self) -> dict[str, int]:
+        """Natural language (ISO 639-1 code, or "und") -> number of live chunks, most first."""
+        with self._session() as s:
+            query = select(_Chunk.lang, func.count(_Chunk.id)).join(_Document).where(_LIVE)
+            rows = s.execute(query.group_by(_Chunk.lang)).all()
+        return dict(sorted(((lang or "und", int(n)) for lang, n in rows), key=lambda kv: (-kv[1], kv[0])))
+
+    def document_languages(self) -> dict[int, dict[str, int]]:
+        """Live document id -> its chunks per language (documents without chunks left out)."""
+        out: dict[int, dict[str, int]] = {}
+        with self._session() as s:
+            query = select(_Chunk.document_id, _Chunk.lang, func.count(_Chunk.id)).join(_Document)
+            for doc, lang, n in s.execute(query.where(_LIVE).group_by(_Chunk.document_id, _Chunk.lang)):
+                out.setdefault(int(doc), {})[lang or "und"] = int(n)
+        return out
+
     def counts(self, *, state: int | None = None) -> dict[str, int]:
         """Documents and chunks of the current state (documents: of store state ``state``)."""
         docs = _LIVE if state is None else _at(state)
@@ -843,6 +867,11 @@ def _document_record(d: _Document) -> DocumentRecord:
     )
 
 
+def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
+    """A new chunk's natural language (``hybrid_rag/lang/detect.py``; a code chunk's comments')."""
+    return detect_chunk_language(span.text, code=file.source_type is SourceType.CODE).code
+
+
 def _chunk(c: _Chunk, d: _Document) -> Chunk:
     return Chunk(
         id=c.id,
@@ -858,6 +887,7 @@ def _chunk(c: _Chunk, d: _Document) -> Chunk:
         language=d.language,
         collection=d.collection,
         meta={**_meta(d.meta), **_meta(c.meta)},
+        lang=c.lang or "und",
     )
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from hybrid_rag.compat import EmbeddingStore
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.errors import InputError
+from hybrid_rag.models.embedders import FakeEmbedder
 
 ROWS = [
     {"id": "a", "text": "alpha", "collection": "docs", "tags": ["x"], "embedding": [1.0, 0.0, 0.0]},

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hybrid_rag.compat.legacy import MAX_CHUNKS, compose_messages, retrieve_for_text
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import Settings
 
 

@@ -222,9 +222,9 @@ def test_compare_suites_runs_a_paired_test_per_configuration() -> None:
 
 
 def test_evaluate_engine_queries_an_ingested_engine_without_ingesting(tmp_path: Path) -> None:
-    from hybrid_rag.embedders import FakeEmbedder
     from hybrid_rag.engine import Engine
     from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset
+    from hybrid_rag.models.embedders import FakeEmbedder
 
     dataset = quick_dataset(docs=6, queries=3)
     settings = Settings().with_overrides({"paths.data_dir": str(tmp_path)})

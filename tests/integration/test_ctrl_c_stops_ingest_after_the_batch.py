@@ -23,7 +23,7 @@ DRIVER = textwrap.dedent(
     import sys, time
     import hybrid_rag.engine
     from hybrid_rag.cli import main
-    from hybrid_rag.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
+    from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
 
     class Slow(FakeEmbedder):
         def embed_passage_windows(self, texts):

@@ -25,7 +25,7 @@ BATCH = 8
 DRIVER = textwrap.dedent(
     """\
     import sys, time
-    from hybrid_rag.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
+    from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
     from hybrid_rag.engine import Engine
     from hybrid_rag.settings import Settings
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hybrid_rag.context import ContextBuilder
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.context.budget import Filler
-from hybrid_rag.embedders import FakeEmbedder
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, Trace

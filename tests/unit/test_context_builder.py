@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from hybrid_rag.context import ContextBuilder, build_prompt
 from hybrid_rag.context import evidence as ev
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.errors import ConfigError, InputError
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import ContextSettings, Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, Trace

@@ -28,7 +28,7 @@ _SUBPROCESS = textwrap.dedent(
     import json, sys
     import numpy as np
     from hybrid_rag.context import ContextBuilder, evidence as ev
-    from hybrid_rag.embedders import FakeEmbedder
+    from hybrid_rag.models.embedders import FakeEmbedder
     from hybrid_rag.settings import Settings
     from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, Trace
     words = "reactor coolant pressure valve violin sonata melody tempo soil compost clay worms".split()

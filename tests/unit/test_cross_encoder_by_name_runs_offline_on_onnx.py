@@ -8,9 +8,9 @@ import importlib.util
 import numpy as np
 import pytest
 
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.errors import ModelError
-from hybrid_rag.onnx_runtime import OnnxModel, cross_encoder_files
+from hybrid_rag.models.embedders import FakeEmbedder
+from hybrid_rag.models.onnx_runtime import OnnxModel, cross_encoder_files
 from hybrid_rag.retrieval.rerank import CrossEncoderReranker, make_reranker
 from hybrid_rag.settings import RerankSettings, Settings
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hybrid_rag.embedder_factory import make_embedder
-from hybrid_rag.embedders import (
+from hybrid_rag.errors import ModelError
+from hybrid_rag.models.embedders import (
     BGE_QUERY_INSTRUCTION,
     PACKAGED_MODEL,
     FakeEmbedder,
     SentenceTransformerEmbedder,
     prefixes_for,
 )
-from hybrid_rag.errors import ModelError
+from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
 from hybrid_rag.vectors import definition_window_texts, mean_pool, window_spans, window_texts
@@ -42,7 +42,7 @@ def test_fake_embedder_is_a_normalised_float32_embedder() -> None:
 def test_fake_embedder_is_deterministic_across_processes() -> None:
     here = FakeEmbedder().embed_queries(["Faiss and BM25 together"])[0]
     code = (
-        "from hybrid_rag.embedders import FakeEmbedder;"
+        "from hybrid_rag.models.embedders import FakeEmbedder;"
         "print(FakeEmbedder().embed_queries(['Faiss and BM25 together'])[0].tolist())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.embedder_factory import make_embedder
-from hybrid_rag.embedders import SentenceTransformerEmbedder
 from hybrid_rag.errors import ModelError
-from hybrid_rag.onnx_embedder import OnnxEmbedder
-from hybrid_rag.onnx_runtime import embedder_files, pool
+from hybrid_rag.models.embedders import SentenceTransformerEmbedder
+from hybrid_rag.models.factory import make_embedder
+from hybrid_rag.models.onnx_embedder import OnnxEmbedder
+from hybrid_rag.models.onnx_runtime import embedder_files, pool
 from hybrid_rag.settings import EmbeddingSettings
 
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from hybrid_rag.embedders import CpuSample, SentenceTransformerEmbedder, auto_threads
+from hybrid_rag.models.embedders import CpuSample, SentenceTransformerEmbedder, auto_threads
 from hybrid_rag.settings import EmbeddingSettings
 
 CASES = [(2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 7.0, 1), (8, 2.2, 6), (1, 0.0, 1)]

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from hybrid_rag.cli import main
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import Settings
 
 FAKE = FakeEmbedder(dimension=256)  # the `model: fake` embedder's vectors

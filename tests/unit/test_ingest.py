@@ -3,10 +3,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, InputError
 from hybrid_rag.indices.versions import IndexVersions
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.vectors import pool_windows
 
 
@@ -187,9 +187,9 @@ def test_a_rebuild_reuses_cached_bm25_tokens(engine, corpus, monkeypatch):
     batches: list[int] = []
     original = Tokenizer.tokenize_many
 
-    def counting(self, texts):
+    def counting(self, texts, langs=None):
         batches.append(len(texts))
-        return original(self, texts)
+        return original(self, texts, langs)
 
     monkeypatch.setattr(Tokenizer, "tokenize_many", counting)
     report = engine.rebuild()

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from hybrid_rag.cli import main
-from hybrid_rag.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
+from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
 from hybrid_rag.settings import Settings
 
 

@@ -116,6 +116,8 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
         db.execute(f"ALTER TABLE {table} DROP COLUMN meta")
     db.execute("ALTER TABLE chunks DROP COLUMN duplicate_of")  # schema 5's
     db.execute("ALTER TABLE documents DROP COLUMN created")
+    db.execute("DROP INDEX ix_chunks_lang")  # schema 6's chunk languages
+    db.execute("ALTER TABLE chunks DROP COLUMN lang")
     db.execute("ALTER TABLE embeddings DROP COLUMN checksum")  # schema 4's
     db.execute("DROP INDEX ix_documents_live_path")  # schema 3's snapshots
     db.execute("DROP INDEX ix_documents_retired")

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.onnx_graph import bert_graph, cached_bert_onnx
+from hybrid_rag.models.onnx_graph import bert_graph, cached_bert_onnx
 
 
 @pytest.fixture(scope="module")

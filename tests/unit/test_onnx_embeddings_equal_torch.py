@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hybrid_rag.embedder_factory import make_embedder
-from hybrid_rag.embedders import SentenceTransformerEmbedder
-from hybrid_rag.onnx_embedder import OnnxEmbedder
+from hybrid_rag.models.embedders import SentenceTransformerEmbedder
+from hybrid_rag.models.factory import make_embedder
+from hybrid_rag.models.onnx_embedder import OnnxEmbedder
 from hybrid_rag.settings import EmbeddingSettings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from context_cases import scored_chunk
 
-from hybrid_rag.onnx_runtime import OnnxModel, padded_feed
+from hybrid_rag.models.onnx_runtime import OnnxModel, padded_feed
 from hybrid_rag.retrieval.rerank import CrossEncoderReranker
 from hybrid_rag.settings import RerankSettings
 

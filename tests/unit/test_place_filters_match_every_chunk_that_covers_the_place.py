@@ -13,7 +13,7 @@ import pytest
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.filters import parse_filter
-from hybrid_rag.indices.milvus_filter import to_milvus
+from hybrid_rag.indices.milvus.filters import to_milvus
 from hybrid_rag.settings import Settings
 
 QUERY = "soil plums rake"

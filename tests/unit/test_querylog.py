@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.context import ContextBuilder
-from hybrid_rag.embedders import FakeEmbedder
+from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.querylog import QueryLog, make_record, summarize
 from hybrid_rag.retrieval.selfcheck import SelfCheck
 from hybrid_rag.settings import Settings

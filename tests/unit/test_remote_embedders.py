@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from fake_http import closed_port, serve
 
-from hybrid_rag.embedder_factory import make_embedder
-from hybrid_rag.embedders import FakeEmbedder
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, RemoteServiceError
-from hybrid_rag.remote_embedders import RemoteEmbedder, embeddings_url, parse_embeddings
+from hybrid_rag.models.embedders import FakeEmbedder
+from hybrid_rag.models.factory import make_embedder
+from hybrid_rag.models.remote import RemoteEmbedder, embeddings_url, parse_embeddings
 from hybrid_rag.settings import EmbeddingSettings, Settings
 
 FAKE = FakeEmbedder(dimension=32)

@@ -150,7 +150,7 @@ class MilvusKeywordIndex(MilvusCollection):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
 
     def _query_text(self, query: str) -> str:
-        return encode_terms(self._tokenizer.tokenize(query)) if query.strip() else ""
+        return encode_terms(self._tokenizer.tokenize_query(query)) if query.strip() else ""
 
     def search(self, query: str, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids for ``query`` by BM25; only chunks holding a query term."""

@@ -50,6 +50,7 @@ class ChunkFields:
     collection: str = ""
     source_type: str = ""
     language: str = ""
+    lang: str = "und"  # the chunk's natural language
     size: int = 0
     mtime: float = 0.0
     ingested_at: int = 0  # microseconds since the epoch, UTC
@@ -70,6 +71,7 @@ class ChunkFields:
             collection=chunk.collection,
             source_type=chunk.source_type.value,
             language=chunk.language,
+            lang=chunk.lang,
             size=int(document.size),
             mtime=float(document.mtime),
             ingested_at=unix_micros(document.ingested_at),
@@ -93,7 +95,13 @@ def chunk_fields(
     return [ChunkFields.of(c, documents[c.document_id]) for c in chunks]
 
 
-_STRING_LENGTHS = {"path": MAX_TEXT_BYTES, "collection": 4096, "source_type": 16, "language": 256}
+_STRING_LENGTHS = {
+    "path": MAX_TEXT_BYTES,
+    "collection": 4096,
+    "source_type": 16,
+    "language": 256,
+    "lang": 16,
+}
 _NUMBER_TYPES = {"size": "INT64", "mtime": "DOUBLE", "ingested_at": "INT64"}
 _NUMBER_TYPES.update(dict.fromkeys(("start_line", "end_line", "token_count"), "INT64"))
 

@@ -41,6 +41,7 @@ from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
+from hybrid_rag.lang.query import language_override
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk
@@ -298,7 +299,9 @@ def _validate(
         if chunk.id not in {h.id for h in dense.search(window, 5)}:
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
-        if keyword.tokenizer.tokenize(words) and not keyword.search(words, 5):
+        with language_override(chunk.lang if keyword.tokenizer.languages else None):  # read as indexed
+            found = not keyword.tokenizer.tokenize(words, chunk.lang) or keyword.search(words, 5)
+        if not found:
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if problems:
         raise IndexMismatchError("index build failed validation: " + "; ".join(problems))

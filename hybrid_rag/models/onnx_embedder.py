@@ -1,8 +1,8 @@
 """The local embedder on ONNX Runtime (``embedding.runtime: onnx``, the default): no torch.
 
-Same behaviour as :class:`~hybrid_rag.embedders.SentenceTransformerEmbedder` (it subclasses it
+Same behaviour as :class:`~hybrid_rag.models.embedders.SentenceTransformerEmbedder` (it subclasses it
 for the prefixes, query instructions, ``model_name`` suffixes and MaxP windows) with the model
-run by :class:`~hybrid_rag.onnx_runtime.OnnxModel`: pooling and normalisation as the model's
+run by :class:`~hybrid_rag.models.onnx_runtime.OnnxModel`: pooling and normalisation as the model's
 sentence-transformers configuration says, windows cut at the offsets of its own fast tokenizer.
 
 Index compatibility: the packaged MiniLM's ONNX graph is built from the same fp32 weights and
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.embedders import SentenceTransformerEmbedder
-from hybrid_rag.onnx_runtime import OnnxFiles, OnnxModel
+from hybrid_rag.models.embedders import SentenceTransformerEmbedder
+from hybrid_rag.models.onnx_runtime import OnnxFiles, OnnxModel
 from hybrid_rag.settings import EmbeddingSettings
 
 

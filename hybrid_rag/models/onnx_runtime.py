@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hybrid_rag.embedders import PACKAGED_MODEL, CpuSample, auto_threads
 from hybrid_rag.errors import ModelError
+from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, auto_threads
 from hybrid_rag.vectors import l2_normalise
 
 Pooling = Literal["mean", "cls"]
@@ -202,7 +202,7 @@ class OnnxModel:
 
         onnx_file = self.files.onnx
         if onnx_file is None:
-            from hybrid_rag.onnx_graph import cached_bert_onnx
+            from hybrid_rag.models.onnx_graph import cached_bert_onnx
 
             try:
                 onnx_file = cached_bert_onnx(self.files.directory, self.cache_key)
