@@ -202,6 +202,7 @@ STAGE_FLAGS = (
     "routing",
     "parent_context",
     "self_check",
+    "symbols",
 )
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, _Base
+from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, _Base
 
 _PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
 
@@ -60,6 +60,10 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
         if found == "3":  # schema 3 had no vector checksums: old rows keep NULL (checked by norm)
             conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
             found = "4"
+        if found == "4":  # schema 4 had no symbols: the table starts empty, each file written after
+            # this (a changed file, or any file of a new ingest) records its definitions
+            _Base.metadata.create_all(conn, tables=[SYMBOLS])
+            found = "5"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}

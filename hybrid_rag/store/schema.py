@@ -19,8 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 4  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
-# 4: embeddings.checksum (CRC-32 of the vector); older stores migrate
+SCHEMA_VERSION = 5  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+# 4: embeddings.checksum (CRC-32 of the vector); 5: the symbols table; older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
@@ -80,6 +80,30 @@ class _Chunk(_Base):
     meta: Mapped[str | None] = mapped_column(Text, nullable=True)  # a JSON object, or NULL
 
 
+class _Symbol(_Base):
+    """One definition of a code document (``hybrid_rag/symbols``): written with its document's row,
+    in the same transaction, so a document's revision and its symbols change together; a retired
+    revision keeps its symbols for the index versions that read it, and garbage collection drops
+    them with it (cascade). ``created``: the store state that wrote the row, so a version built
+    from an older state does not see it (``store/symbol_rows.py``)."""
+
+    __tablename__ = "symbols"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    chunk_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the chunk holding its start
+    created: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer)  # order in the file (the outline's)
+    name: Mapped[str] = mapped_column(String, index=True)
+    name_lower: Mapped[str] = mapped_column(String, index=True)  # case-insensitive lookups
+    kind: Mapped[str] = mapped_column(String(32))
+    qualified_name: Mapped[str] = mapped_column(String)
+    signature: Mapped[str] = mapped_column(Text)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    doc: Mapped[str] = mapped_column(Text)  # the doc comment's first sentence, or ""
+    parent: Mapped[str | None] = mapped_column(String, nullable=True)  # the enclosing qualified name
+
+
 class _Embedding(_Base):
     """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
 
@@ -124,5 +148,6 @@ class _IndexVersion(_Base):
 DOCUMENTS = _Document.__table__
 """The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
 mtime, source_type, language, ingested_at)."""
+SYMBOLS = _Symbol.__table__
 CHUNKS = _Chunk.__table__
 """The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256)."""

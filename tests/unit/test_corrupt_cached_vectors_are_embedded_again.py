@@ -17,6 +17,7 @@ from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.settings import Settings
 from hybrid_rag.store.embedding_cache import embed_windows
+from hybrid_rag.store.schema import SCHEMA_VERSION
 from hybrid_rag.vectors import bad_rows
 
 
@@ -103,7 +104,8 @@ def test_a_schema_3_store_gains_the_checksum_column(settings: Settings, corpus: 
     assert engine.query("soil").chunks
     assert engine.rebuild().repaired == 0
     db = sqlite3.connect(settings.store_path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
     assert db.execute("SELECT COUNT(*) FROM embeddings WHERE checksum IS NULL").fetchone()[0] == 2
     db.close()
     engine.close()
