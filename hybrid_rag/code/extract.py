@@ -18,6 +18,7 @@ Nothing here is specific to one language except what ``grammars.Grammar`` says.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Iterator
@@ -95,23 +96,26 @@ def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
     grammar = grammar_for_path(path)
     if grammar is None:
         return None
-    choices = [grammar, *(g for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar)]
-    return _best(choices, text)
+    choices = (grammar.name, *(g.name for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar))
+    units = _best(choices, text)
+    return None if units is None else list(units)
 
 
 def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
     """Units of ``text`` in the loader's ``language`` (hybrid_rag.ingest.loaders), or None."""
-    return _best(list(BY_LANGUAGE.get(language, ())), text)
+    units = _best(tuple(g.name for g in BY_LANGUAGE.get(language, ())), text)
+    return None if units is None else list(units)
 
 
-def _best(choices: list[Grammar], text: str) -> list[CodeUnit] | None:
+@functools.lru_cache(maxsize=8)  # ingest asks twice for a file: its chunks' cuts and its symbols
+def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
     """The first grammar's units when it parses cleanly, else the cleanest parse's (or None)."""
     data = text.encode("utf-8", errors="replace")
     if len(data) > MAX_BYTES:
         return None
-    best: tuple[float, list[CodeUnit]] | None = None
-    for grammar in choices:
-        loaded = load(grammar.name)
+    best: tuple[float, tuple[CodeUnit, ...]] | None = None
+    for name in choices:
+        loaded = load(name)
         if loaded is None:
             continue
         try:
@@ -121,7 +125,7 @@ def _best(choices: list[Grammar], text: str) -> list[CodeUnit] | None:
         share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
         if share > MAX_ERROR_SHARE:
             continue
-        units = _units(loaded, tree.root_node, data)
+        units = tuple(_units(loaded, tree.root_node, data))
         if share == 0.0:
             return units
         if best is None or share < best[0]:
@@ -243,6 +247,9 @@ def _kind(node: Any, capture: str, parent_kind: str | None, scoped: bool = False
             if word in node.type:
                 kind = named
                 break
+    shape = node.child_by_field_name("type") if kind == "type" else None  # Go: type X struct {...}
+    if shape is not None:
+        kind = next((named for word, named in _KIND_WORDS[:8] if word in shape.type), kind)
     if kind == "function" and parent_kind in _TYPE_KINDS:
         kind = "method"
     if kind == "method" and parent_kind is not None and parent_kind not in _TYPE_KINDS:
