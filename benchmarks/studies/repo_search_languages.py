@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import time
 from collections.abc import Sequence
@@ -115,11 +116,24 @@ def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchCo
     return per
 
 
-def _ingest(settings: Settings, store: Path, embedder: Embedder, root: Path) -> dict[str, Any]:
+def seed_store(store: Path, stores: Path, seeds: Path | None) -> bool:
+    """Copy the same store of an earlier run (``--seed-stores``) where this run has none yet: its
+    embedding cache (by model and text) spares every chunk whose text did not change."""
+    seed = seeds / store.relative_to(stores) if seeds else None
+    if store.exists() or seed is None or not seed.is_dir():
+        return False
+    shutil.copytree(seed, store, ignore=shutil.ignore_patterns(".writer.lock"))
+    return True
+
+
+def _ingest(
+    settings: Settings, store: Path, embedder: Embedder, root: Path, collection: str
+) -> dict[str, Any]:
     engine, _ = suite.open_engine(settings, store, embedder)
     try:
         start = time.perf_counter()
-        report = engine.ingest([root])
+        # another collection than the seed's: every file is chunked again by this code
+        report = engine.ingest([root], collection=collection)
         seconds = round(time.perf_counter() - start, 2)
         return {"seconds": seconds, "embedded": report.embedded, "chunks": engine.stats().chunks}
     finally:
@@ -151,12 +165,18 @@ def run_project(
         for root, targets_here in asked.items():
             if not targets_here:
                 continue
-            store = (
-                Path(args.stores or work / "stores")
-                / (dest.name if root == dest else f"{dest.name}-unmodified")
-                / group
-            )
-            got = _ingest(settings, store, embedder, root)
+            stores = Path(args.stores or work / "stores")
+            store = stores / (dest.name if root == dest else f"{dest.name}-unmodified") / group
+            seeded = seed_store(store, stores, Path(args.seed_stores) if args.seed_stores else None)
+            try:
+                got = _ingest(settings, store, embedder, root, args.collection)
+            except Exception as e:  # a seed this code refuses (another index format): start afresh
+                if not seeded:
+                    raise
+                log(f"{store}: the seeded store was refused ({e}); ingesting afresh")
+                shutil.rmtree(store)
+                got = _ingest(settings, store, embedder, root, args.collection)
+            got["seeded"] = seeded
             info["ingest"].setdefault(group, {})["judged" if root == src else "corpus"] = got
             log(f"{dest.name}: group {group} ingested {got}")
             for config in members:
@@ -186,6 +206,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--work", default=str(WORK), help="archives, judged corpora and stores (%(default)s)")
     p.add_argument("--stores", default=None, help="where the stores are kept (default: WORK/stores)")
+    p.add_argument("--seed-stores", default=None, help="an earlier run's stores to reuse embeddings from")
+    p.add_argument("--collection", default="default", help="the collection files are ingested into")
     p.add_argument("--fake", action="store_true", help="the hash embedder (plumbing only)")
     p.add_argument("--before", default=None, help="a JSON of this study to show beside (e.g. the old code's)")
     p.add_argument("--torch-threads", type=int, default=1, help="torch threads (0: torch's default)")
