@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load
+from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
 from hybrid_rag.code.units import CodeUnit
 
 MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
@@ -96,14 +96,14 @@ def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
     grammar = grammar_for_path(path)
     if grammar is None:
         return None
-    choices = (grammar.name, *(g.name for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar))
-    units = _best(choices, text)
+    choices = [grammar, *(g for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar)]
+    units = _best(ordered(choices, text), text)
     return None if units is None else list(units)
 
 
 def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
     """Units of ``text`` in the loader's ``language`` (hybrid_rag.ingest.loaders), or None."""
-    units = _best(tuple(g.name for g in BY_LANGUAGE.get(language, ())), text)
+    units = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
     return None if units is None else list(units)
 
 

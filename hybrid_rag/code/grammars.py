@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,7 @@ class Grammar:
     docstrings: bool = False  # the first string of a body is the doc (Python)
     has_tags: bool = True  # False: the wheel ships no tags query; extra_query is the whole query
     inherits: str = ""  # a wheel whose tags query this grammar's extends (TypeScript: JavaScript's)
+    marker: str = ""  # a regex: text it finds is tried with this grammar first (C++ in a .h file)
 
 
 _RUST_EXTRA = """
@@ -44,6 +47,9 @@ _CPP_EXTRA = """
 (namespace_definition name: (_) @name) @definition.namespace
 (function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.function
 """
+_CPP_MARKER = (
+    r"(?m)^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|(?:public|private|protected):)|\w::\w"
+)
 _KOTLIN = """
 (class_declaration name: (_) @name) @definition.class
 (object_declaration name: (_) @name) @definition.object
@@ -126,6 +132,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".inl"),
         _CPP_EXTRA,
         separator="::",
+        marker=_CPP_MARKER,
     ),
     Grammar(
         "csharp",
@@ -155,6 +162,12 @@ BY_LANGUAGE: dict[str, tuple[Grammar, ...]] = {
     "c": (GRAMMARS[8], GRAMMARS[9]),
     **{g.language: (g,) for g in GRAMMARS if g.language not in {"python", "javascript", "typescript", "c"}},
 }
+
+
+def ordered(grammars: Sequence[Grammar], text: str) -> tuple[str, ...]:
+    """Names of ``grammars`` to try on ``text``: those whose marker the text holds first."""
+    marked = [g for g in grammars if g.marker and re.search(g.marker, text)]
+    return tuple(g.name for g in [*marked, *(g for g in grammars if g not in marked)])
 
 
 def grammar_for_path(path: str) -> Grammar | None:
