@@ -116,7 +116,7 @@ def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchCo
     return per
 
 
-def seed_store(store: Path, stores: Path, seeds: Path | None) -> bool:
+def seed_store(store: Path, stores: Path, seeds: Path | None) -> bool | str:
     """Copy the same store of an earlier run (``--seed-stores``) where this run has none yet: its
     embedding cache (by model and text) spares every chunk whose text did not change."""
     seed = seeds / store.relative_to(stores) if seeds else None
@@ -127,13 +127,21 @@ def seed_store(store: Path, stores: Path, seeds: Path | None) -> bool:
 
 
 def _ingest(
-    settings: Settings, store: Path, embedder: Embedder, root: Path, collection: str
+    settings: Settings,
+    store: Path,
+    embedder: Embedder,
+    root: Path,
+    collection: str,
+    replace: bool = False,
 ) -> dict[str, Any]:
     engine, _ = suite.open_engine(settings, store, embedder)
     try:
         start = time.perf_counter()
+        stale = [d.path for d in engine.documents()] if replace else []
         # another collection than the seed's: every file is chunked again by this code
         report = engine.ingest([root], collection=collection)
+        if stale:  # the seed held another folder (the judged corpus, for the unmodified one)
+            engine.delete(stale)
         seconds = round(time.perf_counter() - start, 2)
         return {"seconds": seconds, "embedded": report.embedded, "chunks": engine.stats().chunks}
     finally:
@@ -150,7 +158,7 @@ def run_project(
     """The project's info, per configuration its per-query metrics, and each query's kind."""
     work = Path(args.work)
     src, dest, targets, info = prepare(project, work, args.cap, args.seed)
-    asked = {
+    asked = {  # the judged corpus first: the unmodified folder's store starts from its embeddings
         dest: targets[: args.queries] if args.queries else targets,
         src: judged_targets(project),
     }
@@ -168,8 +176,14 @@ def run_project(
             stores = Path(args.stores or work / "stores")
             store = stores / (dest.name if root == dest else f"{dest.name}-unmodified") / group
             seeded = seed_store(store, stores, Path(args.seed_stores) if args.seed_stores else None)
+            if not seeded and root == src and (stores / dest.name / group).is_dir() and not store.exists():
+                # the unmodified folder shares most chunks with the judged corpus: start from it
+                shutil.copytree(
+                    stores / dest.name / group, store, ignore=shutil.ignore_patterns(".writer.lock")
+                )
+                seeded = "judged corpus"
             try:
-                got = _ingest(settings, store, embedder, root, args.collection)
+                got = _ingest(settings, store, embedder, root, args.collection, seeded == "judged corpus")
             except Exception as e:  # a seed this code refuses (another index format): start afresh
                 if not seeded:
                     raise
