@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from hybrid_rag.types import Hit
 
 SYMBOLS = "symbols"  # the list's name among a query's runs and in a result's breakdown
 EXACT, CASELESS, PART = 1.0, 0.7, 0.4
+WORD = 1.0  # a plain word that is exactly a definition's name (``chunked``, ``Builder``)
 _TOKEN = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*)(\s*\()?")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 MAX_TOKENS = 16  # a pasted stack trace is not sixteen identifiers to look up
@@ -40,32 +42,91 @@ MAX_TOKENS = 16  # a pasted stack trace is not sixteen identifiers to look up
 
 @dataclass(frozen=True)
 class IdentifierToken:
-    """A word of the query that may name a definition; ``strict``: only an exact, case-sensitive
-    name counts (a capitalised English word such as ``What`` or ``Python`` is not a code name)."""
+    """A word of the query that may name a definition. ``code``: it looks like an identifier (an
+    underscore, an inner capital, a qualifier, backticks, a call) and matches ignoring case too;
+    a plain word (``chunked``, ``Builder``) counts only as the exact, case-sensitive name."""
 
     text: str
-    strict: bool = False
+    code: bool = True
 
 
 def identifier_tokens(query: str) -> list[IdentifierToken]:
-    """The query's words that look like identifiers, in order, without repeats.
+    """The query's words that may name a definition, in order, without repeats: every word that
+    looks like code, and plain words of at least ``MIN_WORD`` characters that are not English
+    stop words or the words questions about code are made of (``defined``, ``implementation``).
 
     >>> [t.text for t in identifier_tokens("Where is ConnectionPool used by parse_filter()?")]
     ['ConnectionPool', 'parse_filter']
-    >>> [(t.text, t.strict) for t in identifier_tokens("What does the Builder struct do?")]
-    [('Builder', True)]
+    >>> [(t.text, t.code) for t in identifier_tokens("What does the Builder struct do?")]
+    [('Builder', False)]
     """
     out: dict[str, IdentifierToken] = {}
-    for i, m in enumerate(_TOKEN.finditer(query)):
+    for m in _TOKEN.finditer(query):
         quoted, word, call = m.group(1), m.group(2), m.group(3)
         text = (quoted or word or "").strip().rstrip("()")
         if not text or not re.match(r"[A-Za-z_]", text):
             continue
         if quoted or call or _looks_like_code(text):
             out.setdefault(text, IdentifierToken(text))
-        elif text[0].isupper() and text[1:].islower() and i > 0 and len(text) > 2:
-            out.setdefault(text, IdentifierToken(text, strict=True))
+        elif len(text) >= MIN_WORD and text.lower() not in _plain_stop_words():
+            out.setdefault(text, IdentifierToken(text, code=False))
     return list(out.values())[:MAX_TOKENS]
+
+
+MIN_WORD = 4
+_QUESTION_WORDS = frozenset(
+    [
+        "defined",
+        "define",
+        "definition",
+        "implementation",
+        "implemented",
+        "implement",
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "class",
+        "classes",
+        "struct",
+        "structs",
+        "trait",
+        "interface",
+        "module",
+        "type",
+        "purpose",
+        "create",
+        "creates",
+        "instance",
+        "code",
+        "file",
+        "files",
+        "work",
+        "works",
+        "used",
+        "example",
+        "show",
+        "find",
+        "does",
+        "mean",
+        "means",
+        "return",
+        "returns",
+        "value",
+        "values",
+    ]
+)
+
+
+@lru_cache(maxsize=1)
+def _plain_stop_words() -> frozenset[str]:
+    from hybrid_rag.indices.tokenize import spacy_english_stop_words
+
+    try:
+        english = spacy_english_stop_words()
+    except Exception:  # spaCy's list not installed: the question words alone
+        english = frozenset()
+    return english | _QUESTION_WORDS
 
 
 def _looks_like_code(word: str) -> bool:
@@ -122,8 +183,8 @@ def _matches(token: IdentifierToken, by_name: Mapping[str, Sequence[Symbol]]) ->
             else:
                 out.append((symbol, PART))
         elif symbol.name == last:
-            out.append((symbol, EXACT))
-        elif not token.strict:
+            out.append((symbol, EXACT if token.code else WORD))
+        elif token.code:
             out.append((symbol, CASELESS))
     if len(parts) > 1:  # the qualifier names a definition too (``ClientOptions`` of ``.compression``)
         for symbol in by_name.get(parts[-2].lower(), ()):
