@@ -18,8 +18,7 @@ def _table(result: dict[str, Any], groups: list[tuple[str, str]], metric: str, h
     rows = result["rows"]
     before = {r["config"]: r["summary"] for r in result.get("before", {}).get("rows", [])}
     cols = [(r["config"], r["summary"]) for r in rows]
-    if "default" in before:
-        cols.append((f"default before ({result['before']['commit'][:7]})", before["default"]))
+    cols += [(f"{name} (old)", summary) for name, summary in before.items()]
     lines = [
         f"| {head} | n | " + " | ".join(name for name, _ in cols) + " |",
         "|---|---:|" + "---:|" * len(cols),
@@ -109,4 +108,21 @@ def render_languages(result: dict[str, Any]) -> str:
     met = targets(result)
     if met:
         lines += ["", "Targets: " + "; ".join(met) + "."]
+    if "before" in result:
+        lines += ["", "(old): " + _runs(result["before"].get("runs", []))]
+    if result.get("runs"):
+        lines += ["", "Runs: " + _runs(result["runs"])]
     return "\n".join(lines)
+
+
+def _runs(runs: list[dict[str, Any]]) -> str:
+    """Where each merged run's figures come from: commit, date, time, load."""
+    return (
+        "; ".join(
+            f"{', '.join(r['projects'])} at {r['commit'][:7]}{' (dirty)' if r.get('dirty') else ''}"
+            f" on {r.get('date') or '?'}, {r.get('seconds') or 0:,.0f} s, load average"
+            f" {' before, '.join(str(x) for x in r.get('load', ['?', '?']))} after"
+            for r in runs
+        )
+        + "."
+    )

@@ -44,6 +44,7 @@ from studies import suite
 from studies._repo_configs import CONFIGS, MEASURED_APART
 from studies._repo_corpus import TARGET_RULE, Project, Target, build_corpus, overlaps, relative, sha256_of
 from studies._repo_fetch import fetch_project
+from studies._repo_merge import _run, merge
 from studies._repo_questions import identifier_targets, judged_targets
 from studies._repo_render import render_languages
 from studies._suite_configs import BenchConfig, group_by_index, select_configs
@@ -223,7 +224,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed-stores", default=None, help="an earlier run's stores to reuse embeddings from")
     p.add_argument("--collection", default="default", help="the collection files are ingested into")
     p.add_argument("--fake", action="store_true", help="the hash embedder (plumbing only)")
-    p.add_argument("--before", default=None, help="a JSON of this study to show beside (e.g. the old code's)")
+    p.add_argument(
+        "--before", nargs="*", default=[], help="JSONs of this study to show beside (the old code's)"
+    )
+    p.add_argument(
+        "--merge", nargs="*", default=[], help="merge these JSONs of this study (disjoint projects)"
+    )
     p.add_argument("--torch-threads", type=int, default=1, help="torch threads (0: torch's default)")
 
 
@@ -239,6 +245,9 @@ def summarize(per: dict[str, dict[str, float]], groups: dict[str, list[str]]) ->
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.merge:
+        result = merge([json.loads(Path(p).read_text()) for p in args.merge])
+        return _with_before(result, args.before)
     if args.torch_threads > 0:
         import torch
 
@@ -282,9 +291,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "config": c.name,
             "description": c.description,
             "summary": summarize(per_config[c.name], groups),
-            "per_query": {
-                m: [round(per_config[c.name][m][q], 4) for q in qids] for m in ("mrr@10", "success@1")
-            },
+            "per_query": {m: [round(per_config[c.name][m][q], 4) for q in qids] for m in METRICS},
         }
         for c in configs
     ]
@@ -302,12 +309,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "kinds": [kinds[q] for q in qids],
         "rows": rows,
     }
-    if args.before:
-        before = json.loads(Path(args.before).read_text())
-        result["before"] = {
-            "commit": before.get("environment", {}).get("git", {}).get("commit", "?"),
-            "rows": [{"config": r["config"], "summary": r["summary"]} for r in before["rows"]],
-        }
+    return _with_before(result, args.before)
+
+
+def _with_before(result: dict[str, Any], before_paths: Sequence[str]) -> dict[str, Any]:
+    """``result`` with the summaries of earlier runs (the old code's) to show beside it."""
+    if not before_paths:
+        return result
+    before = merge([json.loads(Path(p).read_text()) for p in before_paths])
+    runs = before.get("runs") or [_run(before)]
+    result["before"] = {
+        "commit": runs[0]["commit"],
+        "runs": runs,
+        "rows": [{"config": r["config"], "summary": r["summary"]} for r in before["rows"]],
+    }
     return result
 
 
