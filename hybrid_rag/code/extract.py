@@ -134,15 +134,19 @@ def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
 
 
 def _error_share(root: Any, size: int) -> float:
-    """The share of the file's bytes inside ERROR nodes (descending only where errors are)."""
+    """The share of the file's bytes in tokens the parser could not place: the leaves of ERROR
+    nodes (a well-formed definition inside an ERROR node, as after a C++ macro the grammar cannot
+    read, counts as parsed). Only subtrees that hold an error are visited."""
     bad = 0
-    stack = [root]
+    stack = [(root, False)]
     while stack:
-        node = stack.pop()
-        if node.type == "ERROR":
-            bad += node.end_byte - node.start_byte
-        elif node.has_error:
-            stack.extend(node.children)
+        node, in_error = stack.pop()
+        in_error = in_error or node.type == "ERROR"
+        for child in node.children:
+            if (child.type == "ERROR" or child.has_error) and child.child_count:
+                stack.append((child, in_error))
+            elif (in_error or child.type == "ERROR") and child.child_count == 0:
+                bad += child.end_byte - child.start_byte
     return bad / max(size, 1)
 
 

@@ -165,9 +165,10 @@ BY_LANGUAGE: dict[str, tuple[Grammar, ...]] = {
 
 
 def ordered(grammars: Sequence[Grammar], text: str) -> tuple[str, ...]:
-    """Names of ``grammars`` to try on ``text``: those whose marker the text holds first."""
+    """Names of ``grammars`` to try on ``text``: only those whose marker the text holds, if any
+    does (a C header that declares a namespace is C++, whatever C's parse of it says)."""
     marked = [g for g in grammars if g.marker and re.search(g.marker, text)]
-    return tuple(g.name for g in [*marked, *(g for g in grammars if g not in marked)])
+    return tuple(g.name for g in marked or grammars)
 
 
 def grammar_for_path(path: str) -> Grammar | None:

@@ -99,3 +99,19 @@ def test_without_the_grammar_wheels_code_is_cut_as_before(monkeypatch: pytest.Mo
 
 def test_every_grammar_loads_with_the_installed_tree_sitter() -> None:
     assert [g.name for g in grammars.GRAMMARS if grammars.load(g.name) is None] == []
+
+
+def test_a_macro_the_grammar_cannot_read_costs_only_its_own_tokens() -> None:
+    header = (
+        "#include <cstdint>\nFMT_BEGIN_NAMESPACE\nnamespace detail {\n/// Counts leading zeros.\n"
+        "inline int clz(uint32_t x) { return __builtin_clz(x); }\n}\n/// A stream buffer.\n"
+        "class formatbuf : public std::streambuf {\n public:\n  int sync() override { return 0; }\n};\n"
+        "FMT_END_NAMESPACE\n"
+    )
+    units = extract_units("fmt/format.h", header)
+    assert units is not None
+    assert [(u.qualified_name, u.start_line, u.doc) for u in units] == [
+        ("clz", 4, "Counts leading zeros."),
+        ("formatbuf", 7, "A stream buffer."),
+        ("formatbuf::sync", 10, ""),
+    ]
