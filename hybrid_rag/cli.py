@@ -202,6 +202,7 @@ STAGE_FLAGS = (
     "routing",
     "parent_context",
     "self_check",
+    "symbols",
 )
 
 
@@ -636,6 +637,49 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_symbols(args: argparse.Namespace, settings: Settings) -> int:
+    """Definitions by name (exact, prefix, fuzzy), each cited ``path:start-end``; exit 1 when none."""
+    from hybrid_rag.symbols.render import matches_json, matches_text
+
+    engine = _engine(settings)
+    try:
+        found = engine.symbols(
+            args.name,
+            mode=args.mode,
+            kinds=args.kind,
+            path=args.path,
+            limit=args.limit,
+            absolute_paths=args.absolute_paths,
+        )
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(matches_json(args.name, found))
+    elif found:
+        print(matches_text(found))
+    else:
+        print(f"no definition matches {args.name!r} ({args.mode}: exact, prefix or fuzzy)", file=sys.stderr)
+    return 0 if found else 1
+
+
+def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
+    """A file's definitions in order, nested, each cited ``path:start-end``."""
+    from hybrid_rag.symbols.render import outline_json, outline_text
+
+    engine = _engine(settings)
+    try:
+        entries = engine.outline(args.file, absolute_paths=args.absolute_paths)
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(outline_json(args.file, entries))
+    elif entries:
+        print(outline_text(entries))
+    else:
+        print(f"no definitions in {args.file} (not code, or no parser found one)", file=sys.stderr)
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
     from hybrid_rag.evaluation.bench import format_quick_bench, run_quick_bench
 
@@ -813,6 +857,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rollback", help="make an older index version live")
     p.add_argument("version", type=int)
     p.set_defaults(func=cmd_rollback, writes=True)
+
+    p = sub.add_parser("symbols", help="where a name is defined: exact, prefix and fuzzy matches, cited")
+    p.add_argument("name", help="a name or qualified name: ConnectionPool, Pool.get, Foo::bar")
+    p.add_argument("--mode", choices=["auto", "exact", "prefix", "fuzzy"], default="auto")
+    p.add_argument("--kind", action="append", metavar="KIND", help="only these kinds (repeatable)")
+    p.add_argument("--path", metavar="GLOB", help="only under this path glob: src/**, pool.py")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
+    p.set_defaults(func=cmd_symbols)
+
+    p = sub.add_parser("outline", help="a file's definitions in order, nested, cited")
+    p.add_argument("file", help="a path as `documents` shows it (or stored, or from the working directory)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
+    p.set_defaults(func=cmd_outline)
 
     p = sub.add_parser("watch", help="ingest PATHs, then again whenever a file below them changes")
     p.add_argument("paths", nargs="+")

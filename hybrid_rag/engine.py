@@ -42,6 +42,11 @@ from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
+from hybrid_rag.symbols.model import SymbolMatch
+from hybrid_rag.symbols.search import OutlineEntry
+from hybrid_rag.symbols.search import find as find_symbols
+from hybrid_rag.symbols.search import outline as symbol_outline
+from hybrid_rag.symbols.served import resolve_path, served_state, shown_matches, shown_outline
 from hybrid_rag.types import QueryResult
 
 ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
@@ -437,6 +442,45 @@ class Engine:
                 record["notes"].append(f"answer generator failed: {error}")
             self.querylog.append(record)
         return Answer(text, context, checked, system, prompt, answer, error)
+
+    def symbols(
+        self,
+        name: str,
+        *,
+        mode: str | None = None,
+        kinds: Sequence[str] | None = None,
+        path: str | None = None,
+        limit: int = 20,
+        absolute_paths: bool = False,
+    ) -> list[SymbolMatch]:
+        """Definitions named ``name`` in the served index version: exact, then prefix, then fuzzy
+        matches (``mode`` picks one), of ``kinds``, under a ``path`` glob (``src/**``, shown or
+        stored); each cites ``path:start-end`` (``hybrid_rag/symbols``)."""
+        self._require_store()
+        root = self.ingested_root()
+        glob = path.removeprefix("./") if path else None
+        state = served_state(self.index_config)
+        found = find_symbols(
+            self.store, name, mode=mode, kinds=kinds, path_glob=glob, state=state, limit=limit
+        )
+        return shown_matches(found, None if absolute_paths else root)
+
+    def outline(self, path: str, *, absolute_paths: bool = False) -> list[OutlineEntry]:
+        """A file's definitions in order, nested (``depth``), in the served index version; ``path``
+        as shown (relative to the ingested root), stored, or relative to the working directory.
+        InputError when no stored document has that path."""
+        self._require_store()
+        root = self.ingested_root()
+        stored = resolve_path(path, self.store.document_hashes(), root)
+        if stored is None:
+            shown = "paths as `hybrid-rag documents` shows them"
+            raise InputError(f"no document {path!r} in the store ({shown})")
+        symbols = self.store.symbols(path=stored, state=served_state(self.index_config))
+        return shown_outline(symbol_outline(symbols), None if absolute_paths else root)
+
+    def _require_store(self) -> None:
+        if not self.store.exists:
+            raise NoIndexError(f"nothing ingested in {self.settings.data_dir}: run `hybrid-rag ingest PATH`")
 
     def stats(self) -> Stats:
         """What the data dir holds; ``documents`` and ``chunks`` are the live version's (after a

@@ -2,9 +2,10 @@
 coding agents and desktop assistants. stdio by default; ``--transport http`` serves streamable HTTP
 at ``/mcp`` behind the same bearer keys as ``serve``.
 
-Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, and ``ingest_path`` only with
-``server.mcp_ingest_enabled`` (and then only below ``server.ingest_roots``). Each is a thin call
-into ``Engine``; the engine's errors come back as tool errors with their one-line message.
+Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``find_symbol``, ``outline``,
+and ``ingest_path`` only with ``server.mcp_ingest_enabled`` (and then only below
+``server.ingest_roots``). Each is a thin call into ``Engine``; the engine's errors come back as
+tool errors with their one-line message.
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ from hybrid_rag.server.limits import (
 )
 from hybrid_rag.server.roots import confine, resolved_roots
 from hybrid_rag.server.shapes import document_dict
+from hybrid_rag.server.symbols import FindSymbolArgs, OutlineArgs
 from hybrid_rag.settings import Settings
+from hybrid_rag.symbols.render import matches_json, outline_json
 
 T = TypeVar("T")
 INSTRUCTIONS = (
     "Search an indexed collection of documents and source code (hybrid dense + keyword retrieval). "
     "Use get_context when you need evidence to answer a question: it returns quotes cited as "
     "[n] path:start-end within a token budget. Use search to locate files or code by topic and see "
-    "ranked hits. Cite path:start-end when you use what you found."
+    "ranked hits. Use find_symbol to find where a name is defined and outline to see what a file "
+    "defines. Cite path:start-end when you use what you found."
 )
 
 
@@ -145,11 +149,46 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         found = _tool_errors(engine.stats, timeout)
         return {k: v for k, v in found.to_dict().items() if k != "bytes_on_disk"}
 
+    def find_symbol(
+        name: str,
+        mode: Literal["auto", "exact", "prefix", "fuzzy"] = "auto",
+        kind: list[str] | None = None,
+        path: str | None = None,
+        limit: int = 20,
+    ) -> dict[str, Any]:
+        """Where a function, class, method, struct, trait... is defined: its definitions by name,
+        best first (exact, then names that start with it, then close spellings), each with its
+        citation `path:start-end`, kind, qualified name, signature and the first sentence of its
+        doc comment. `name`: a name or a qualified one (`ConnectionPool`, `Pool.get`, `Foo::bar`).
+        `kind`: only these kinds; `path`: only under a path glob (`src/**`). Read the lines it
+        cites, or call `outline` on its file to see what surrounds it."""
+
+        def run() -> dict[str, Any]:
+            args = FindSymbolArgs(name=name, mode=mode, kind=kind, path=path, limit=limit)
+            kwargs = {"mode": args.mode, "kinds": args.kind, "path": args.path, "limit": args.limit}
+            found = engine.symbols(args.name, **kwargs)
+            return matches_json(args.name, found)
+
+        return _tool_errors(run, timeout)
+
+    def outline(path: str) -> dict[str, Any]:
+        """What a source file defines, in order and nested (classes with their methods), each
+        definition cited `path:start-end` with its signature and doc comment's first sentence:
+        a map of the file before reading it. `path` as search results and list_documents show it."""
+
+        def run() -> dict[str, Any]:
+            args = OutlineArgs(path=path)
+            return outline_json(args.path, engine.outline(args.path))
+
+        return _tool_errors(run, timeout)
+
     tools = [
         _tool(search, SearchArgs),
         _tool(get_context, ContextArgs),
         _tool(list_documents, DocumentsArgs),
         _tool(stats, NoArgs),
+        _tool(find_symbol, FindSymbolArgs),
+        _tool(outline, OutlineArgs),
     ]
     if limits.mcp_ingest_enabled:
         roots = resolved_roots(limits.ingest_roots)

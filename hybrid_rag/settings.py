@@ -348,6 +348,9 @@ class RetrievalSettings(_Section):
     # from a repository's top hits (tests, docs) misleads on code (RESULTS.md section 21)
     expansion_weight: Float = Field(0.5, ge=0)
     code_expansion_weight: Float = Field(0.0, ge=0)
+    # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
+    # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
+    symbol_weight: Float = Field(1.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(100_000, gt=0)  # comparisons, and values of in-lists
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
@@ -492,6 +495,7 @@ class FeatureFlags(_Section):
     thresholds: bool = True  # retrieval.min_score_code / min_score_text, when set
     priors: bool = True  # retrieval.path_priors, when set
     parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition or section
+    symbols: bool = True  # a query naming a definition (ConnectionPool, Pool.get) ranks its chunk first
     self_check: bool = True
 
 

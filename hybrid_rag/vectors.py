@@ -16,6 +16,25 @@ _DEFINITION = re.compile(
     re.MULTILINE,
 )
 _DECORATOR = re.compile(r"[ \t]*@")
+# Brace languages (Java, C, C++, C#, Kotlin, Swift, Scala, Go, Rust, JavaScript, PHP): a function
+# or method head with a return type and no keyword, ``public int take() {``, ``int Foo::bar() const``
+# or ``std::string name(int id,``. Only looked for in brace-language text (``_braces``), where the
+# doc comments above a definition (``///``, ``/** ... */``, ``//``) also move with it.
+_SIGNATURE = re.compile(
+    r"^[ \t]*(?:[A-Za-z_][\w:<>\[\],.?]*[*&]*[ \t]+[*&]*)+~?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*[ \t]*\("
+    r"[^;]*?(?:[{,(]|\)[\w\s:<>&*,.\->]*\{?)[ \t]*$"
+)
+_NOT_HEAD = frozenset(  # words that open a statement or an expression, never a definition's head
+    re.split(
+        r"\s+",
+        "return if for while switch catch else do new throw throws case sizeof delete using goto await "
+        "yield raise assert print elif except with lambda not and or in is del from import typeof "
+        "instanceof super this when match",
+    )
+)
+_DOC_COMMENT = re.compile(r"[ \t]*(?://|/\*|\*)")
+_BRACE_END = re.compile(r"[{};][ \t]*$")
+BRACE_SHARE = 0.2  # of the non-blank lines ending in { } or ; makes a text brace-language code
 
 
 def window_spans(n_tokens: int, window: int, overlap: int) -> list[tuple[int, int]]:
@@ -59,9 +78,11 @@ def definition_window_texts(
 ) -> list[str]:
     r"""Like :func:`window_texts`, but a text too long for one window is first cut where a
     definition starts (a ``def``/``class``/``function``/``fn`` ... line, with the decorator lines
-    above it), so each window holds one function or class body rather than the tail of one and the
-    head of the next; a definition longer than a window is cut into token windows as before. A
-    piece shorter than ``min_tokens`` joins the next one (the last joins the one before).
+    above it; in brace-language text also a typed head such as ``public int take()`` or
+    ``int Foo::bar() const``, with its doc comment above it), so each window holds one function
+    or class body rather than the tail of one and the head of the next; a definition longer than
+    a window is cut into token windows as before. A piece shorter than ``min_tokens`` joins the
+    next one (the last joins the one before).
 
     ``scopes``: each window is headed by the lines of the definitions that enclose it within
     ``text`` (a method's window by its ``class`` line; a long function's later windows by its
@@ -79,10 +100,12 @@ def definition_window_texts(
     line_starts = [0]
     for line in lines[:-1]:
         line_starts.append(line_starts[-1] + len(line))
+    braces = _braces(lines)
+    above = _DOC_COMMENT if braces else _DECORATOR
     for i, line in enumerate(lines):
-        if i and _DEFINITION.match(line):
+        if i and _opens(line, braces):
             j = i
-            while j > 0 and _DECORATOR.match(lines[j - 1]):
+            while j > 0 and (_DECORATOR.match(lines[j - 1]) or above.match(lines[j - 1])):
                 j -= 1
             if line_starts[j] > starts[-1]:
                 starts.append(line_starts[j])
@@ -120,8 +143,8 @@ def definition_window_texts(
     out: list[str] = []
     for a, b in merged:
         first_line = bisect_right(line_starts, offsets[a][0]) - 1
-        own = _definition_line(lines, first_line)
-        outer = _enclosing(lines, first_line)
+        own = _definition_line(lines, first_line, braces)
+        outer = _enclosing(lines, first_line, braces)
         inner = [*outer, *([own] if own is not None else [])]
         spans = _headed_spans(b - a, window - cost(outer), window - cost(inner), overlap)
         for k, (s, e) in enumerate(spans):
@@ -134,25 +157,48 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _definition_line(lines: Sequence[str], i: int) -> int | None:
-    """The definition line that a piece starting at line ``i`` opens (past its decorators), or None."""
-    while i < len(lines) and _DECORATOR.match(lines[i]):
+def _braces(lines: Sequence[str]) -> bool:
+    """Whether the text is brace-language code: enough of its non-blank lines end in { } or ;."""
+    filled = [line for line in lines if line.strip()]
+    ends = sum(1 for line in filled if _BRACE_END.search(line))
+    return bool(filled) and ends >= BRACE_SHARE * len(filled)
+
+
+def _opens(line: str, braces: bool) -> bool:
+    """Whether ``line`` starts a definition (in brace-language text, a typed function head too)."""
+    if _DEFINITION.match(line):
+        return True
+    if not braces or not _SIGNATURE.match(line):
+        return False
+    head = line.split("(", 1)[0].split()
+    return not any(word in _NOT_HEAD for word in head)
+
+
+def _definition_line(lines: Sequence[str], i: int, braces: bool = False) -> int | None:
+    """The definition line that a piece starting at line ``i`` opens (past its decorators and, in
+    brace-language text, its doc comment), or None."""
+    above = _DOC_COMMENT if braces else _DECORATOR
+    while i < len(lines) and (_DECORATOR.match(lines[i]) or above.match(lines[i])):
         i += 1
-    return i if i < len(lines) and _DEFINITION.match(lines[i]) else None
+    return i if i < len(lines) and _opens(lines[i], braces) else None
 
 
-def _enclosing(lines: Sequence[str], i: int) -> list[int]:
-    """The definition lines above line ``i`` that enclose it (less indented), outermost first."""
+def _enclosing(lines: Sequence[str], i: int, braces: bool = False) -> list[int]:
+    """The definition lines above line ``i`` that enclose it (less indented), outermost first.
+
+    >>> _enclosing(["class A", "{", "  int f()", "  {", "    return 1;"], 4, braces=True)
+    [0, 2]
+    """
     indent = _indent(lines[i]) if i < len(lines) else 0
     found: list[int] = []
     for j in range(i - 1, -1, -1):
         if indent == 0:
             break
         line = lines[j]
-        if not line.strip() or _indent(line) >= indent:
-            continue
+        if not line.strip() or _indent(line) >= indent or (braces and line.strip() == "{"):
+            continue  # a brace on a line of its own belongs to the head above it
         indent = _indent(line)
-        if _DEFINITION.match(line):
+        if _opens(line, braces):
             found.append(j)
     return found[::-1]
 

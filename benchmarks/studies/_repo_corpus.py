@@ -30,6 +30,8 @@ import tarfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from studies._repo_docs import doc_candidates, strip_doc_comments
+
 MIN_WORDS = 5
 # what makes a function a candidate, in the corpus cache's key (a new rule rebuilds the corpus)
 TARGET_RULE = "implementation-only"
@@ -37,8 +39,15 @@ TARGET_RULE = "implementation-only"
 
 @dataclass(frozen=True)
 class Project:
+    """A pinned project: a PyPI sdist by default; ``source`` "npm" or "apt" for a package of those
+    registries (``_repo_fetch.py``), ``subdir`` the folder of it that is ingested, ``language`` the
+    language whose definitions are queried."""
+
     name: str
     version: str
+    language: str = "python"
+    source: str = "pip"
+    subdir: str = ""
 
     @property
     def spec(self) -> str:
@@ -55,9 +64,18 @@ class Target:
     name: str  # dotted: Class.method
     start_line: int
     end_line: int
+    kind: str = "doc"  # doc (a doc comment's sentence), identifier, judged
+    also: tuple[tuple[str, int, int], ...] = ()  # further answers (path, first, last line)
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        d = asdict(self)
+        if self.kind == "doc" and not self.also:  # the manifests of section 21 stay as they were
+            del d["kind"], d["also"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Target:
+        return cls(**{**d, "also": tuple(tuple(a) for a in d.get("also", ()))})
 
 
 def first_sentence(doc: str) -> str:
@@ -101,10 +119,12 @@ def _docstring_node(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Expr | No
     return None
 
 
-def candidates(root: Path) -> list[tuple[str, str, int, str]]:
+def candidates(root: Path, language: str = "python") -> list[tuple[str, str, int, str]]:
     """(relative path, dotted name, index among the file's functions, its docstring's first
     sentence) of every candidate, sorted (test functions and functions of test files are not
     candidates)."""
+    if language != "python":
+        return doc_candidates(root, language)
     out = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -180,9 +200,11 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Target], dict[str, int]]:
+def build_corpus(
+    src: Path, dest: Path, cap: int, seed: int, language: str = "python"
+) -> tuple[list[Target], dict[str, int]]:
     """Copy ``src`` to ``dest`` with the sampled targets' docstrings removed; the judged targets."""
-    found = candidates(src)
+    found = candidates(src, language)
     sentences: dict[str, list[tuple[str, str, int]]] = {}
     queries = {}
     for rel, name, index, sentence in found:
@@ -199,7 +221,8 @@ def build_corpus(src: Path, dest: Path, cap: int, seed: int) -> tuple[list[Targe
     shutil.copytree(src, dest)
     ranges: dict[tuple[str, int], tuple[int, int]] = {}
     for rel, indices in by_file.items():
-        rewritten, got = strip_docstrings((src / rel).read_text(encoding="utf-8"), indices)
+        strip = strip_docstrings if language == "python" else strip_doc_comments(Path(rel).suffix)
+        rewritten, got = strip((src / rel).read_text(encoding="utf-8"), indices)
         (dest / rel).write_text(rewritten, encoding="utf-8")
         ranges.update({(rel, i): r for i, r in got.items()})
     corpus = [fold(_read(p)) for p in sorted(dest.rglob("*")) if p.is_file()]
@@ -229,13 +252,15 @@ def _read(path: Path) -> str:
 
 
 def is_test_path(path: str) -> bool:
-    """A test file by the usual conventions: a tests/test folder, test_*.py, *_test.py, conftest.py."""
+    """A test file by the usual conventions: a tests/test folder, test_*.py, *_test.py, conftest.py;
+    in other languages *_test.go, *.test.js, *.spec.ts, __tests__/, spec/."""
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
     return (
-        any(p in {"tests", "test", "testing"} for p in parts[:-1])
+        any(p in {"tests", "test", "testing", "__tests__", "spec"} for p in parts[:-1])
         or name.startswith("test_")
-        or name.endswith("_test.py")
+        or name.endswith(("_test.py", "_test.go"))
+        or any(f".{k}." in name for k in ("test", "spec"))
         or name == "conftest.py"
     )
 
@@ -251,4 +276,6 @@ def relative(path: str, root: Path) -> str:
 
 
 def overlaps(target: Target, rel: str, start: int, end: int) -> bool:
-    return rel == target.path and start <= target.end_line and end >= target.start_line
+    """Whether a result citing ``rel:start-end`` holds (a line of) one of the target's answers."""
+    answers = ((target.path, target.start_line, target.end_line), *target.also)
+    return any(rel == path and start <= last and end >= first for path, first, last in answers)

@@ -9,11 +9,12 @@ Rules (``chunk_file``):
 * Consecutive chunks share about ``overlap`` of a chunk's tokens as whole lines (the next chunk
   starts that many lines before the previous one ends). A single line is never split for the
   overlap, so the overlap is smaller (or none) when the last lines are long.
-* Code is cut between top-level definitions (Python: the ``ast`` module; other languages: a
-  heuristic on lines at column 0), packing several small ones into a chunk; a definition is cut
-  only when it alone is longer than ``max_tokens``, then preferably before a nested definition
-  or after a blank line. Cuts between top-level definitions carry no overlap, and overlap never
-  reaches back across a top-level definition boundary.
+* Code is cut between top-level definitions (Python: the ``ast`` module; the languages with a
+  tree-sitter grammar: its units, ``hybrid_rag.code``; other languages, or a file the grammar
+  cannot parse: a heuristic on lines at column 0), packing several small ones into a chunk; a
+  definition is cut only when it alone is longer than ``max_tokens``, then preferably before a
+  nested definition or after a blank line. Cuts between top-level definitions carry no overlap,
+  and overlap never reaches back across a top-level definition boundary.
 * Markdown and reStructuredText prefer to cut before a heading, then at a blank line; other
   text at a blank line.
 * A line longer than ``max_tokens`` (minified JavaScript, a one-line JSON document) is cut into
@@ -37,6 +38,8 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from hybrid_rag.code.extract import CONTAINER_KINDS, units_for_language, units_for_path
+from hybrid_rag.code.grammars import grammar_for_path
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
@@ -200,9 +203,52 @@ def _rst_title(line: str, underline: str) -> bool:
     return len(underline.rstrip()) >= len(line.strip())
 
 
-def code_priorities(lines: Sequence[str], language: str) -> tuple[list[int], list[bool]]:
-    """Cut priorities for source code and which cuts fall between top-level definitions."""
-    cuts = python_cuts(lines) if language == "python" else None
+def unit_cuts(lines: Sequence[str], language: str, path: str = "") -> tuple[set[int], set[int]] | None:
+    """(top-level, nested) definition starts from the tree-sitter units (``hybrid_rag.code``), or
+    None when no grammar applies, the parse fails badly or it finds no definition. ``path``, when
+    given, picks the grammar by extension (``.tsx``, ``.h``), else ``language`` does.
+
+    A unit starts at its attached doc comment and attributes. Top level: a unit that no other
+    (but a namespace or module) encloses, and, between those units, the heuristic's cuts (module
+    level code); nested: every other unit.
+    """
+    text = "\n".join(lines)
+    units = (
+        units_for_path(path, text) if path and grammar_for_path(path) else units_for_language(language, text)
+    )
+    if not units:
+        return None
+    top: set[int] = set()
+    nested: set[int] = set()
+    spans: list[tuple[int, int]] = []  # top-level units, 0-based inclusive
+    open_ends: list[int] = []  # end lines of the enclosing non-container units
+    for unit in sorted(units, key=lambda u: (u.start_line, -u.end_line)):
+        start, end = unit.start_line - 1, unit.end_line - 1
+        while open_ends and open_ends[-1] < start:
+            open_ends.pop()
+        if open_ends:
+            nested.add(start)
+        else:
+            top.add(start)
+            spans.append((start, end))
+        if unit.kind not in CONTAINER_KINDS:
+            open_ends.append(end)
+    heuristic_top, _ = heuristic_cuts(lines, language)
+    starts = [a for a, _ in spans]
+    for i in heuristic_top:
+        k = bisect.bisect_right(starts, i) - 1
+        if k < 0 or i > spans[k][1]:
+            top.add(i)  # outside every top-level unit
+    return top, nested - top
+
+
+def code_priorities(lines: Sequence[str], language: str, path: str = "") -> tuple[list[int], list[bool]]:
+    """Cut priorities for source code and which cuts fall between top-level definitions.
+
+    Python: the ``ast`` module; languages with a tree-sitter grammar: its units; otherwise (or when
+    that parse fails) the heuristic on lines at column 0.
+    """
+    cuts = python_cuts(lines) if language == "python" else unit_cuts(lines, language, path)
     top, nested = cuts if cuts is not None else heuristic_cuts(lines, language)
     n = len(lines)
     prio = [LINE] * (n + 1)
@@ -353,13 +399,13 @@ def _long_line_pieces(line: str, encoding: str, settings: ChunkingSettings) -> l
 
 def chunk_file(file: LoadedFile, settings: ChunkingSettings) -> list[ChunkSpan]:
     """Chunks of ``file`` in order (see the module docstring for the rules). Blank text -> []."""
-    return chunk_text(file.text, file.source_type, file.language, settings)
+    return chunk_text(file.text, file.source_type, file.language, settings, path=file.path)
 
 
 def chunk_text(
-    text: str, source_type: SourceType, language: str, settings: ChunkingSettings
+    text: str, source_type: SourceType, language: str, settings: ChunkingSettings, path: str = ""
 ) -> list[ChunkSpan]:
-    """``chunk_file`` on a bare string (``\\n`` line endings)."""
+    """``chunk_file`` on a bare string (``\\n`` line endings); ``path`` picks a code file's grammar."""
     if not text.strip():
         return []
     encode = get_encoding(settings.encoding).encode_ordinary
@@ -369,7 +415,7 @@ def chunk_text(
     too_long = [i for i, c in enumerate(costs) if c > max_t and len(encode(lines[i])) > max_t]
     costs = [min(c, max_t) for c in costs]  # a line of max_t tokens alone still fits
     if source_type == SourceType.CODE:
-        prio, is_top = code_priorities(lines, language)
+        prio, is_top = code_priorities(lines, language, path)
     else:
         prio, is_top = text_priorities(lines, language), None
     measured: dict[tuple[int, int], ChunkSpan | None] = {}

@@ -37,6 +37,7 @@ from hybrid_rag.settings import (
     LoadingSettings,
 )
 from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.symbols.extract import file_symbols
 from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile
 
 CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
@@ -337,6 +338,7 @@ class Ingestor:
             t = time.perf_counter()
             f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
             spans = with_locators(chunk_file(f, self.settings.chunking), f.locators) if f is not None else []
+            symbols = file_symbols(f) if f is not None else []
             seconds["chunk"] += time.perf_counter() - t
             seen["bytes"] += planned.size
             if f is not None:
@@ -345,7 +347,7 @@ class Ingestor:
                 seconds["dedupe"] += time.perf_counter() - t
                 duplicates.extend(dropped)
                 seen["chunks"] += len(spans) - len(duplicate_of)
-                writer.add(FileChunks(f, spans, duplicate_of))
+                writer.add(FileChunks(f, spans, duplicate_of, symbols))
             if progress:
                 progress("files", i, len(to_write))
         if stop():

@@ -1,6 +1,6 @@
 """HybridRetriever: the query pipeline, one timed line per stage (STYLE 2).
 
-filter → retrieve (dense + BM25) → expand → fetch → exact scores → fuse → rerank → thresholds →
+filter → retrieve (dense + BM25) → expand → symbols → fetch → exact scores → fuse → rerank → thresholds →
 MMR → parents.
 Every optional stage has a flag under ``features:`` and a per-call override; each is timed into
 the trace, and a stage that is skipped or degrades says so in the trace's notes.
@@ -9,7 +9,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -19,6 +19,7 @@ from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
+from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -31,6 +32,8 @@ from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
+from hybrid_rag.symbols.ranking import SYMBOLS, symbol_hits
+from hybrid_rag.symbols.ranking import boost as boost_symbols
 from hybrid_rag.types import (
     Chunk,
     ConfigEnum,
@@ -140,6 +143,8 @@ class HybridRetriever:
             candidates = timed(
                 tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
             )
+        if flags.symbols:
+            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         runs = self.exact_scores(candidates, live, tracer)
         fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows)
@@ -271,6 +276,17 @@ class HybridRetriever:
         kept = {name: probe for name, probe in probes.items() if name in runs}
         return Candidates(runs, candidates.query_vector, replaced, kept)
 
+    def add_symbols(
+        self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None
+    ) -> Candidates:
+        """The symbol list (``symbols/ranking.py``): the chunks holding a definition the query names,
+        as the served version's store state sees them; ``candidates`` unchanged when it names none."""
+        state = live.manifest.get(STORE_STATE)
+        hits = symbol_hits(self.store, text, state=state if isinstance(state, int) else None, allowed=allowed)
+        if not hits:
+            return candidates
+        return replace(candidates, runs={**candidates.runs, SYMBOLS: hits})
+
     def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
         """For each run, a function scoring chunk ids as that run's own search would."""
         out: dict[str, Scorer] = {}
@@ -304,6 +320,8 @@ class HybridRetriever:
         list that weighs one source type and not the other (``code_expansion_weight: 0``) moves
         the scores of its chunks within their type, never the types against each other."""
         r = self.retrieval
+        symbols = runs.get(SYMBOLS, [])
+        runs = {name: hits for name, hits in runs.items() if name != SYMBOLS}
         tables: dict[str, dict[str, float]] = {}
         per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
         for source_type in ("text", "code"):
@@ -324,7 +342,7 @@ class HybridRetriever:
             chunk = rows.get(chunk_id)
             return tables["code" if chunk is not None and chunk.source_type is SourceType.CODE else "text"]
 
-        return fuse_runs(runs, r.fusion, weights, k=r.rrf_k)
+        return boost_symbols(fuse_runs(runs, r.fusion, weights, k=r.rrf_k), symbols, r.symbol_weight)
 
     def materialize(
         self,

@@ -36,6 +36,7 @@ from hybrid_rag.server.roots import confine
 from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive, save_uploads
 from hybrid_rag.server.service import delete as delete_document
 from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
+from hybrid_rag.server.symbols import install as install_symbols
 from hybrid_rag.server.web import install as install_web
 from hybrid_rag.settings import Settings
 
@@ -226,6 +227,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
         return {"live_version": body.version}
 
+    install_symbols(v1, service.call, service.engine)  # GET /v1/symbols and /v1/outline
     app.include_router(secured)
     app.include_router(v1)
     install_web(app, service.call, service.engine, require_key)  # the page at / and GET /v1/lines

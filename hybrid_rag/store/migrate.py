@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, _Base
+from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, _Base
 
 _PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
 
@@ -69,6 +69,10 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
             conn.exec_driver_sql("CREATE INDEX ix_chunks_lang ON chunks (lang)")
             _detect_languages(conn)
             found = "6"
+        if found == "6":  # schema 6 had no symbols: the table starts empty, each file written after
+            # this (a changed file, or any file of a new ingest) records its definitions
+            _Base.metadata.create_all(conn, tables=[SYMBOLS])
+            found = "7"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}

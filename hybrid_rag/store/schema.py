@@ -19,10 +19,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 6  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+SCHEMA_VERSION = 7  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
 # 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.duplicate_of (dropped near-duplicates kept,
 # unindexed) and documents.created (the state that wrote a row); 6: chunks.lang (natural
-# language); older stores migrate
+# language); 7: the symbols table; older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 
 
@@ -88,6 +88,30 @@ class _Chunk(_Base):
     lang: Mapped[str] = mapped_column(String(16), default="und", index=True)  # ISO 639-1, or "und"
 
 
+class _Symbol(_Base):
+    """One definition of a code document (``hybrid_rag/symbols``): written with its document's row,
+    in the same transaction, so a document's revision and its symbols change together; a retired
+    revision keeps its symbols for the index versions that read it, and garbage collection drops
+    them with it (cascade). ``created``: the store state that wrote the row, so a version built
+    from an older state does not see it (``store/symbol_rows.py``)."""
+
+    __tablename__ = "symbols"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    chunk_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the chunk holding its start
+    created: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(Integer)  # order in the file (the outline's)
+    name: Mapped[str] = mapped_column(String, index=True)
+    name_lower: Mapped[str] = mapped_column(String, index=True)  # case-insensitive lookups
+    kind: Mapped[str] = mapped_column(String(32))
+    qualified_name: Mapped[str] = mapped_column(String)
+    signature: Mapped[str] = mapped_column(Text)
+    start_line: Mapped[int] = mapped_column(Integer)
+    end_line: Mapped[int] = mapped_column(Integer)
+    doc: Mapped[str] = mapped_column(Text)  # the doc comment's first sentence, or ""
+    parent: Mapped[str | None] = mapped_column(String, nullable=True)  # the enclosing qualified name
+
+
 class _Embedding(_Base):
     """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
 
@@ -132,6 +156,7 @@ class _IndexVersion(_Base):
 DOCUMENTS = _Document.__table__
 """The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
 mtime, source_type, language, ingested_at)."""
+SYMBOLS = _Symbol.__table__
 CHUNKS = _Chunk.__table__
 """The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256,
 lang)."""

@@ -51,6 +51,7 @@ from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.lang.detect import detect_chunk_language
+from hybrid_rag.store import symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.schema import (
@@ -63,8 +64,10 @@ from hybrid_rag.store.schema import (
     _IndexVersion,
     _Meta,
     _Signature,
+    _Symbol,
     _Tokens,
 )
+from hybrid_rag.symbols.model import Symbol, SymbolSpan
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 
@@ -98,12 +101,14 @@ class IndexVersionRecord:
 
 @dataclass(frozen=True)
 class FileChunks:
-    """One file to (re)write in the store, with the chunks the chunker cut from it."""
+    """One file to (re)write in the store, with the chunks the chunker cut from it and the
+    definitions found in it (``hybrid_rag/symbols``)."""
 
     file: LoadedFile
     spans: Sequence[ChunkSpan]
     # span index -> sha256 of the kept chunk it nearly repeats: stored, never embedded nor indexed
     duplicate_of: Mapping[int, str] = field(default_factory=dict)
+    symbols: Sequence[SymbolSpan] = ()
 
     @property
     def kept(self) -> list[ChunkSpan]:
@@ -399,6 +404,9 @@ class MetadataStore:
                 s.add_all(rows)
                 s.flush()
                 new_ids.extend(r.id for r in rows if r.duplicate_of is None)
+                if fc.symbols:
+                    held = [(r.id, r.start_line, r.end_line) for r in rows]
+                    s.add_all(symbol_rows.symbol_rows(doc.id, held, fc.symbols, generation))
             if embeddings:
                 self._put_embeddings(s, model, embeddings)
         return new_ids
@@ -507,6 +515,7 @@ class MetadataStore:
                 found = list(s.scalars(select(_Chunk.sha256).where(_Chunk.document_id.in_(batch))))
                 chunks += len(found)
                 shas.update(found)
+                s.execute(delete(_Symbol).where(_Symbol.document_id.in_(batch)))
                 s.execute(delete(_Chunk).where(_Chunk.document_id.in_(batch)))
                 s.execute(delete(_Document).where(_Document.id.in_(batch)))
             held = set()
@@ -636,6 +645,47 @@ class MetadataStore:
                 select(_Chunk.id, _Chunk.sha256).join(_Document).where(_LIVE, _INDEXED).order_by(_Chunk.id)
             )
             return _generation(s), dict(s.execute(query).all())
+
+    # -- symbols ---------------------------------------------------------------------------
+
+    def symbols(
+        self,
+        *,
+        state: int | None = None,
+        names: Iterable[str] | None = None,
+        prefix: str | None = None,
+        path_glob: str | None = None,
+        path: str | None = None,
+        kinds: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[Symbol]:
+        """Definitions seen at store state ``state`` (None: the current one), in (path, position)
+        order: those whose name is one of ``names`` or starts with ``prefix`` (case-insensitive),
+        of a stored ``path`` or a ``path_glob``, of ``kinds`` (``store/symbol_rows.py``)."""
+        with self._session() as s:
+            return symbol_rows.read(
+                s,
+                state=state,
+                names_lower=None if names is None else [n.lower() for n in names],
+                prefix_lower=None if prefix is None else prefix.lower(),
+                path_glob=path_glob,
+                path=path,
+                kinds=kinds,
+                limit=limit,
+            )
+
+    def symbol_names(
+        self, *, state: int | None = None, path_glob: str | None = None, kinds: Sequence[str] | None = None
+    ) -> list[str]:
+        """The distinct definition names seen at ``state`` (for fuzzy lookups)."""
+        with self._session() as s:
+            return symbol_rows.names(s, state=state, path_glob=path_glob, kinds=kinds)
+
+    def symbol_count(self) -> int:
+        """Definitions in the current state."""
+        with self._session() as s:
+            query = select(func.count(_Symbol.id)).join(_Document).where(_LIVE)
+            return s.scalar(query) or 0
 
     # -- embedding cache -------------------------------------------------------------------
 

@@ -1,0 +1,423 @@
+"""One extractor for every language: a grammar's tags query's captures turned into ``CodeUnit``s.
+
+For each ``@definition.KIND`` capture with its ``@name`` the extractor finds
+
+* the unit's node: the captured node, widened to the statement that holds it (a C declarator to
+  its ``function_definition``, a Go ``type_spec`` to its ``type_declaration``, a Python function
+  to its ``decorated_definition``, a JavaScript class to its ``export_statement``);
+* its attached doc: the comments right above it (no blank line between, not trailing the line
+  before), attributes and annotations between them included in the range; in Python the
+  docstring, when there is one;
+* its kind: the capture's, made precise by the node's type (a Rust ``struct_item`` captured as
+  ``definition.class`` is a struct) and its place (a function inside a class is a method);
+* its enclosing units (by node ancestry), which give the qualified name and the parent, and the
+  package a file declares (Java, Kotlin, Go, Scala, C#), which prefixes it.
+
+Nothing here is specific to one language except what ``grammars.Grammar`` says.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
+from hybrid_rag.code.units import CodeUnit
+
+MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
+MAX_ERROR_SHARE = 0.25  # more of the file than this inside ERROR nodes: the parse failed badly
+MAX_SIGNATURE = 300  # characters
+
+# nodes that hold a definition as their main part: the unit's range widens to them
+_WRAPPERS = frozenset(
+    {
+        "function_definition",  # a C / C++ declarator's
+        "declaration",
+        "field_declaration",
+        "decorated_definition",
+        "export_statement",
+        "type_declaration",
+        "template_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "ambient_declaration",
+    }
+)
+_ATTRIBUTES = frozenset({"attribute_item", "attribute", "annotation", "decorator", "marker_annotation"})
+_KIND_WORDS = (  # a word of the node type -> the kind (first match wins)
+    ("impl", "impl"),
+    ("namespace", "namespace"),
+    ("trait", "trait"),
+    ("interface", "interface"),
+    ("protocol", "interface"),
+    ("struct", "struct"),
+    ("enum", "enum"),
+    ("union", "union"),
+    ("object", "object"),
+    ("module", "module"),
+    ("macro", "macro"),
+    ("type_alias", "type"),
+    ("type_item", "type"),
+    ("type_spec", "type"),
+    ("type_definition", "type"),
+)
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "union", "impl", "object", "type"})
+CONTAINER_KINDS = frozenset({"namespace", "module"})  # what they hold is top level for chunking
+_KEEP_KINDS = frozenset(
+    {
+        "function",
+        "method",
+        "class",
+        "struct",
+        "interface",
+        "trait",
+        "enum",
+        "union",
+        "type",
+        "impl",
+        "module",
+        "namespace",
+        "object",
+        "macro",
+        "constant",
+    }
+)
+_COMMENT_LINE = re.compile(r"^\s*(?:/{2,}!?|/\*+!?|\*+/|\*(?!/)|#+!?|--+|;+)\s?")
+_COMMENT_END = re.compile(r"\s*\*+/\s*$")
+_DOC_TAGS = re.compile(r"</?(?:summary|remarks|para|returns)>")  # C# XML doc comments
+_NOT_SIGNATURE = ("@", "#", "//", "/*", "* ", "*/")  # annotation and comment lines in a head
+
+
+def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
+    """Units of the file at ``path`` (its grammar from the extension), or None."""
+    grammar = grammar_for_path(path)
+    if grammar is None:
+        return None
+    choices = [grammar, *(g for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar)]
+    units = _best(ordered(choices, text), text)
+    return None if units is None else list(units)
+
+
+def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
+    """Units of ``text`` in the loader's ``language`` (hybrid_rag.ingest.loaders), or None."""
+    units = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+    return None if units is None else list(units)
+
+
+@functools.lru_cache(maxsize=8)  # ingest asks twice for a file: its chunks' cuts and its symbols
+def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
+    """The first grammar's units when it parses cleanly, else the cleanest parse's (or None)."""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) > MAX_BYTES:
+        return None
+    best: tuple[float, tuple[CodeUnit, ...]] | None = None
+    for name in choices:
+        loaded = load(name)
+        if loaded is None:
+            continue
+        try:
+            tree = loaded.parser().parse(data)
+        except Exception:  # a grammar that cannot parse this file: the regex path
+            continue
+        share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
+        if share > MAX_ERROR_SHARE:
+            continue
+        units = tuple(_units(loaded, tree.root_node, data))
+        if share == 0.0:
+            return units
+        if best is None or share < best[0]:
+            best = (share, units)
+    return None if best is None else best[1]
+
+
+def _error_share(root: Any, size: int) -> float:
+    """The share of the file's bytes in tokens the parser could not place: the leaves of ERROR
+    nodes (a well-formed definition inside an ERROR node, as after a C++ macro the grammar cannot
+    read, counts as parsed). Only subtrees that hold an error are visited."""
+    bad = 0
+    stack = [(root, False)]
+    while stack:
+        node, in_error = stack.pop()
+        in_error = in_error or node.type == "ERROR"
+        for child in node.children:
+            if (child.type == "ERROR" or child.has_error) and child.child_count:
+                stack.append((child, in_error))
+            elif (in_error or child.type == "ERROR") and child.child_count == 0:
+                bad += child.end_byte - child.start_byte
+    return bad / max(size, 1)
+
+
+def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
+    import tree_sitter
+
+    grammar = loaded.grammar
+    found: dict[int, tuple[Any, Any, str]] = {}  # name node id -> (def node, name node, kind)
+    for _, captures in tree_sitter.QueryCursor(loaded.query).matches(root):
+        names = captures.get("name")
+        defs = [(k[len("definition.") :], v) for k, v in captures.items() if k.startswith("definition.")]
+        if not names or not defs:
+            continue
+        kind, nodes = defs[0]
+        node, name = nodes[0], names[0]
+        if not (node.start_byte <= name.start_byte and name.end_byte <= node.end_byte):
+            continue
+        held = found.get(name.id)
+        if held is None or (node.end_byte - node.start_byte) < (held[0].end_byte - held[0].start_byte):
+            found[name.id] = (node, name, kind)
+    # the unit node (widened) for each capture, in source order, one per node
+    rows: dict[int, tuple[Any, Any, Any, str]] = {}  # outer id -> (outer, def, name, kind)
+    for node, name, kind in found.values():
+        outer = _widen(node)
+        if outer.id not in rows:
+            rows[outer.id] = (outer, node, name, kind)
+    ordered = sorted(rows.values(), key=lambda r: (r[0].start_byte, -r[0].end_byte))
+    package = _package(grammar, root, data)
+    by_node: dict[int, tuple[str, str]] = {}  # outer id -> (qualified name, kind)
+    units: list[CodeUnit] = []
+    for outer, node, name_node, capture_kind in ordered:
+        if node.type in grammar.package and node.parent is not None and node.parent.parent is None:
+            continue  # the file's package clause names the others' prefix, it is no unit
+        enclosing = _enclosing(outer, by_node)
+        prefix = _name_prefix(name_node, data)
+        kind = _kind(node, capture_kind, enclosing[1] if enclosing else None, bool(prefix))
+        if kind not in _KEEP_KINDS or (kind == "constant" and enclosing is not None):
+            continue
+        name = _text(data, name_node)
+        scope = enclosing[0] if enclosing else package
+        qualified = _qualify(grammar, scope, prefix, name)
+        parent = enclosing[0] if enclosing else None
+        if prefix:
+            parent = _qualify(grammar, scope, "", prefix)
+        by_node[outer.id] = (qualified, kind)
+        start = _doc_start(outer)
+        units.append(
+            CodeUnit(
+                name=name,
+                kind=kind,
+                qualified_name=qualified,
+                signature=_signature(node, outer, data),
+                start_line=start.start_point[0] + 1,
+                end_line=_end_line(outer),
+                doc=_doc(grammar, node, outer, data),
+                parent=parent,
+            )
+        )
+    return units
+
+
+def _text(data: bytes, node: Any) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+
+def _widen(node: Any) -> Any:
+    """The statement that holds a captured definition (declarators and wrappers walked up)."""
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type.endswith("declarator") or parent.type in _WRAPPERS:
+            node = parent
+        else:
+            break
+    return node
+
+
+def _end_line(node: Any) -> int:
+    """1-based last line (a node that ends at column 0 ends on the line before)."""
+    row, col = node.end_point
+    return row if col == 0 and row > node.start_point[0] else row + 1
+
+
+def _enclosing(outer: Any, by_node: dict[int, tuple[str, str]]) -> tuple[str, str] | None:
+    """(qualified name, kind) of the nearest enclosing unit, or None."""
+    node = outer.parent
+    while node is not None:
+        held = by_node.get(node.id)
+        if held is not None:
+            return held
+        node = node.parent
+    return None
+
+
+def _kind(node: Any, capture: str, parent_kind: str | None, scoped: bool = False) -> str:
+    """The capture's kind, made precise by the node type and by what encloses it (``scoped``:
+    the name itself names a type, as in C++ ``int Foo::bar()`` or a Go method's receiver)."""
+    kind = capture
+    if scoped and kind in {"function", "method"}:
+        return "method"
+    if capture in {"class", "type", "interface", "module"}:
+        for word, named in _KIND_WORDS:
+            if word in node.type:
+                kind = named
+                break
+    shape = node.child_by_field_name("type") if kind == "type" else None  # Go: type X struct {...}
+    if shape is not None:
+        kind = next((named for word, named in _KIND_WORDS[:8] if word in shape.type), kind)
+    if kind == "function" and parent_kind in _TYPE_KINDS:
+        kind = "method"
+    if kind == "method" and parent_kind is not None and parent_kind not in _TYPE_KINDS:
+        kind = "function"  # a function nested in a function or a namespace
+    return kind
+
+
+def _name_prefix(name: Any, data: bytes) -> str:
+    """The scope written into the name itself (C++ ``Foo::bar``, a Go method's receiver type)."""
+    parent = name.parent
+    if parent is not None and parent.type in {"qualified_identifier", "scoped_identifier"}:
+        full = _text(data, parent)
+        own = _text(data, name)
+        if full.endswith(own):
+            return full[: -len(own)].rstrip(":").strip()
+    if parent is not None and parent.type == "method_declaration":
+        receiver = parent.child_by_field_name("receiver")
+        if receiver is not None:
+            for node in _descendants(receiver):
+                if node.type == "type_identifier":
+                    return _text(data, node)
+    return ""
+
+
+def _descendants(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _qualify(grammar: Grammar, scope: str | None, prefix: str, name: str) -> str:
+    sep = grammar.separator
+    if prefix:
+        prefix = prefix.replace("::", sep)
+    parts = [p for p in (scope, prefix, name) if p]
+    return sep.join(parts)
+
+
+def _package(grammar: Grammar, root: Any, data: bytes) -> str | None:
+    """The package the file declares (``package com.example;``), or None."""
+    for child in root.children:
+        if child.type in grammar.package:
+            named = child.child_by_field_name("name")
+            if named is None:
+                names = [c for c in child.named_children if "identifier" in c.type or c.type == "name"]
+                named = names[-1] if names else None
+            return _text(data, named).strip() if named is not None else None
+    return None
+
+
+def _attached(outer: Any) -> list[Any]:
+    """Comments and attributes right above ``outer`` (nearest first), with no blank line between
+    and none that trails code on its own line."""
+    out: list[Any] = []
+    top_row = outer.start_point[0]
+    anchor = outer  # a comment above a block's first statement can sit outside the block node
+    while (
+        anchor.prev_sibling is None
+        and anchor.parent is not None
+        and anchor.parent.start_byte == anchor.start_byte
+    ):
+        anchor = anchor.parent
+    sib = anchor.prev_sibling
+    while sib is not None and ("comment" in sib.type or sib.type in _ATTRIBUTES):
+        if sib.end_point[0] < top_row - 1:
+            break  # a blank line between
+        before = sib.prev_sibling
+        if before is not None and before.end_point[0] == sib.start_point[0] and "comment" not in before.type:
+            break  # a comment trailing the code before it
+        out.append(sib)
+        top_row = sib.start_point[0]
+        sib = sib.prev_sibling
+    return out
+
+
+def _doc_start(outer: Any) -> Any:
+    attached = [n for n in _attached(outer) if not _inner_doc(n)]
+    return attached[-1] if attached else outer
+
+
+def _inner_doc(node: Any) -> bool:
+    """``//!`` and ``/*!`` document the enclosing module, not the next item."""
+    text = node.text or b""
+    return text.startswith((b"//!", b"/*!"))
+
+
+def _doc(grammar: Grammar, node: Any, outer: Any, data: bytes) -> str:
+    if grammar.docstrings:
+        docstring = _docstring(node, data)
+        if docstring:
+            return docstring
+    comments = [n for n in reversed(_attached(outer)) if "comment" in n.type and not _inner_doc(n)]
+    return clean_comment("\n".join(_text(data, n) for n in comments))
+
+
+def _docstring(node: Any, data: bytes) -> str:
+    body = node.child_by_field_name("body")
+    if body is None or not body.named_children:
+        return ""
+    first = body.named_children[0]
+    if (
+        first.type == "expression_statement"
+        and first.named_children
+        and first.named_children[0].type == "string"
+    ):
+        return clean_docstring(_text(data, first.named_children[0]))
+    return ""
+
+
+def clean_docstring(literal: str) -> str:
+    """A Python string literal's text: prefix and quotes off, indentation cleaned."""
+    body = literal.lstrip("rRbBuUfF")
+    for quote in ('"""', "'''", '"', "'"):
+        if body.startswith(quote) and body.endswith(quote) and len(body) >= 2 * len(quote):
+            body = body[len(quote) : -len(quote)]
+            break
+    return inspect.cleandoc(body)
+
+
+def clean_comment(text: str) -> str:
+    """Comment lines without their markers (``///``, ``//``, ``/** */``, ``*``, ``#``, ``--``).
+
+    >>> clean_comment("/**\\n * Adds two numbers.\\n * @param a first\\n */")
+    'Adds two numbers.\\n@param a first'
+    """
+    lines = []
+    for line in text.splitlines():
+        line = _COMMENT_END.sub("", line)
+        line = _DOC_TAGS.sub("", _COMMENT_LINE.sub("", line, count=1))
+        lines.append(line.rstrip())
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _signature(node: Any, outer: Any, data: bytes) -> str:
+    """The definition's head: from its first line (decorators off) to its body, whitespace collapsed."""
+    head = outer
+    if head.type == "decorated_definition":
+        head = head.child_by_field_name("definition") or node
+    body = None
+    for candidate in (node, head, *_chain(node, head)):
+        body = candidate.child_by_field_name("body")
+        if body is not None:
+            break
+    end = body.start_byte if body is not None and body.start_byte > head.start_byte else head.end_byte
+    raw = data[head.start_byte : end].decode("utf-8", errors="replace")
+    if body is None:
+        raw = raw.split("{", 1)[0] if "{" in raw.split("\n", 1)[0] else raw.split("\n", 1)[0]
+    lines = [ln for ln in raw.splitlines() if not ln.lstrip().startswith(_NOT_SIGNATURE)] or raw.splitlines()
+    sig = " ".join(" ".join(lines).split())
+    sig = sig.rstrip("{:;=").rstrip()
+    return sig[:MAX_SIGNATURE]
+
+
+def _chain(node: Any, top: Any) -> Iterator[Any]:
+    """Ancestors of ``node`` up to ``top``."""
+    current = node.parent
+    while current is not None:
+        yield current
+        if current.id == top.id:
+            return
+        current = current.parent

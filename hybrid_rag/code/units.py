@@ -1,0 +1,44 @@
+"""A definition in a source file: the unit that chunks, windows and the symbol index are cut at.
+
+``extract_units(path, text)`` is the one entry point: it parses the file with the tree-sitter
+grammar its extension names (``hybrid_rag.code.grammars``), runs that grammar's own tags query and
+turns the captures into units (``hybrid_rag.code.extract``). It answers None when no grammar
+applies (an unknown extension, the grammar wheels not installed) or when the parse fails badly,
+so the caller falls back to the regular-expression path and never loses a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CodeUnit:
+    """One definition of a source file.
+
+    ``start_line`` / ``end_line`` are 1-based and inclusive and cover the unit's attached doc
+    comment and decorators / attributes as well as the definition itself. ``kind`` is one of
+    function, method, class, struct, interface, trait, enum, union, type, impl, module, namespace,
+    object, macro, constant, ... ``qualified_name`` joins the enclosing scopes the language's way
+    (``Foo::bar`` in Rust and C++, ``pkg.Class.method`` in Java, ``Class.method`` in Python);
+    ``parent`` is the qualified name of the enclosing unit (None at the top of the file).
+    ``signature`` is the definition's head up to its body, whitespace collapsed; ``doc`` the
+    attached doc comment or docstring without its comment markers ("" when there is none).
+    """
+
+    name: str
+    kind: str
+    qualified_name: str
+    signature: str
+    start_line: int
+    end_line: int
+    doc: str
+    parent: str | None
+
+
+def extract_units(path: str, text: str) -> list[CodeUnit] | None:
+    """The definitions of ``text`` (the file at ``path``) in source order, or None when no grammar
+    applies or the parse fails badly (the caller then uses the regular-expression path)."""
+    from hybrid_rag.code.extract import units_for_path
+
+    return units_for_path(path, text)

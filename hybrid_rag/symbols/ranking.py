@@ -1,0 +1,220 @@
+"""Identifiers that find their definition: the symbol list fused into a query's ranking.
+
+A question that names an identifier of the corpus (``ConnectionPool``, ``parse_filter``,
+``ClientOptions.compression``, ``Foo::bar``) should rank the chunk holding that definition first.
+``identifier_tokens`` picks the words of a query that look like code (an underscore, an inner
+capital, a qualifier, backticks or a call's parentheses; a capitalised word past the first only
+when it names a definition exactly); ``symbol_hits`` looks them up in the symbol index and scores
+the chunk that holds each definition found:
+
+* 1.0 the name (or the qualified name) as written; 0.7 equal ignoring case;
+* 0.4 a part: the last part of a qualified token whose qualifier does not match, or its qualifier;
+* divided by the square root of the number of definitions sharing the name (``get`` in forty
+  classes says little about which one), halved for definitions under tests.
+
+``boost`` adds the list to the fused ranking: ``weight * score`` standard deviations of the fused
+scores of the query's candidates, the scale ``retrieval/priors.py`` uses, so the same weight means
+the same on every fusion mode. A chunk no other list found enters at the lowest fused score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hybrid_rag.retrieval.fusion import Fused, rank_order
+from hybrid_rag.symbols.model import Symbol
+from hybrid_rag.symbols.search import SymbolSource, is_test_path, split_qualified
+from hybrid_rag.types import Hit
+
+SYMBOLS = "symbols"  # the list's name among a query's runs and in a result's breakdown
+EXACT, CASELESS, PART = 1.0, 0.7, 0.4
+WORD = 1.0  # a plain word that is exactly a definition's name (``chunked``, ``Builder``)
+_TOKEN = re.compile(r"`([^`]+)`|([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*)(\s*\()?")
+_INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+MAX_TOKENS = 16  # a pasted stack trace is not sixteen identifiers to look up
+
+
+@dataclass(frozen=True)
+class IdentifierToken:
+    """A word of the query that may name a definition. ``code``: it looks like an identifier (an
+    underscore, an inner capital, a qualifier, backticks, a call) and matches ignoring case too;
+    a plain word (``chunked``, ``Builder``) counts only as the exact, case-sensitive name."""
+
+    text: str
+    code: bool = True
+
+
+def identifier_tokens(query: str) -> list[IdentifierToken]:
+    """The query's words that may name a definition, in order, without repeats: every word that
+    looks like code, and plain words of at least ``MIN_WORD`` characters that are not English
+    stop words or the words questions about code are made of (``defined``, ``implementation``).
+
+    >>> [t.text for t in identifier_tokens("Where is ConnectionPool used by parse_filter()?")]
+    ['ConnectionPool', 'parse_filter']
+    >>> [(t.text, t.code) for t in identifier_tokens("What does the Builder struct do?")]
+    [('Builder', False)]
+    """
+    out: dict[str, IdentifierToken] = {}
+    for m in _TOKEN.finditer(query):
+        quoted, word, call = m.group(1), m.group(2), m.group(3)
+        text = (quoted or word or "").strip().rstrip("()")
+        if not text or not re.match(r"[A-Za-z_]", text):
+            continue
+        if quoted or call or _looks_like_code(text):
+            out.setdefault(text, IdentifierToken(text))
+        elif len(text) >= MIN_WORD and text.lower() not in _plain_stop_words():
+            out.setdefault(text, IdentifierToken(text, code=False))
+    return list(out.values())[:MAX_TOKENS]
+
+
+MIN_WORD = 4
+_QUESTION_WORDS = frozenset(
+    [
+        "defined",
+        "define",
+        "definition",
+        "implementation",
+        "implemented",
+        "implement",
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "class",
+        "classes",
+        "struct",
+        "structs",
+        "trait",
+        "interface",
+        "module",
+        "type",
+        "purpose",
+        "create",
+        "creates",
+        "instance",
+        "code",
+        "file",
+        "files",
+        "work",
+        "works",
+        "used",
+        "example",
+        "show",
+        "find",
+        "does",
+        "mean",
+        "means",
+        "return",
+        "returns",
+        "value",
+        "values",
+    ]
+)
+
+
+@lru_cache(maxsize=1)
+def _plain_stop_words() -> frozenset[str]:
+    from hybrid_rag.indices.tokenize import spacy_english_stop_words
+
+    try:
+        english = spacy_english_stop_words()
+    except Exception:  # spaCy's list not installed: the question words alone
+        english = frozenset()
+    return english | _QUESTION_WORDS
+
+
+def _looks_like_code(word: str) -> bool:
+    return (
+        "_" in word.strip("_")
+        or "." in word
+        or "::" in word
+        or "#" in word
+        or bool(_INNER_CAPITAL.search(word))
+    )
+
+
+def symbol_hits(
+    source: SymbolSource,
+    query: str,
+    *,
+    state: int | None,
+    allowed: np.ndarray | None = None,
+) -> list[Hit]:
+    """The chunks holding a definition the query names, scored as in the module docstring, best
+    first (ties by chunk id); [] when the query names none."""
+    tokens = identifier_tokens(query)
+    if not tokens:
+        return []
+    wanted = {p.lower() for t in tokens for p in split_qualified(t.text)}
+    found = source.symbols(names=sorted(wanted), state=state)
+    by_name: dict[str, list[Symbol]] = {}
+    for symbol in found:
+        by_name.setdefault(symbol.name.lower(), []).append(symbol)
+    best: dict[int, float] = {}
+    for token in tokens:
+        for symbol, strength in _matches(token, by_name):
+            if symbol.chunk_id is None:
+                continue
+            sharing = len(by_name.get(symbol.name.lower(), ())) or 1
+            score = strength / math.sqrt(sharing) * (0.5 if is_test_path(symbol.path) else 1.0)
+            if score > best.get(symbol.chunk_id, 0.0):
+                best[symbol.chunk_id] = score
+    if allowed is not None:
+        keep = set(allowed.tolist())
+        best = {i: s for i, s in best.items() if i in keep}
+    return [Hit(i, s) for i, s in rank_order(best)]
+
+
+def _matches(token: IdentifierToken, by_name: Mapping[str, Sequence[Symbol]]) -> list[tuple[Symbol, float]]:
+    parts = split_qualified(token.text)
+    last = parts[-1]
+    out: list[tuple[Symbol, float]] = []
+    for symbol in by_name.get(last.lower(), ()):
+        if len(parts) > 1:
+            have = [p.lower() for p in split_qualified(symbol.qualified_name)]
+            if have[-len(parts) :] == [p.lower() for p in parts]:
+                out.append((symbol, EXACT if _tail(symbol.qualified_name, parts) else CASELESS))
+            else:
+                out.append((symbol, PART))
+        elif symbol.name == last:
+            out.append((symbol, EXACT if token.code else WORD))
+        elif token.code:
+            out.append((symbol, CASELESS))
+    if len(parts) > 1:  # the qualifier names a definition too (``ClientOptions`` of ``.compression``)
+        for symbol in by_name.get(parts[-2].lower(), ()):
+            out.append((symbol, PART))
+    return out
+
+
+def _tail(qualified_name: str, parts: Sequence[str]) -> bool:
+    return split_qualified(qualified_name)[-len(parts) :] == list(parts)
+
+
+def boost(fused: Sequence[Fused], hits: Sequence[Hit], weight: float) -> list[Fused]:
+    """``fused`` with each symbol hit's chunk moved up by ``weight * score`` standard deviations of
+    the fused scores (see the module docstring); re-sorted, ties by chunk id. Each boosted chunk's
+    ``parts["symbols"]`` records what it added."""
+    if not hits or weight <= 0:
+        return list(fused)
+    scores = np.array([f.score for f in fused], dtype=np.float64)
+    spread = float(scores.std()) if scores.size > 1 else 0.0
+    spread = spread if spread > 0 else 1.0
+    floor = float(scores.min()) if scores.size else 0.0
+    extra = {h.id: weight * h.score * spread for h in hits}
+    out: dict[int, Fused] = {}
+    for f in fused:
+        if f.id in extra:
+            out[f.id] = Fused(f.id, f.score + extra[f.id], {**f.parts, SYMBOLS: extra[f.id]})
+        else:
+            out[f.id] = f
+    for chunk_id, add in extra.items():
+        if chunk_id not in out:
+            out[chunk_id] = Fused(chunk_id, floor + add, {SYMBOLS: add})
+    order = rank_order({i: f.score for i, f in out.items()})
+    return [out[i] for i, _ in order]
