@@ -150,7 +150,10 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ingest", status_code=202, responses=documented(403, 404))
     async def ingest(body: IngestBody, response: Response) -> dict[str, Any]:
         """Ingest server-side paths (only below server.ingest_roots) as a job; poll GET /v1/jobs/{id}."""
-        paths = [confine(p, service.roots, field=f"paths[{i}]") for i, p in enumerate(body.paths)]
+        home = settings.data_dir
+        paths = [
+            confine(p, service.roots, field=f"paths[{i}]", data_dir=home) for i, p in enumerate(body.paths)
+        ]
         request = {"paths": [str(p) for p in paths], "collection": body.collection, "dry_run": body.dry_run}
         job = service.ingest_job(
             paths, collection=body.collection, metadata=body.metadata, dry_run=body.dry_run, request=request
