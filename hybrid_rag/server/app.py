@@ -114,7 +114,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/query")
     async def query(body: QueryBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         self_check = bool((body.features or {}).get("self_check"))
         result, checked = await service.call(
             service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
@@ -125,7 +125,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         built, checked = await service.call(
             service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
         )
@@ -135,7 +135,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         answer = await service.call(
             service.engine.ask,
             body.query,
