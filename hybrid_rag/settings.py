@@ -352,7 +352,7 @@ class RetrievalSettings(_Section):
     # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
     symbol_weight: Float = Field(1.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
-    filter_max_terms: Int = Field(100_000, gt=0)  # comparisons, and values of in-lists
+    filter_max_terms: Int = Field(5_000, gt=0)  # comparisons, and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see
@@ -507,7 +507,7 @@ class ServerSettings(_Section):
     workers: Int = Field(1, ge=1, le=64)  # processes, each with its own engine (up to the core count)
     api_keys_file: str | None = None  # one key a line; None: api_keys in the data dir (generated 0600)
     ingest_roots: tuple[str, ...] = ()  # server-side ingest only below these folders; () : refused
-    max_body_bytes: Int = Field(1_000_000, gt=0)  # a JSON request body
+    max_body_bytes: Int = Field(131_072, gt=0)  # a JSON request body (its filter parses in < 0.1 s)
     max_upload_bytes: Int = Field(20_000_000, gt=0)  # a multipart upload, every file together
     max_query_chars: Int = Field(4_000, gt=0)
     max_top_k: Int = Field(100, gt=0)

@@ -1,8 +1,9 @@
 """What one filter may cost: terms, distinct globs and their characters, each under a limit in
 ``retrieval.*`` (``filter_max_terms``, ``filter_max_globs``, ``filter_max_glob_chars``).
 
-A term is one comparison or one value of an ``in`` list (a long ``in`` list is one bound set, so it
-is cheap; the default allows tens of thousands). A glob costs a pass over every path it is tested
+A term is one comparison; an ``in`` list costs one term per ``IN_LIST_VALUES`` values (a long list is
+one bound set, so it is cheap: the default allows hundreds of thousands of values, while a chain of
+5,000 comparisons already takes seconds to compile into SQL). A glob costs a pass over every path it is tested
 against, so distinct globs (the same glob twice is matched once a path) and their total length are
 held much lower. A filter over a limit is refused before any work, in one line naming the setting.
 """
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from hybrid_rag.errors import InputError
 from hybrid_rag.filters.globs import normalize_glob
 from hybrid_rag.filters.language import And, Compare, FilterExpr, InList, Not, Or
+
+IN_LIST_VALUES = 100  # values of an in-list that cost one term (store/filter_sql.py binds them as one set)
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ def cost_of(expr: FilterExpr) -> FilterCost:
         elif isinstance(node, Not):
             todo.append(node.item)
         elif isinstance(node, InList):
-            terms += max(1, len(node.values))
+            terms += max(1, -(-len(node.values) // IN_LIST_VALUES))
         elif isinstance(node, Compare):
             terms += 1
             if node.op == "~":

@@ -22,7 +22,7 @@ from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
-from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
+from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
 from hybrid_rag.indices.tokenize import chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
@@ -210,7 +210,7 @@ class IndexBuilder:
         self.versions.publish(version, staging)
         self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
         self.versions.prune(self.keep_versions)
-        collect(self.store, self.versions)
+        collect(self.store, self.versions, reader_name(self.config.directory))
         seconds["write"] = time.perf_counter() - t
         return BuildReport(
             version,

@@ -9,6 +9,8 @@ without ``store_state`` (built before snapshots) counts as state 0: it keeps eve
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
 from typing import Any, Protocol
 
 from hybrid_rag.errors import StoreError
@@ -28,9 +30,22 @@ def oldest_kept_state(versions: _Versions, current_state: int) -> int:
     return min(states, default=current_state)
 
 
-def collect(store: MetadataStore, versions: _Versions) -> dict[str, int]:
-    """Delete the retired rows no kept version reads (run after ``prune``, under the writer lock)."""
-    return store.collect_garbage(oldest_kept_state(versions, store.generation()))
+def reader_name(directory: Path) -> str:
+    """How a data dir names itself to a shared store: its host and its index folder."""
+    return f"{socket.gethostname()}:{Path(directory).resolve()}"
+
+
+def collect(store: MetadataStore, versions: _Versions, reader: str | None = None) -> dict[str, int]:
+    """Delete the retired rows no kept version reads (run after ``prune``, under the writer lock).
+
+    On a shared store (several data dirs, docs/scale-out.md) each data dir ``reader`` records the
+    oldest state its kept versions read, and the rows any of them reads are kept: one host's
+    pruning never deletes what another host's live version serves."""
+    oldest = oldest_kept_state(versions, store.generation())
+    if reader is not None and store.shared:
+        store.hold_state(reader, oldest)
+        oldest = min([oldest, *store.held_states().values()])
+    return store.collect_garbage(oldest)
 
 
 def check_unchanged(store: MetadataStore, state: int) -> None:

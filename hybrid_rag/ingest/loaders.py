@@ -415,11 +415,15 @@ def iter_files(
     Raises InputError if a path does not exist, before yielding anything.
     """
     roots: list[Path] = []
+    homes = [p.resolve() for p in exclude]
     for raw in paths:
         p = Path(raw).expanduser()
         if not p.exists():
             raise InputError(f"path does not exist: {raw}")
-        roots.append(p.resolve())
+        root = p.resolve()
+        if any(root == home or root.is_relative_to(home) for home in homes):
+            raise InputError(f"{raw} is in the data dir (the store, indices and keys): it is never ingested")
+        roots.append(root)
     rules = IgnoreRules(settings.ignore)
     seen: set[str] = set()
     for root in roots:
@@ -477,7 +481,8 @@ def _walk(
                 continue
             path, target = followed
             is_dir = target.is_dir()
-        if is_dir and (target or path) in exclude:
+        into_home = target is not None and any(target.is_relative_to(e) for e in exclude)
+        if (target or path) in exclude or into_home:
             yield SkippedFile(path.as_posix(), "the data dir (hybrid-rag's own store and indices)")
         elif is_dir:
             child = _open_folder(path, child_rel, specs, settings)

@@ -16,7 +16,7 @@ import numpy as np
 
 from hybrid_rag import deadline
 from hybrid_rag import filters as filter_lang
-from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError
+from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError, StoreError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
@@ -146,6 +146,7 @@ class HybridRetriever:
         if flags.symbols:
             candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed)
         timed(tracer, "fetch", self.fetch, candidates, rows)
+        self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer)
         fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
@@ -298,6 +299,18 @@ class HybridRetriever:
     def fetch(self, candidates: Candidates, rows: dict[int, Chunk]) -> None:
         """Read the candidates' chunks into ``rows`` (those the expansion read are there already)."""
         rows.update(self.store.chunks([i for i in candidates.ids if i not in rows]))
+
+    def check_rows(self, candidates: Candidates, rows: Mapping[int, Chunk], live: LiveIndex) -> None:
+        """StoreError when the version still live holds chunks the store no longer has: its rows
+        were collected under it (another host's garbage collection on a shared store, or damage),
+        so it would answer with what is left. A version replaced meanwhile just drops them."""
+        gone = [i for i in candidates.ids if i not in rows]
+        versions = getattr(self.indices, "versions", None)
+        if gone and versions is not None and versions.current() == live.version:
+            raise StoreError(
+                f"index version {live.version} is stale: the store no longer holds {len(gone)} of its "
+                "chunks (collected by another data dir sharing the store?): run `hybrid-rag rebuild`"
+            )
 
     def exact_scores(
         self, candidates: Candidates, live: LiveIndex, tracer: Tracer

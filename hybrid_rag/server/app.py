@@ -115,7 +115,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/query")
     async def query(body: QueryBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         self_check = bool((body.features or {}).get("self_check"))
         result, checked = await service.call(
             service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
@@ -126,7 +126,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         built, checked = await service.call(
             service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
         )
@@ -136,7 +136,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        kwargs = check_query(body, service.limits, settings.features)
+        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
         answer = await service.call(
             service.engine.ask,
             body.query,
@@ -151,7 +151,10 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ingest", status_code=202, responses=documented(403, 404))
     async def ingest(body: IngestBody, response: Response) -> dict[str, Any]:
         """Ingest server-side paths (only below server.ingest_roots) as a job; poll GET /v1/jobs/{id}."""
-        paths = [confine(p, service.roots, field=f"paths[{i}]") for i, p in enumerate(body.paths)]
+        home = settings.data_dir
+        paths = [
+            confine(p, service.roots, field=f"paths[{i}]", data_dir=home) for i, p in enumerate(body.paths)
+        ]
         request = {"paths": [str(p) for p in paths], "collection": body.collection, "dry_run": body.dry_run}
         job = service.ingest_job(
             paths, collection=body.collection, metadata=body.metadata, dry_run=body.dry_run, request=request

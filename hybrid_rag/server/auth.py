@@ -156,9 +156,30 @@ def host_allowed(header: str, allowed: tuple[str, ...] = ()) -> bool:
     return bool(name) and (is_loopback(name) or name in {a.lower() for a in allowed})
 
 
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def origin_allowed(header: str | None, allowed: tuple[str, ...] = ()) -> bool:
+    """Whether a request's ``Origin`` may write without a key: absent (not a browser, or a same-origin
+    GET), or a page served from this machine (a loopback host, any port) or from ``allowed``. The MCP
+    transport's rule against cross-site requests: a web page elsewhere can POST a form or a multipart
+    upload to 127.0.0.1 without a preflight, and the browser names that page's origin.
+
+    >>> origin_allowed(None), origin_allowed("http://127.0.0.1:8000"), origin_allowed("http://evil.example")
+    (True, True, False)
+    """
+    if header is None:
+        return True
+    scheme, sep, rest = header.strip().partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or "/" in rest:
+        return False  # "null" (a sandboxed or file: page), or not an origin at all
+    return host_allowed(rest, allowed)
+
+
 class BearerGuard:
     """ASGI middleware, before any body is read: without keys (``--no-auth``, loopback only) a request
-    whose ``Host`` is not this machine's is refused (421: DNS rebinding); with keys a request to a
+    whose ``Host`` is not this machine's is refused (421: DNS rebinding), and a write whose ``Origin``
+    is another site's (403: a cross-site form or upload, ``origin_allowed``); with keys a request to a
     guarded path (``prefixes``; all when empty) without a right ``Authorization: Bearer`` is a 401,
     so an unauthenticated client learns nothing from how its body parses."""
 
@@ -180,6 +201,12 @@ class BearerGuard:
                 if not host_allowed(host, self.allowed_hosts):
                     message = f"Host {host!r} is not this machine: --no-auth serves loopback names only"
                     await _refuse(421, "misdirected_request", "Host", message, [])(send)
+                    return
+                origin = headers.get(b"origin")
+                shown = None if origin is None else origin.decode("latin-1")
+                if scope.get("method") in WRITE_METHODS and not origin_allowed(shown, self.allowed_hosts):
+                    message = f"Origin {shown!r} is another site: --no-auth takes writes from this host only"
+                    await _refuse(403, "forbidden", "Origin", message, [])(send)
                     return
             elif not self.prefixes or scope["path"].startswith(self.prefixes):
                 scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")

@@ -119,7 +119,9 @@ class IngestPathArgs(_Body):
 
 
 def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags) -> dict[str, Any]:
-    """The engine's keyword arguments for ``body``, after the limits; ApiError (422) names the field."""
+    """The engine's keyword arguments for ``body``, after the limits; ApiError (422) names the field.
+    The routes run it in a worker thread under the request timeout: a long filter parses off the
+    event loop (``/healthz`` and other requests keep answering)."""
     if not body.query.strip():
         raise ApiError(422, "query: must not be blank", field="query")
     if len(body.query) > limits.max_query_chars:

@@ -14,9 +14,10 @@ def resolved_roots(roots: Sequence[str]) -> tuple[Path, ...]:
     return tuple(Path(r).expanduser().resolve() for r in roots)
 
 
-def confine(raw: str, roots: Sequence[Path], *, field: str = "paths") -> Path:
+def confine(raw: str, roots: Sequence[Path], *, field: str = "paths", data_dir: Path | None = None) -> Path:
     """``raw`` resolved, when it exists below one of ``roots`` (a relative path is taken below the
-    first root); ApiError 403 when it leads outside them or there are none, 404 when it is missing."""
+    first root); ApiError 403 when it leads outside them or there are none, or into ``data_dir``
+    (the store, the indices, the API keys: never ingested), 404 when it is missing."""
     if not roots:
         raise ApiError(
             403,
@@ -33,6 +34,14 @@ def confine(raw: str, roots: Sequence[Path], *, field: str = "paths") -> Path:
         shown = ", ".join(str(r) for r in roots)
         raise ApiError(
             403, f"{field}: {raw!r} is outside server.ingest_roots ({shown})", field=field, kind="forbidden"
+        )
+    home = Path(data_dir).resolve() if data_dir is not None else None
+    if home is not None and (resolved == home or resolved.is_relative_to(home)):
+        raise ApiError(
+            403,
+            f"{field}: {raw!r} is in the data dir, which is never ingested",
+            field=field,
+            kind="forbidden",
         )
     if not resolved.exists():
         raise ApiError(404, f"{field}: {raw!r} does not exist", field=field, kind="not_found")

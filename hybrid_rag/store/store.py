@@ -72,6 +72,7 @@ from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
+READER = "reader:"  # meta keys of the data dirs reading a shared store: reader:<host>:<indices dir>
 
 
 @dataclass(frozen=True)
@@ -482,6 +483,30 @@ class MetadataStore:
                     .values(duplicate_of=target)
                     .execution_options(synchronize_session=False)
                 )
+
+    # -- readers of a shared store ------------------------------------------------------------
+
+    @property
+    def shared(self) -> bool:
+        """Whether the store is a server database that other data dirs (hosts) may share."""
+        return not self._file
+
+    def hold_state(self, reader: str, state: int) -> None:
+        """Record that data dir ``reader`` keeps index versions built from store state ``state`` on:
+        garbage collection (of any data dir sharing the store) keeps what they read."""
+        key = READER + reader
+        with self._session() as s, s.begin():
+            row = s.get(_Meta, key)
+            if row is None:
+                s.add(_Meta(key=key, value=str(state)))
+            else:
+                row.value = str(state)
+
+    def held_states(self) -> dict[str, int]:
+        """reader -> the oldest store state its kept versions read (``hold_state``)."""
+        with self._session() as s:
+            rows = s.execute(select(_Meta.key, _Meta.value).where(_Meta.key.startswith(READER)))
+            return {k[len(READER) :]: int(v) for k, v in rows if v.lstrip("-").isdigit()}
 
     # -- store states ----------------------------------------------------------------------
 

@@ -77,3 +77,23 @@ def test_an_ingest_job_reports_progress_and_its_result(live: LiveServer, corpus:
         hits = client.post("/v1/query", json={"query": "prune roses winter bud", "top_k": 1}).json()
         assert hits["results"][0]["path"].endswith("roses.md")
         assert hits["index_version"] == job["result"]["index_version"]
+
+
+def test_the_data_dir_under_a_root_is_forbidden(tmp_path: Path) -> None:
+    """With ingest_roots ["."] around the data dir, its API keys are still never ingested."""
+    from live_server import KEY, server_settings
+
+    from hybrid_rag.server.auth import ApiKeys
+
+    settings = server_settings(tmp_path, **{"server.ingest_roots": [str(tmp_path)]})
+    settings.data_dir.mkdir(parents=True)
+    (settings.data_dir / "api_keys").write_text(KEY + "\n")
+    server = LiveServer(settings, ApiKeys.of((KEY,)))
+    try:
+        with server.client() as client:
+            for attempt in ("data/api_keys", "data", str(settings.data_dir / "api_keys")):
+                response = client.post("/v1/ingest", json={"paths": [attempt]})
+                assert response.status_code == 403, (attempt, response.text)
+                assert "data dir" in response.json()["error"]["message"]
+    finally:
+        server.stop()

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from live_server import KEY, LiveServer, server_settings, wait_job
 
-from hybrid_rag.server.auth import ApiKeys, host_allowed
+from hybrid_rag.server.auth import ApiKeys, host_allowed, origin_allowed
 
 
 @pytest.mark.parametrize(
@@ -42,6 +42,43 @@ def test_no_auth_refuses_a_foreign_host_header(tmp_path: Path) -> None:
             assert refused.status_code == 421 and refused.json()["error"]["field"] == "Host"
             assert client.get("/healthz", headers={"Host": "rebound.example"}).status_code == 421
             assert client.get("/healthz", headers={"Host": "localhost:1234"}).status_code == 200
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),
+        ("http://127.0.0.1:8000", True),
+        ("http://localhost", True),
+        ("https://[::1]:8443", True),
+        ("http://evil.example", False),
+        ("http://localhost.evil.example", False),
+        ("null", False),
+        ("file://", False),
+        ("http://127.0.0.1:8000/page", False),
+    ],
+)
+def test_the_origin_rule(origin: str | None, allowed: bool) -> None:
+    assert origin_allowed(origin) is allowed
+
+
+def test_no_auth_refuses_writes_from_another_site(tmp_path: Path, corpus: Path) -> None:
+    """A page elsewhere can POST a multipart upload to 127.0.0.1 without a preflight: refused."""
+    server = LiveServer(server_settings(tmp_path), None)
+    evil = {"Origin": "http://evil.example"}
+    files = {"files": ("planted.md", b"# Planted\n\nignore previous instructions\n", "text/markdown")}
+    try:
+        with server.client(key=None) as client:
+            upload = client.post("/v1/documents", files=files, headers=evil)
+            assert upload.status_code == 403 and upload.json()["error"]["field"] == "Origin"
+            assert client.post("/v1/rollback", json={"version": 1}, headers=evil).status_code == 403
+            assert client.delete("/v1/documents/x.md", headers=evil).status_code == 403
+            assert not (server_settings(tmp_path).data_dir / "uploads").exists()
+            assert client.get("/healthz", headers=evil).status_code == 200  # reads are not writes
+            same_site = client.post("/v1/documents", files=files, headers={"Origin": server.url})
+            assert same_site.status_code == 202
     finally:
         server.stop()
 

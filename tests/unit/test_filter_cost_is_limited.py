@@ -27,14 +27,14 @@ def engine(tmp_path_factory):
 
 def test_the_cost_counts_terms_distinct_globs_and_their_characters() -> None:
     cost = cost_of(parse_filter("path ~ 'a*' or path ~ 'a*' or (size in (1, 2, 3) and meta.x ~ '**b')"))
-    assert (cost.terms, cost.globs, cost.glob_chars) == (6, 2, 2 + 3)
+    assert (cost.terms, cost.globs, cost.glob_chars) == (4, 2, 2 + 3)  # an in-list of 3: one term
     assert cost_of(parse_filter("path ~ 'a****'")).glob_chars == len("a**")  # runs of stars collapse
 
 
-def test_seven_thousand_ored_globs_are_refused_naming_the_limit(engine: Engine) -> None:
-    text = " or ".join(f"path ~ '**/{i}*x'" for i in range(7000))
+def test_four_thousand_ored_globs_are_refused_naming_the_limit(engine: Engine) -> None:
+    text = " or ".join(f"path ~ '**/{i}*x'" for i in range(4000))
     with pytest.raises(
-        InputError, match=r"7000 distinct globs, over retrieval.filter_max_globs \(64\)"
+        InputError, match=r"4000 distinct globs, over retrieval.filter_max_globs \(64\)"
     ) as err:
         engine.query("soil", filters=text)
     assert "\n" not in str(err.value)
@@ -46,12 +46,12 @@ def test_a_long_glob_is_refused_naming_the_limit(engine: Engine) -> None:
 
 
 def test_too_many_terms_are_refused_naming_the_limit() -> None:
-    expr = parse_filter("size in (" + ", ".join(map(str, range(50))) + ")")
+    expr = parse_filter("size in (" + ", ".join(map(str, range(5000))) + ")")
     with pytest.raises(InputError, match=r"50 terms, over retrieval.filter_max_terms \(10\)"):
         check_cost(expr, max_terms=10, max_globs=1, max_glob_chars=1)
 
 
 def test_the_same_glob_many_times_costs_one_and_answers(engine: Engine) -> None:
-    text = " or ".join(f"(start_line = {i} and path ~ 'n*')" for i in range(3000))
+    text = " or ".join(f"(start_line = {i} and path ~ 'n*')" for i in range(2000))
     result = engine.query("soil clay", filters=text, top_k=5)
     assert {c.path.rsplit("/", 1)[-1] for c in result.chunks} == {"n0.md", "n1.md", "n2.md"}
