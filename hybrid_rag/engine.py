@@ -367,7 +367,7 @@ class Engine:
     ) -> Answer:
         """Send a built context to the generator (when there is one). A generator that fails
         leaves the Answer's ``error`` set and its context intact: never an exception here."""
-        system, prompt = build_prompt(text, context, self.settings.context)
+        system, prompt = build_prompt(text, context, self.settings.context, lang=query_language(text).code)
         answer, error, timings = None, None, {}
         if self.generator is not None:
             start = time.perf_counter()
