@@ -123,6 +123,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         bars.close()
         engine.close()
+    choice = getattr(engine.embedder, "choice", None)  # embedding.model: auto says what it chose and why
+    if choice and not args.quiet:
+        print(f"# note: {choice}", file=sys.stderr)
     plan = report.plan
     if report.interrupted:
         todo = len(plan.added) + len(plan.changed)

@@ -130,6 +130,9 @@ class Engine:
         # every write below holds it: one writer at a time on the data dir, across processes
         self.writer = WriterLock(settings.data_dir, wait_seconds=settings.store.writer_wait_seconds)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
+        bind = getattr(self.embedder, "bind_data_dir", None)  # embedding.model: auto (models/auto.py)
+        if bind is not None:
+            bind(settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {})
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
         self.generator = make_generator(settings.generator)
@@ -210,6 +213,9 @@ class Engine:
         and is filterable as ``meta.<key>``. Streamed in ``ingest.batch_chunks`` batches, each
         committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
         no index build; the same ingest again finishes it)."""
+        prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
+        if prepare is not None and not dry_run:
+            prepare(paths)
         with nullcontext() if dry_run else self.writer.hold("ingest"):
             return self.ingestor.ingest_paths(
                 paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata, stop=stop
@@ -425,7 +431,7 @@ class Engine:
     ) -> Answer:
         """Send a built context to the generator (when there is one). A generator that fails
         leaves the Answer's ``error`` set and its context intact: never an exception here."""
-        system, prompt = build_prompt(text, context, self.settings.context)
+        system, prompt = build_prompt(text, context, self.settings.context, lang=query_language(text).code)
         answer, error, timings = None, None, {}
         if self.generator is not None:
             start = time.perf_counter()

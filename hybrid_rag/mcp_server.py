@@ -81,6 +81,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         mode: Literal["hybrid", "dense", "bm25"] | None = None,
         filters: str | list[str] | dict[str, Any] | None = None,
         features: dict[str, bool] | None = None,
+        lang: str | None = None,
     ) -> dict[str, Any]:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
@@ -89,10 +90,13 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         identifiers (both work: retrieval is dense + keyword). `top_k`: how many results (1-100).
         `filters`: optional expression, e.g. "source_type=code", "path~src/**/*.py",
         "language=python and not path~tests/**", "meta.team=search". `mode`: hybrid (default),
-        dense (meaning), or bm25 (exact words)."""
+        dense (meaning), or bm25 (exact words). `lang`: the query's language (ISO 639-1: ru, pt...)
+        when its detection would be unsure (a word or two)."""
 
         def run() -> dict[str, Any]:
-            body = SearchArgs(query=query, top_k=top_k, filters=filters, mode=mode, features=features)
+            body = SearchArgs(
+                query=query, top_k=top_k, filters=filters, mode=mode, features=features, lang=lang
+            )
             result = engine.query(query, log=True, **check_query(body, limits, settings.features))
             return {
                 "index_version": result.index_version,
@@ -117,6 +121,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         mode: Literal["hybrid", "dense", "bm25"] | None = None,
         filters: str | list[str] | dict[str, Any] | None = None,
         features: dict[str, bool] | None = None,
+        lang: str | None = None,
     ) -> str:
         """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
         topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
@@ -126,7 +131,13 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
 
         def run() -> str:
             body = ContextArgs(
-                query=query, max_tokens=max_tokens, top_k=top_k, mode=mode, filters=filters, features=features
+                query=query,
+                max_tokens=max_tokens,
+                top_k=top_k,
+                mode=mode,
+                filters=filters,
+                features=features,
+                lang=lang,
             )
             kwargs = check_query(body, limits, settings.features)
             context, _ = engine.context(query, max_tokens=body.max_tokens, log=True, **kwargs)

@@ -48,6 +48,7 @@ from hybrid_rag.context.render import (
 )
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.tokenize import content_terms
+from hybrid_rag.lang.query import query_language
 from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.selfcheck import Checked, confidence
@@ -159,8 +160,9 @@ class ContextBuilder:
                 units.extend(ev.code_units(i, lines[i], imports=self.cfg.quote_imports))
             else:
                 units.extend(ev.prose_units(i, lines[i]))
-        query_terms = set(content_terms(query))
-        picked = ev.pick_units(units, query_terms, self.cfg.max_embedded_units)
+        lang = query_language(query).code  # units are read in the question's language too
+        query_terms = set(content_terms(query, lang))
+        picked = ev.pick_units(units, query_terms, self.cfg.max_embedded_units, lang=lang)
         vectors = np.asarray(
             self.embed([c.text for c in chunks] + [query] + [units[j].text for j in picked]), dtype=np.float64
         )
@@ -169,7 +171,7 @@ class ContextBuilder:
         cosine = dict(zip(picked, (unit_vecs @ query_vec).tolist(), strict=True))
         per_chunk: list[list[tuple[ev.Unit, float]]] = [[] for _ in chunks]
         for j, unit in enumerate(units):
-            overlap = ev.term_overlap(query_terms, content_terms(unit.text))
+            overlap = ev.term_overlap(query_terms, content_terms(unit.text, lang))
             per_chunk[unit.chunk].append((unit, ev.relevance(cosine.get(j, 0.0), overlap, bool(query_terms))))
         scores = [ev.line_scores(len(lines[i]), lines[i], per_chunk[i]) for i in range(n)]
         k = ev.cluster_count(n, self.cfg.max_clusters)

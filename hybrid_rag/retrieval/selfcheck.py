@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from hybrid_rag.errors import describe
 from hybrid_rag.indices.tokenize import content_terms
+from hybrid_rag.lang.query import query_language
 from hybrid_rag.protocols import Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import ContextSettings
@@ -73,9 +74,10 @@ def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = 
         dense = [d for d in dense[: len(top)] if d == d]  # NaN != NaN
     if dense:
         signals["dense"] = _clip((max(dense) - DENSE_FLOOR) / (DENSE_CEIL - DENSE_FLOOR))
-    terms = set(content_terms(query))
+    lang = query_language(query).code  # the hits are read in the question's language
+    terms = set(content_terms(query, lang))
     if terms:
-        found = {t for c in top for t in content_terms(c.text)}
+        found = {t for c in top for t in content_terms(c.text, lang)}
         signals["coverage"] = len(terms & found) / len(terms)
     best = chunks[0].score
     if len(chunks) > 1 and best > 0:
@@ -88,23 +90,26 @@ def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = 
 
 def keywords(query: str) -> str:
     """The query without stop words, original spelling kept: ``"how do I open a file"`` → ``"open file"``."""
-    return " ".join(dict.fromkeys(w for w in _WORD.findall(query) if content_terms(w)))
+    lang = query_language(query).code
+    return " ".join(dict.fromkeys(w for w in _WORD.findall(query) if content_terms(w, lang)))
 
 
 def split_parts(query: str) -> list[str]:
     """A multi-part question cut at ``?``, ``;`` and ``and``/``also`` before a question word; the
     parts that have content terms, at most ``MAX_PARTS``. One part means "not multi-part"."""
+    lang = query_language(query).code
     parts = [p.strip(" ,.") for p in _PART_SPLIT.split(query)]
-    return [p for p in parts if p and content_terms(p)][:MAX_PARTS]
+    return [p for p in parts if p and content_terms(p, lang)][:MAX_PARTS]
 
 
 def expansion_terms(query: str, chunks: Sequence[ScoredChunk], n: int = EXPANSION_TERMS) -> list[str]:
     """The ``n`` content terms most frequent in the top hits that the query lacks (ties: alphabetical);
     numbers and two-letter terms are left out."""
-    have = set(content_terms(query))
+    lang = query_language(query).code
+    have = set(content_terms(query, lang))
     counts: dict[str, int] = {}
     for c in chunks[:TOP_EVIDENCE]:
-        for t in content_terms(c.text):
+        for t in content_terms(c.text, lang):
             if t not in have and len(t) > 2 and not t.isdigit():
                 counts[t] = counts.get(t, 0) + 1
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]

@@ -87,6 +87,25 @@ def test_russian_question_finds_the_paragraph_in_another_word_form() -> None:
     assert [h.id for h in index.search("резервных копий", 3)] == [2]
 
 
+def test_a_query_in_a_language_rare_in_the_index_is_read_in_the_index_languages() -> None:
+    tok = _tok()
+    tok.index_languages = {"en": 98, "fr": 2}  # two French docstrings among English chunks
+    assert tok.tokenize_query("fichiers", "fr") == tok.tokenize("fichiers", "en")
+    tok.index_languages = {"en": 50, "fr": 50}
+    assert tok.tokenize_query("fichiers", "fr") == ["fichi"]
+
+
+def test_a_code_chunk_keeps_the_base_analysis_whatever_its_comments() -> None:
+    from hybrid_rag.indices.tokenize import analysis_language
+    from hybrid_rag.types import Chunk, SourceType
+
+    def chunk(source_type: SourceType) -> Chunk:
+        return Chunk(1, 1, "a", 0, 1, 1, "x", 1, "s", source_type, "python", "c", lang="fr")
+
+    assert analysis_language(chunk(SourceType.CODE)) == "und"
+    assert analysis_language(chunk(SourceType.TEXT)) == "fr"
+
+
 def test_a_mixed_index_reads_each_chunk_and_query_in_its_language() -> None:
     index = _index([*RU, *ENGLISH], ["ru"] * 3 + ["en"] * 3)
     assert index.search("пароли пользователей", 3)[0].id == 0

@@ -39,7 +39,7 @@ from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus.client import chunk_fields, connect, milvus_errors
 from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
-from hybrid_rag.indices.tokenize import chunk_terms
+from hybrid_rag.indices.tokenize import analysis_language, chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.protocols import Embedder
@@ -299,8 +299,9 @@ def _validate(
         if chunk.id not in {h.id for h in dense.search(window, 5)}:
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
-        with language_override(chunk.lang if keyword.tokenizer.languages else None):  # read as indexed
-            found = not keyword.tokenizer.tokenize(words, chunk.lang) or keyword.search(words, 5)
+        lang = analysis_language(chunk)
+        with language_override(lang if keyword.tokenizer.languages else None):  # read as indexed
+            found = not keyword.tokenizer.tokenize(words, lang) or keyword.search(words, 5)
         if not found:
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if problems:

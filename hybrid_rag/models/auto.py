@@ -1,0 +1,158 @@
+"""``embedding.model: auto``: the multilingual model for a data dir whose text is mostly not
+English, the packaged MiniLM otherwise, and never a switch that would force a rebuild.
+
+The choice, in order:
+
+1. a data dir with a built index: the model its live version was built with (recorded in its
+   manifest), whatever the text;
+2. a store with chunks and no index: their languages, as detected at ingest;
+3. a fresh data dir: the languages of a sample of the prose files the first ingest reads
+   (``prepare``: up to 200 files, their first 2,000 characters).
+
+Mostly not English: more than half of the chunks whose language was determined are in another
+language (chunks no detector is sure of, e.g. code without comments, do not count). The choice
+and its reason are in ``choice`` (``hybrid-rag ingest`` prints it).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
+
+AUTO = "auto"
+MULTILINGUAL_MODEL = "multilingual-e5-small"
+NOT_ENGLISH_SHARE = 0.5  # above this share of determined chunks not in English: the multilingual model
+_SAMPLE_FILES, _SAMPLE_CHARS = 200, 2000  # a fresh data dir: the prose files read to decide
+_PROSE = frozenset({".txt", ".md", ".markdown", ".rst", ".adoc", ".org", ".tex", ".html", ".htm", ".csv"})
+
+
+def is_auto(model: str) -> bool:
+    return model.strip().lower() == AUTO
+
+
+def choose_by_languages(counts: Mapping[str, int]) -> tuple[str, str]:
+    """(model, reason) for chunks counted by language.
+
+    >>> choose_by_languages({"ru": 80, "en": 10, "und": 30})[0]
+    'multilingual-e5-small'
+    >>> choose_by_languages({"en": 5, "und": 300})[0]
+    'all-MiniLM-L6-v2'
+    """
+    determined = {lang: n for lang, n in counts.items() if lang != "und" and n > 0}
+    total = sum(determined.values())
+    if not total:
+        return DEFAULT_EMBEDDING_MODEL, "no chunk's language could be determined: the English default"
+    share = 1 - determined.get("en", 0) / total
+    top = ", ".join(f"{lang} {n / total:.0%}" for lang, n in Counter(determined).most_common(3))
+    if share > NOT_ENGLISH_SHARE:
+        return MULTILINGUAL_MODEL, f"{share:.0%} of the text is not English ({top})"
+    return DEFAULT_EMBEDDING_MODEL, f"the text is mostly English ({top})"
+
+
+def recorded_model(indices_dir: Path) -> str | None:
+    """The model the live index version was built with, its ``#...`` settings suffix dropped."""
+    from hybrid_rag.indices.versions import IndexVersions
+
+    try:
+        versions = IndexVersions(indices_dir)
+        current = versions.current()
+        if current is None:
+            return None
+        model = versions.manifest(current).get("params", {}).get("model")
+    except Exception:  # an unreadable index: its own error comes when it is loaded
+        return None
+    return model.split("#", 1)[0] if isinstance(model, str) and model else None
+
+
+class AutoEmbedder:
+    """An ``Embedder`` that becomes the model ``auto`` chooses (see the module docstring)."""
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.settings = settings
+        self.choice: str | None = None  # "model: reason", once chosen
+        self._inner: Any = None
+        self._counts: Any = None  # () -> language counts of the store's chunks
+        self._lock = threading.Lock()
+
+    def bind_data_dir(self, indices_dir: Path, language_counts: Any) -> None:
+        """Where to look: the index folder (its recorded model) and the store's language counts."""
+        model = recorded_model(Path(indices_dir))
+        if model is not None:
+            self._choose(model, "the model this data dir's index was built with")
+        self._counts = language_counts
+
+    @property
+    def inner(self) -> Any:
+        if self._inner is None:
+            counts = self._counts() if self._counts is not None else {}
+            self._choose(*choose_by_languages(counts)) if counts else self._choose(
+                DEFAULT_EMBEDDING_MODEL, "an empty data dir: the English default"
+            )
+        return self._inner
+
+    def _choose(self, model: str, reason: str) -> None:
+        from hybrid_rag.models.factory import make_embedder
+
+        with self._lock:
+            if self._inner is None:
+                self._inner = make_embedder(self.settings.model_copy(update={"model": model}))
+                self.choice = f"embedding.model auto: {model}: {reason}"
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return int(self.inner.dimension)
+
+    def prepare(self, paths: Sequence[str | Path]) -> None:
+        """Before a first ingest (nothing chosen yet, an empty store): choose by the languages of
+        a sample of the prose files under ``paths``."""
+        if self._inner is not None or (self._counts is not None and self._counts()):
+            return
+        from hybrid_rag.lang.detect import detect_language
+
+        counts = Counter(detect_language(text).code for text in _sample_texts(paths))
+        if counts:
+            self._choose(*choose_by_languages(counts))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_passages(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+    def __getattr__(self, name: str) -> Any:  # tokenizer_count, embed_passage_windows, threads, ...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def _sample_texts(paths: Sequence[str | Path]) -> list[str]:
+    """The first characters of up to ``_SAMPLE_FILES`` prose files under ``paths`` (hidden ones
+    skipped), in a stable order."""
+    files: list[Path] = []
+    for root in map(Path, paths):
+        found = [root] if root.is_file() else sorted(root.rglob("*")) if root.is_dir() else []
+        for f in found:
+            hidden = any(part.startswith(".") for part in f.relative_to(root).parts) if f != root else False
+            if f.suffix.lower() in _PROSE and not hidden and f.is_file():
+                files.append(f)
+            if len(files) >= _SAMPLE_FILES:
+                break
+    texts = []
+    for f in files[:_SAMPLE_FILES]:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read(_SAMPLE_CHARS))
+        except OSError:
+            continue
+    return texts

@@ -1,0 +1,84 @@
+"""``embedding.model: auto``: the multilingual model when the text is mostly not English, the
+packaged MiniLM otherwise, and always the model a built index already holds (no forced rebuild)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.models.auto import AutoEmbedder, choose_by_languages
+from hybrid_rag.models.embedders import FakeEmbedder
+from hybrid_rag.models.factory import make_embedder
+from hybrid_rag.settings import EmbeddingSettings, Settings
+
+RUSSIAN = [
+    "Чтобы сбросить пароль, откройте настройки учётной записи и нажмите «Забыли пароль».",
+    "Поезд отправляется с центрального вокзала каждый час, билеты продаются в кассе.",
+    "Погода в горах меняется быстро: утром солнце, а к вечеру часто идёт сильный дождь.",
+]
+ENGLISH = ["To reset your password, open the account settings and press Forgot password."]
+
+
+def _folder(root: Path, texts: list[str]) -> Path:
+    root.mkdir()
+    for i, text in enumerate(texts):
+        (root / f"{i}.md").write_text(text, encoding="utf-8")
+    (root / "main.py").write_text("def main():\n    return 1\n", encoding="utf-8")  # not prose: not sampled
+    return root
+
+
+def test_mostly_russian_chunks_choose_the_multilingual_model() -> None:
+    model, reason = choose_by_languages({"ru": 70, "en": 20, "und": 400})
+    assert model == "multilingual-e5-small" and "78% of the text is not English" in reason
+    assert choose_by_languages({"en": 60, "ru": 40})[0] == "all-MiniLM-L6-v2"
+    assert choose_by_languages({"und": 10})[0] == "all-MiniLM-L6-v2"
+
+
+def test_a_fresh_data_dir_decides_by_the_files_of_its_first_ingest(tmp_path: Path) -> None:
+    russian = AutoEmbedder(EmbeddingSettings(model="auto"))
+    russian.bind_data_dir(tmp_path / "none", lambda: {})
+    russian.prepare([_folder(tmp_path / "ru", RUSSIAN + ENGLISH)])
+    assert russian.model_name == "multilingual-e5-small"
+    assert russian.choice is not None and "75% of the text is not English (ru 75%, en 25%)" in russian.choice
+
+    english = AutoEmbedder(EmbeddingSettings(model="auto"))
+    english.bind_data_dir(tmp_path / "none", lambda: {})
+    english.prepare([_folder(tmp_path / "en", ENGLISH)])
+    assert english.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")
+
+
+def test_a_built_index_keeps_its_model_whatever_the_text(tmp_path: Path) -> None:
+    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path / "data")})
+    engine = Engine(settings, embedder=FakeEmbedder(64, model_name="multilingual-e5-small"))
+    engine.ingest([_folder(tmp_path / "en", ENGLISH)])
+    engine.close()
+    auto = make_embedder(EmbeddingSettings(model="auto"))
+    assert isinstance(auto, AutoEmbedder)
+    auto.bind_data_dir(settings.indices_dir, lambda: {"en": 1})
+    auto.prepare([tmp_path / "en"])
+    assert auto.model_name == "multilingual-e5-small"
+    assert (
+        auto.choice
+        == "embedding.model auto: multilingual-e5-small: the model this data dir's index was built with"
+    )
+
+
+def test_an_engine_binds_auto_to_its_store(tmp_path: Path) -> None:
+    settings = Settings().with_overrides(
+        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "auto"}
+    )
+    engine = Engine(settings)
+    try:
+        assert isinstance(engine.embedder, AutoEmbedder) and engine.embedder.choice is None
+        engine.embedder.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+        assert engine.embedder.choice.startswith("embedding.model auto: multilingual-e5-small")
+    finally:
+        engine.close()
+
+
+def test_the_multilingual_profile_is_the_defaults_with_multilingual_e5() -> None:
+    from hybrid_rag.settings import load_settings
+
+    profile = load_settings(Path(__file__).resolve().parents[2] / "configs" / "multilingual.yaml", environ={})
+    assert profile.embedding.model == "multilingual-e5-small"
+    assert profile.with_overrides({"embedding.model": Settings().embedding.model}) == Settings()
