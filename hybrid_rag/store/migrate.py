@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, _Base
+from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, SYMBOLS_PENDING, _Base
 
 _PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
 
@@ -60,9 +60,10 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
         if found == "3":  # schema 3 had no vector checksums: old rows keep NULL (checked by norm)
             conn.exec_driver_sql("ALTER TABLE embeddings ADD COLUMN checksum BIGINT")
             found = "4"
-        if found == "4":  # schema 4 had no symbols: the table starts empty, each file written after
-            # this (a changed file, or any file of a new ingest) records its definitions
+        if found == "4":  # schema 4 had no symbols: the table starts empty and the next ingest
+            # rewrites its code files, unchanged ones too, to record their definitions (vectors cached)
             _Base.metadata.create_all(conn, tables=[SYMBOLS])
+            conn.execute(text("INSERT INTO meta (key, value) VALUES (:k, '1')"), {"k": SYMBOLS_PENDING})
             found = "5"
         if found == str(SCHEMA_VERSION):
             conn.execute(

@@ -22,6 +22,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 SCHEMA_VERSION = 5  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
 # 4: embeddings.checksum (CRC-32 of the vector); 5: the symbols table; older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
+SYMBOLS_PENDING = "symbols_pending"  # meta key: a store migrated from schema 4 whose code files have no
+# symbols yet; the next ingest rewrites them (``ingest/pipeline.py``) and removes the key
 
 
 class _Base(DeclarativeBase):
