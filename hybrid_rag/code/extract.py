@@ -120,12 +120,12 @@ def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
             continue
         try:
             tree = loaded.parser().parse(data)
-        except Exception:  # a grammar that cannot parse this file: the regex path
+            share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
+            if share > MAX_ERROR_SHARE:
+                continue
+            units = tuple(_units(loaded, tree.root_node, data))
+        except Exception:  # a grammar (or this extractor) that cannot read the file: the regex path
             continue
-        share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
-        if share > MAX_ERROR_SHARE:
-            continue
-        units = tuple(_units(loaded, tree.root_node, data))
         if share == 0.0:
             return units
         if best is None or share < best[0]:
