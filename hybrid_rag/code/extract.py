@@ -399,8 +399,12 @@ def _signature(node: Any, outer: Any, data: bytes) -> str:
     if head.type == "decorated_definition":
         head = head.child_by_field_name("definition") or node
     body = None
-    for candidate in (node, head, *_chain(node, head)):
-        body = candidate.child_by_field_name("body")
+    value = node.child_by_field_name("value")  # const f = (x) => ...: the function is the value
+    for candidate in (node, *([value] if value is not None else []), head, *_chain(node, head)):
+        body = candidate.child_by_field_name("body") or next(  # Kotlin's and Swift's bodies have no field
+            (c for c in candidate.named_children if c.type.endswith("body")),
+            None,
+        )
         if body is not None:
             break
     end = body.start_byte if body is not None and body.start_byte > head.start_byte else head.end_byte
@@ -409,7 +413,7 @@ def _signature(node: Any, outer: Any, data: bytes) -> str:
         raw = raw.split("{", 1)[0] if "{" in raw.split("\n", 1)[0] else raw.split("\n", 1)[0]
     lines = [ln for ln in raw.splitlines() if not ln.lstrip().startswith(_NOT_SIGNATURE)] or raw.splitlines()
     sig = " ".join(" ".join(lines).split())
-    sig = sig.rstrip("{:;=").rstrip()
+    sig = sig.removesuffix("=>").rstrip("{:;=").rstrip()
     return sig[:MAX_SIGNATURE]
 
 
