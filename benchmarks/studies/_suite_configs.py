@@ -112,7 +112,7 @@ CONFIGS: tuple[BenchConfig, ...] = (
     ),
     BenchConfig("default", "the shipped settings, unchanged"),
     BenchConfig("+routing", "default + code routing", features={"routing": True}),
-    BenchConfig("-symbols", "default without the symbol list", features={"symbols": False}),
+    BenchConfig("no-symbols", "default without the symbol list", features={"symbols": False}),
     BenchConfig(
         "-expansion",
         "default without query expansion (fusion alone)",
