@@ -861,9 +861,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("version", type=int)
     p.set_defaults(func=cmd_rollback, writes=True)
 
-    p = sub.add_parser("symbols", help="where a name is defined: exact, prefix and fuzzy matches, cited")
+    p = sub.add_parser("symbols", help="where a name is defined: exact, prefix (or fuzzy) matches, cited")
     p.add_argument("name", help="a name or qualified name: ConnectionPool, Pool.get, Foo::bar")
-    p.add_argument("--mode", choices=["auto", "exact", "prefix", "fuzzy"], default="auto")
+    p.add_argument(
+        "--mode",
+        choices=["auto", "exact", "prefix", "fuzzy"],
+        default="auto",
+        help="auto (default): exact then prefix matches, fuzzy ones when there are neither",
+    )
     p.add_argument("--kind", action="append", metavar="KIND", help="only these kinds (repeatable)")
     p.add_argument("--path", metavar="GLOB", help="only under this path glob: src/**, pool.py")
     p.add_argument("--limit", type=int, default=20)

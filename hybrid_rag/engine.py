@@ -459,9 +459,9 @@ class Engine:
         limit: int = 20,
         absolute_paths: bool = False,
     ) -> list[SymbolMatch]:
-        """Definitions named ``name`` in the served index version: exact, then prefix, then fuzzy
-        matches (``mode`` picks one), of ``kinds``, under a ``path`` glob (``src/**``, shown or
-        stored); each cites ``path:start-end`` (``hybrid_rag/symbols``)."""
+        """Definitions named ``name`` in the served index version: exact, then prefix matches, fuzzy
+        ones when there are neither (``mode`` picks one kind), of ``kinds``, under a ``path`` glob
+        (``src/**``, shown or stored); each cites ``path:start-end`` (``hybrid_rag/symbols``)."""
         self._require_store()
         root = self.ingested_root()
         glob = path.removeprefix("./") if path else None

@@ -168,11 +168,11 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         limit: int = 20,
     ) -> dict[str, Any]:
         """Where a function, class, method, struct, trait... is defined: its definitions by name,
-        best first (exact, then names that start with it, then close spellings), each with its
-        citation `path:start-end`, kind, qualified name, signature and the first sentence of its
-        doc comment. `name`: a name or a qualified one (`ConnectionPool`, `Pool.get`, `Foo::bar`).
-        `kind`: only these kinds; `path`: only under a path glob (`src/**`). Read the lines it
-        cites, or call `outline` on its file to see what surrounds it."""
+        best first (exact, then names that start with it; close spellings when there are neither),
+        each with its citation `path:start-end`, kind, qualified name, signature and the first
+        sentence of its doc comment. `name`: a name or a qualified one (`ConnectionPool`,
+        `Pool.get`, `Foo::bar`). `kind`: only these kinds; `path`: only under a path glob
+        (`src/**`). Read the lines it cites, or call `outline` on its file to see what surrounds it."""
 
         def run() -> dict[str, Any]:
             args = FindSymbolArgs(name=name, mode=mode, kind=kind, path=path, limit=limit)

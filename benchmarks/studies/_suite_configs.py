@@ -30,6 +30,7 @@ OPTIONAL_STAGES_OFF: Mapping[str, bool] = {
     "rerank": False,
     "mmr": False,
     "routing": False,
+    "symbols": False,
 }
 EQUAL_RRF: Mapping[str, Any] = {
     "retrieval.fusion": "rrf",
@@ -111,6 +112,7 @@ CONFIGS: tuple[BenchConfig, ...] = (
     ),
     BenchConfig("default", "the shipped settings, unchanged"),
     BenchConfig("+routing", "default + code routing", features={"routing": True}),
+    BenchConfig("no-symbols", "default without the symbol list", features={"symbols": False}),
     BenchConfig(
         "-expansion",
         "default without query expansion (fusion alone)",

@@ -5,9 +5,9 @@ For each ``@definition.KIND`` capture with its ``@name`` the extractor finds
 * the unit's node: the captured node, widened to the statement that holds it (a C declarator to
   its ``function_definition``, a Go ``type_spec`` to its ``type_declaration``, a Python function
   to its ``decorated_definition``, a JavaScript class to its ``export_statement``);
-* its attached doc: the comments right above it (no blank line between, not trailing the line
-  before), attributes and annotations between them included in the range; in Python the
-  docstring, when there is one;
+* its attached doc (``comments.py``): the comments right above it (no blank line between, not
+  trailing the line before), attributes and annotations between them included in the range; in
+  Python the docstring, when there is one;
 * its kind: the capture's, made precise by the node's type (a Rust ``struct_item`` captured as
   ``definition.class`` is a struct) and its place (a function inside a class is a method);
 * its enclosing units (by node ancestry), which give the qualified name and the parent, and the
@@ -19,16 +19,15 @@ Nothing here is specific to one language except what ``grammars.Grammar`` says.
 from __future__ import annotations
 
 import functools
-import inspect
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from hybrid_rag.code.comments import attached_start, doc_text, node_text
 from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
 from hybrid_rag.code.units import CodeUnit
 
 MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
-MAX_ERROR_SHARE = 0.25  # more of the file than this inside ERROR nodes: the parse failed badly
+MAX_ERROR_SHARE = 0.25  # more of the file than this in tokens the parser could not place: it failed
 MAX_SIGNATURE = 300  # characters
 
 # nodes that hold a definition as their main part: the unit's range widens to them
@@ -46,7 +45,6 @@ _WRAPPERS = frozenset(
         "ambient_declaration",
     }
 )
-_ATTRIBUTES = frozenset({"attribute_item", "attribute", "annotation", "decorator", "marker_annotation"})
 _KIND_WORDS = (  # a word of the node type -> the kind (first match wins)
     ("impl", "impl"),
     ("namespace", "namespace"),
@@ -85,9 +83,6 @@ _KEEP_KINDS = frozenset(
         "constant",
     }
 )
-_COMMENT_LINE = re.compile(r"^\s*(?:/{2,}!?|/\*+!?|\*+/|\*(?!/)|#+!?|--+|;+)\s?")
-_COMMENT_END = re.compile(r"\s*\*+/\s*$")
-_DOC_TAGS = re.compile(r"</?(?:summary|remarks|para|returns)>")  # C# XML doc comments
 _NOT_SIGNATURE = ("@", "#", "//", "/*", "* ", "*/")  # annotation and comment lines in a head
 
 
@@ -120,12 +115,12 @@ def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
             continue
         try:
             tree = loaded.parser().parse(data)
-        except Exception:  # a grammar that cannot parse this file: the regex path
+            share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
+            if share > MAX_ERROR_SHARE:
+                continue
+            units = tuple(_units(loaded, tree.root_node, data))
+        except Exception:  # a grammar (or this extractor) that cannot read the file: the regex path
             continue
-        share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
-        if share > MAX_ERROR_SHARE:
-            continue
-        units = tuple(_units(loaded, tree.root_node, data))
         if share == 0.0:
             return units
         if best is None or share < best[0]:
@@ -185,14 +180,14 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
         kind = _kind(node, capture_kind, enclosing[1] if enclosing else None, bool(prefix))
         if kind not in _KEEP_KINDS or (kind == "constant" and enclosing is not None):
             continue
-        name = _text(data, name_node)
+        name = node_text(data, name_node)
         scope = enclosing[0] if enclosing else package
         qualified = _qualify(grammar, scope, prefix, name)
         parent = enclosing[0] if enclosing else None
         if prefix:
             parent = _qualify(grammar, scope, "", prefix)
         by_node[outer.id] = (qualified, kind)
-        start = _doc_start(outer)
+        start = attached_start(outer)
         units.append(
             CodeUnit(
                 name=name,
@@ -201,15 +196,11 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
                 signature=_signature(node, outer, data),
                 start_line=start.start_point[0] + 1,
                 end_line=_end_line(outer),
-                doc=_doc(grammar, node, outer, data),
+                doc=doc_text(grammar, node, outer, data),
                 parent=parent,
             )
         )
     return units
-
-
-def _text(data: bytes, node: Any) -> str:
-    return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
 def _widen(node: Any) -> Any:
@@ -265,8 +256,8 @@ def _name_prefix(name: Any, data: bytes) -> str:
     """The scope written into the name itself (C++ ``Foo::bar``, a Go method's receiver type)."""
     parent = name.parent
     if parent is not None and parent.type in {"qualified_identifier", "scoped_identifier"}:
-        full = _text(data, parent)
-        own = _text(data, name)
+        full = node_text(data, parent)
+        own = node_text(data, name)
         if full.endswith(own):
             return full[: -len(own)].rstrip(":").strip()
     if parent is not None and parent.type == "method_declaration":
@@ -274,7 +265,7 @@ def _name_prefix(name: Any, data: bytes) -> str:
         if receiver is not None:
             for node in _descendants(receiver):
                 if node.type == "type_identifier":
-                    return _text(data, node)
+                    return node_text(data, node)
     return ""
 
 
@@ -302,95 +293,8 @@ def _package(grammar: Grammar, root: Any, data: bytes) -> str | None:
             if named is None:
                 names = [c for c in child.named_children if "identifier" in c.type or c.type == "name"]
                 named = names[-1] if names else None
-            return _text(data, named).strip() if named is not None else None
+            return node_text(data, named).strip() if named is not None else None
     return None
-
-
-def _attached(outer: Any) -> list[Any]:
-    """Comments and attributes right above ``outer`` (nearest first), with no blank line between
-    and none that trails code on its own line."""
-    out: list[Any] = []
-    top_row = outer.start_point[0]
-    anchor = outer  # a comment above a block's first statement can sit outside the block node
-    while (
-        anchor.prev_sibling is None
-        and anchor.parent is not None
-        and anchor.parent.start_byte == anchor.start_byte
-    ):
-        anchor = anchor.parent
-    sib = anchor.prev_sibling
-    while sib is not None and ("comment" in sib.type or sib.type in _ATTRIBUTES):
-        if sib.end_point[0] < top_row - 1:
-            break  # a blank line between
-        before = sib.prev_sibling
-        if before is not None and before.end_point[0] == sib.start_point[0] and "comment" not in before.type:
-            break  # a comment trailing the code before it
-        out.append(sib)
-        top_row = sib.start_point[0]
-        sib = sib.prev_sibling
-    return out
-
-
-def _doc_start(outer: Any) -> Any:
-    attached = [n for n in _attached(outer) if not _inner_doc(n)]
-    return attached[-1] if attached else outer
-
-
-def _inner_doc(node: Any) -> bool:
-    """``//!`` and ``/*!`` document the enclosing module, not the next item."""
-    text = node.text or b""
-    return text.startswith((b"//!", b"/*!"))
-
-
-def _doc(grammar: Grammar, node: Any, outer: Any, data: bytes) -> str:
-    if grammar.docstrings:
-        docstring = _docstring(node, data)
-        if docstring:
-            return docstring
-    comments = [n for n in reversed(_attached(outer)) if "comment" in n.type and not _inner_doc(n)]
-    return clean_comment("\n".join(_text(data, n) for n in comments))
-
-
-def _docstring(node: Any, data: bytes) -> str:
-    body = node.child_by_field_name("body")
-    if body is None or not body.named_children:
-        return ""
-    first = body.named_children[0]
-    if (
-        first.type == "expression_statement"
-        and first.named_children
-        and first.named_children[0].type == "string"
-    ):
-        return clean_docstring(_text(data, first.named_children[0]))
-    return ""
-
-
-def clean_docstring(literal: str) -> str:
-    """A Python string literal's text: prefix and quotes off, indentation cleaned."""
-    body = literal.lstrip("rRbBuUfF")
-    for quote in ('"""', "'''", '"', "'"):
-        if body.startswith(quote) and body.endswith(quote) and len(body) >= 2 * len(quote):
-            body = body[len(quote) : -len(quote)]
-            break
-    return inspect.cleandoc(body)
-
-
-def clean_comment(text: str) -> str:
-    """Comment lines without their markers (``///``, ``//``, ``/** */``, ``*``, ``#``, ``--``).
-
-    >>> clean_comment("/**\\n * Adds two numbers.\\n * @param a first\\n */")
-    'Adds two numbers.\\n@param a first'
-    """
-    lines = []
-    for line in text.splitlines():
-        line = _COMMENT_END.sub("", line)
-        line = _DOC_TAGS.sub("", _COMMENT_LINE.sub("", line, count=1))
-        lines.append(line.rstrip())
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
 
 
 def _signature(node: Any, outer: Any, data: bytes) -> str:
@@ -399,8 +303,12 @@ def _signature(node: Any, outer: Any, data: bytes) -> str:
     if head.type == "decorated_definition":
         head = head.child_by_field_name("definition") or node
     body = None
-    for candidate in (node, head, *_chain(node, head)):
-        body = candidate.child_by_field_name("body")
+    value = node.child_by_field_name("value")  # const f = (x) => ...: the function is the value
+    for candidate in (node, *([value] if value is not None else []), head, *_chain(node, head)):
+        body = candidate.child_by_field_name("body") or next(  # Kotlin's and Swift's bodies have no field
+            (c for c in candidate.named_children if c.type.endswith("body")),
+            None,
+        )
         if body is not None:
             break
     end = body.start_byte if body is not None and body.start_byte > head.start_byte else head.end_byte
@@ -409,7 +317,7 @@ def _signature(node: Any, outer: Any, data: bytes) -> str:
         raw = raw.split("{", 1)[0] if "{" in raw.split("\n", 1)[0] else raw.split("\n", 1)[0]
     lines = [ln for ln in raw.splitlines() if not ln.lstrip().startswith(_NOT_SIGNATURE)] or raw.splitlines()
     sig = " ".join(" ".join(lines).split())
-    sig = sig.rstrip("{:;=").rstrip()
+    sig = sig.removesuffix("=>").rstrip("{:;=").rstrip()
     return sig[:MAX_SIGNATURE]
 
 

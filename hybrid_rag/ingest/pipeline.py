@@ -38,7 +38,7 @@ from hybrid_rag.settings import (
 )
 from hybrid_rag.store import FileChunks, MetadataStore
 from hybrid_rag.symbols.extract import file_symbols
-from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile
+from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile, SourceType
 
 CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
 
@@ -160,6 +160,17 @@ def plan_changes(
     return IngestPlan(tuple(added), tuple(changed), tuple(unchanged), tuple(deleted), tuple(skipped))
 
 
+def with_code_rewritten(plan: IngestPlan, files: Sequence[LoadedFile]) -> IngestPlan:
+    """``plan`` with its unchanged code files moved to ``changed`` (written again, vectors from the
+    cache), so a store migrated from before the symbol index records their definitions."""
+    code = {f.path for f in files if f.source_type is SourceType.CODE}
+    again = tuple(p for p in plan.unchanged if p in code)
+    if not again:
+        return plan
+    kept = tuple(p for p in plan.unchanged if p not in code)
+    return replace(plan, changed=plan.changed + again, unchanged=kept)
+
+
 class Ingestor:
     def __init__(
         self,
@@ -258,6 +269,9 @@ class Ingestor:
     ) -> IngestReport:
         stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
         plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
+        backfill = not dry_run and bool(stored) and self.store.symbols_pending()
+        if backfill:  # a store from before symbols: its code files are written again to record them
+            plan = with_code_rewritten(plan, files)
         if dry_run:
             return IngestReport(plan, dry_run=True, seconds=seconds)
         if not plan.has_changes:
@@ -284,6 +298,8 @@ class Ingestor:
         )
         if interrupted:
             return report
+        if backfill:
+            self.store.symbols_recorded()
         t = time.perf_counter()
         if progress:
             progress("index", 0, 1)

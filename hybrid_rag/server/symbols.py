@@ -25,7 +25,7 @@ class FindSymbolArgs(_Body):
     """The MCP tool ``find_symbol``'s arguments, with the bounds of ``GET /v1/symbols``."""
 
     name: str = Field(min_length=1, max_length=MAX_NAME, description="ConnectionPool, Pool.get, Foo::bar")
-    mode: Mode = Field("auto", description="exact, prefix, fuzzy, or auto: all three, best first")
+    mode: Mode = Field("auto", description="auto: exact then prefix matches, fuzzy when neither")
     kind: list[str] | None = Field(None, description="only these kinds: class, function, method, ...")
     path: str | None = Field(None, min_length=1, max_length=MAX_PATH, description="a path glob: src/**")
     limit: int = Field(20, ge=1, le=MAX_SYMBOLS)
@@ -54,7 +54,7 @@ def install(v1: APIRouter, call: Callable[..., Any], engine: Engine) -> None:
         name: str = Query(
             min_length=1, max_length=MAX_NAME, description="ConnectionPool, Pool.get, Foo::bar"
         ),
-        mode: Mode = Query("auto", description="auto: all three"),  # noqa: B008
+        mode: Mode = Query("auto", description="auto: exact then prefix, fuzzy when neither"),  # noqa: B008
         kind: list[str] | None = Query(None, description="only these kinds (repeat the parameter)"),  # noqa: B008
         path: str | None = Query(None, min_length=1, max_length=MAX_PATH, description="a path glob: src/**"),
         limit: int = Query(20, ge=1, le=MAX_SYMBOLS),

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, _Base
+from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, SYMBOLS_PENDING, _Base
 
 _PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
 
@@ -69,9 +69,10 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
             conn.exec_driver_sql("CREATE INDEX ix_chunks_lang ON chunks (lang)")
             _detect_languages(conn)
             found = "6"
-        if found == "6":  # schema 6 had no symbols: the table starts empty, each file written after
-            # this (a changed file, or any file of a new ingest) records its definitions
+        if found == "6":  # schema 6 had no symbols: the table starts empty and the next ingest
+            # rewrites its code files, unchanged ones too, to record their definitions (vectors cached)
             _Base.metadata.create_all(conn, tables=[SYMBOLS])
+            conn.execute(text("INSERT INTO meta (key, value) VALUES (:k, '1')"), {"k": SYMBOLS_PENDING})
             found = "7"
         if found == str(SCHEMA_VERSION):
             conn.execute(

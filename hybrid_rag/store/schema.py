@@ -24,6 +24,8 @@ SCHEMA_VERSION = 7  # 2: documents.meta and chunks.meta (JSON); 3: documents.ret
 # unindexed) and documents.created (the state that wrote a row); 6: chunks.lang (natural
 # language); 7: the symbols table; older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
+SYMBOLS_PENDING = "symbols_pending"  # meta key: a store migrated from schema 4 whose code files have no
+# symbols yet; the next ingest rewrites them (``ingest/pipeline.py``) and removes the key
 
 
 class _Base(DeclarativeBase):

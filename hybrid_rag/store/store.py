@@ -58,6 +58,7 @@ from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
     GENERATION,
+    SYMBOLS_PENDING,
     _Chunk,
     _Document,
     _Embedding,
@@ -705,6 +706,16 @@ class MetadataStore:
         """The distinct definition names seen at ``state`` (for fuzzy lookups)."""
         with self._session() as s:
             return symbol_rows.names(s, state=state, path_glob=path_glob, kinds=kinds)
+
+    def symbols_pending(self) -> bool:
+        """Whether the store was migrated from before symbols and no ingest has recorded them yet."""
+        with self._session() as s:
+            return s.scalar(select(_Meta.value).where(_Meta.key == SYMBOLS_PENDING)) is not None
+
+    def symbols_recorded(self) -> None:
+        """Forget ``symbols_pending`` (an ingest rewrote the code files it found)."""
+        with self._session() as s, s.begin():
+            s.execute(delete(_Meta).where(_Meta.key == SYMBOLS_PENDING))
 
     def symbol_count(self) -> int:
         """Definitions in the current state."""

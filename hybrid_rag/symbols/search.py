@@ -1,9 +1,11 @@
 """Symbol lookups: by name (exact, prefix, fuzzy) and a file's outline.
 
 ``find`` ranks exact matches first (the name, or the qualified name when the query has a
-separator: ``Pool.get``, ``Foo::bar``, ``pkg.Class.method``), then names that start with the query,
-then close names (``difflib``'s ratio, at least ``FUZZY_CUTOFF``). Case-sensitive equality beats
-case-insensitive; within a tier, definitions outside tests come first, then by path and position.
+separator: ``Pool.get``, ``Foo::bar``, ``pkg.Class.method``), then names that start with the query;
+when there are neither (mode ``auto``), close names (``difflib``'s ratio, at least
+``FUZZY_CUTOFF``): a misspelt name still finds its definition, a right one is not buried.
+Case-sensitive equality beats case-insensitive; within a tier, definitions outside tests come
+first, then by path and position.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ _TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|spec|__tests__)(?:/|$)|(?:^|/
 
 
 class LookupMode(ConfigEnum):
-    AUTO = "auto"  # exact, then prefix, then fuzzy matches, in that order
+    AUTO = "auto"  # exact, then prefix matches; fuzzy ones when there are neither
     EXACT = "exact"
     PREFIX = "prefix"
     FUZZY = "fuzzy"
@@ -90,7 +92,7 @@ def find(
         for symbol in source.symbols(prefix=last, **where):
             if symbol.name.lower() != last.lower():
                 keep(symbol, "prefix", 0.5 + 0.3 * len(last) / len(symbol.name))
-    if lookup in (LookupMode.AUTO, LookupMode.FUZZY):
+    if lookup is LookupMode.FUZZY or (lookup is LookupMode.AUTO and not found):
         close = _close_names(last, source.symbol_names(**where), limit)
         if close:
             for symbol in source.symbols(names=list(close), **where):

@@ -142,6 +142,12 @@ def test_signatures_stop_at_the_body() -> None:
     assert java["com.example.db.ConnectionPool.take"] == "public int take()"  # @Override left out
     go = {u.qualified_name: u.signature for u in _units("pool.go")}
     assert go["pool.ConnectionPool.Take"] == "func (p *ConnectionPool) Take() int"
+    kotlin = {u.qualified_name: u.signature for u in _units("Pool.kt")}
+    assert (
+        kotlin["com.example.db.createPool"] == "fun createPool(): ConnectionPool"
+    )  # not "= ConnectionPool()"
+    ts = {u.qualified_name: u.signature for u in _units("pool.ts")}
+    assert ts["makePool"] == "export const makePool = (size: number): ConnectionPool"
     cpp = {(u.qualified_name, u.start_line): u.signature for u in _units("pool.cpp")}
     assert cpp["db::ConnectionPool::take", 16] == "int ConnectionPool::take()"
 

@@ -115,3 +115,19 @@ def test_a_macro_the_grammar_cannot_read_costs_only_its_own_tokens() -> None:
         ("formatbuf", 7, "A stream buffer."),
         ("formatbuf::sync", 10, ""),
     ]
+
+
+def test_an_extractor_error_falls_back_instead_of_losing_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (FIXTURES / "Pool.java").read_text(encoding="utf-8")
+
+    def broken(*args: object) -> list[object]:
+        raise RuntimeError("a bug in the extractor")
+
+    monkeypatch.setattr(extract, "_units", broken)
+    extract._best.cache_clear()
+    try:
+        assert extract_units("Pool.java", text) is None
+        spans = chunk_text(text, SourceType.CODE, "java", SMALL, path="Pool.java")
+    finally:
+        extract._best.cache_clear()
+    assert _words("\n".join(s.text for s in spans)) == _words(text)

@@ -72,14 +72,18 @@ def test_a_changed_file_replaces_its_symbols_and_a_deleted_file_removes_them(
     assert _names(engine) == ["helper"]
 
 
-def test_a_store_from_schema_6_migrates_to_an_empty_symbols_table(tmp_path: Path, settings: Settings) -> None:
+def test_a_store_from_schema_6_records_its_symbols_at_the_next_ingest(
+    tmp_path: Path, settings: Settings
+) -> None:
     import sqlite3
 
     from hybrid_rag.store.schema import SCHEMA_VERSION
 
-    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "src" / "notes.md").write_text("# Notes\n")
     engine = Engine(settings)
-    engine.ingest([tmp_path / "a.py"])
+    engine.ingest([tmp_path / "src"])
     engine.close()
     db = sqlite3.connect(settings.store_path)
     db.execute("DROP TABLE symbols")
@@ -87,14 +91,15 @@ def test_a_store_from_schema_6_migrates_to_an_empty_symbols_table(tmp_path: Path
     db.commit()
     db.close()
     engine = Engine(settings)
-    assert engine.store.symbol_count() == 0  # migrated: the table is there, empty
+    assert engine.store.symbol_count() == 0 and engine.store.symbols_pending()  # migrated, empty
     assert engine.query("f").chunks  # the store still answers
-    (tmp_path / "a.py").write_text("def g():\n    return 1\n")
-    engine.ingest([tmp_path / "a.py"])
-    assert _names(engine) == ["g"]
+    report = engine.ingest([tmp_path / "src"])  # nothing changed on disk
+    assert report.plan.changed == (str((tmp_path / "src" / "a.py").resolve()),)  # the code file only
+    assert report.embedded == 0  # its vectors came from the cache
+    assert _names(engine) == ["f"] and not engine.store.symbols_pending()
+    assert not engine.ingest([tmp_path / "src"]).plan.changed  # once
     db = sqlite3.connect(settings.store_path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(
-        SCHEMA_VERSION
-    )
+    version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
     db.close()
     engine.close()
