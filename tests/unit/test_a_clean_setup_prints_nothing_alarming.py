@@ -29,9 +29,10 @@ def test_the_editable_build_raises_no_setuptools_warning(tmp_path: Path) -> None
     shutil.copy(REPO / "pyproject.toml", project)
     shutil.copy(REPO / "README.md", project)
     shutil.copytree(REPO / "hybrid_rag", project / "hybrid_rag", ignore=shutil.ignore_patterns("__pycache__"))
+    wheel = str(tmp_path / "wheel")
     code = (
-        "import warnings; warnings.simplefilter('always');"
-        "from setuptools import build_meta; build_meta.build_editable(%r)" % str(tmp_path / "wheel")
+        "import warnings; warnings.simplefilter('always'); from setuptools import build_meta; "
+        f"build_meta.build_editable({wheel!r})"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
