@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import HybridRagError, describe, disk_full, is_disk_full
+from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -289,6 +289,12 @@ def _context(args: argparse.Namespace, settings: Settings, *, log: bool = True) 
     except BaseException:
         engine.close()
         raise
+    if context.needed_tokens is not None:  # results, but the budget holds no quote of them
+        engine.close()
+        raise InputError(
+            f"a budget of {context.max_tokens} tokens is too small for any evidence: the smallest that "
+            f"quotes one is {context.needed_tokens} tokens (--max-tokens {context.needed_tokens} or more)"
+        )
     return engine, context, checked
 
 

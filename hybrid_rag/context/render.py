@@ -151,6 +151,7 @@ class Context:
     notes: tuple[str, ...]
     text: str = field(repr=False)
     result: QueryResult = field(repr=False, compare=False)
+    needed_tokens: int | None = None  # results retrieved but none quoted: the smallest budget that quotes one
 
     def render(self) -> str:
         return self.text
@@ -167,6 +168,7 @@ class Context:
             "quotes": [q.to_dict() for q in self.quotes],
             "sources": [s.to_dict() for s in self.sources],
             "text": self.text,
+            **({"needed_tokens": self.needed_tokens} if self.needed_tokens is not None else {}),
         }
 
 

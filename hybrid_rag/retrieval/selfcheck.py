@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from hybrid_rag.errors import describe
@@ -86,6 +86,16 @@ def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = 
     if not signals:
         return 0.0
     return float(sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS[k] for k in signals))
+
+
+def kept_confidence(result: QueryResult, query: str, kept: Mapping[int, str]) -> float:
+    """``confidence`` of what a context kept: the quoted chunks alone, in rank order (``kept``:
+    chunk id -> its quoted lines), the coverage counted on the quoted lines; 0 when none is kept.
+
+    A context at a small budget quotes a few lines of a few results: this says how well those
+    answer, where ``confidence`` says how well everything retrieved does."""
+    chunks = tuple(replace(c, chunk=replace(c.chunk, text=kept[c.id])) for c in result.chunks if c.id in kept)
+    return confidence(replace(result, chunks=chunks), query)
 
 
 def keywords(query: str) -> str:
