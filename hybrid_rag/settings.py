@@ -140,6 +140,12 @@ class IngestBatchSettings(_Section):
     loses, and how long Ctrl-C waits."""
 
     batch_chunks: Int = Field(64, gt=0)
+    # search before the embeddings are done (ingest/fill.py, docs/first-run.md): when the files to
+    # write hold at least bm25_first_min_bytes, they are stored first, a BM25-only version goes live,
+    # then the embedding fills the dense index in, a version every publish_every_seconds
+    publish_bm25_first: bool = True
+    bm25_first_min_bytes: Int = Field(1_000_000, ge=0)
+    publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
 
 
 class WatchSettings(_Section):

@@ -190,6 +190,7 @@ class Trace:
 
     timings: tuple[StageTiming, ...] = ()
     notes: tuple[str, ...] = ()
+    dense: str = ""  # what the dense index lacks: "building, 41%" on a BM25-first ingest's partial version
 
     def seconds(self, stage: str) -> float:
         return sum(t.seconds for t in self.timings if t.stage == stage)
@@ -204,6 +205,7 @@ class Trace:
                 {"stage": t.stage, "ms": round(t.seconds * 1000, 3), "note": t.note} for t in self.timings
             ],
             "notes": list(self.notes),
+            **({"dense": self.dense} if self.dense else {}),
         }
 
 
@@ -213,6 +215,7 @@ class Tracer:
     def __init__(self) -> None:
         self._timings: list[StageTiming] = []
         self._notes: list[str] = []
+        self.dense = ""  # Trace.dense
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -226,7 +229,7 @@ class Tracer:
         self._notes.append(message)
 
     def freeze(self) -> Trace:
-        return Trace(tuple(self._timings), tuple(self._notes))
+        return Trace(tuple(self._timings), tuple(self._notes), self.dense)
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,7 @@ class QueryResult:
             "query": self.query,
             "mode": self.mode,
             "index_version": self.index_version,
+            **({"dense": self.trace.dense} if self.trace.dense else {}),
             "results": results,
             "trace": self.trace.to_dict(),
         }
