@@ -271,6 +271,9 @@ class EmbeddingSettings(_Section):
     # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"
+    # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
+    # named #int8, so an index of the fp32 model is rebuilt); figures in RESULTS.md section 33
+    quantize: Literal["none", "int8"] = "none"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"
