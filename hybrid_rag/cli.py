@@ -48,6 +48,13 @@ class _Bars:
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
             return
+        if stage == "searchable":  # a BM25-first ingest published a version (ingest/fill.py)
+            print(
+                f"{self.prefix}: searchable now: BM25 over {total} chunks, dense {done} of them",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
         if not self.terminal:
             self._line(stage, done, total)
             return
@@ -119,6 +126,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 dry_run=args.dry_run,
                 progress=bars,
                 stop=interrupted.is_set,
+                bm25_first=args.bm25_first,
             )
     finally:
         bars.close()
@@ -127,6 +135,13 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if choice and not args.quiet:
         print(f"# note: {choice}", file=sys.stderr)
     plan = report.plan
+    if report.interrupted and report.build is not None:  # stopped while the vectors filled in
+        print(
+            f"hybrid-rag: interrupted: index version {report.build.version} is live with BM25 over all "
+            f"{report.build.chunks} chunks, the dense part building; run the same ingest again to finish",
+            file=sys.stderr,
+        )
+        return 130
     if report.interrupted:
         todo = len(plan.added) + len(plan.changed)
         print(
@@ -177,7 +192,8 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 
 
 def _print_results(result: Any) -> None:
-    print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}")
+    building = f" (dense {result.trace.dense}: BM25 only for the rest)" if result.trace.dense else ""
+    print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}{building}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
             f"\n[{rank}] {sc.located_citation}  "
@@ -797,6 +813,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--progress",
         action="store_true",
         help="progress even if stderr is no terminal (then plain lines every few seconds)",
+    )
+    p.add_argument(
+        "--bm25-first",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="store the files first and answer by BM25 while the vectors fill in "
+        "(default: ingest.publish_bm25_first, on; docs/first-run.md)",
     )
     p.set_defaults(func=cmd_ingest, writes=True)
 

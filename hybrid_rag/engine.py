@@ -27,6 +27,7 @@ from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
+from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
 from hybrid_rag.lang.query import language_override, query_language
@@ -181,6 +182,9 @@ class Engine:
                 batch_chunks=settings.ingest.batch_chunks,
                 data_dir=settings.data_dir,
                 convert=settings.convert,
+                bm25_first=settings.ingest.publish_bm25_first,
+                bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
+                fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
             ),
         )
         self.context_builder = ContextBuilder(
@@ -208,17 +212,25 @@ class Engine:
         progress: Callable[[str, int, int], None] | None = None,
         metadata: Mapping[str, Any] | None = None,
         stop: Callable[[], bool] | None = None,
+        bm25_first: bool | None = None,
     ) -> IngestReport:
         """Ingest folders, files and zips; ``metadata`` (a JSON-like mapping) goes on every document
         and is filterable as ``meta.<key>``. Streamed in ``ingest.batch_chunks`` batches, each
         committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
-        no index build; the same ingest again finishes it)."""
+        no index build; the same ingest again finishes it). ``bm25_first`` overrides
+        ``ingest.publish_bm25_first``: BM25 answers while the vectors fill in (``ingest/fill.py``)."""
         prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
         if prepare is not None and not dry_run:
             prepare(paths)
         with nullcontext() if dry_run else self.writer.hold("ingest"):
             return self.ingestor.ingest_paths(
-                paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata, stop=stop
+                paths,
+                collection=collection,
+                dry_run=dry_run,
+                progress=progress,
+                metadata=metadata,
+                stop=stop,
+                bm25_first=bm25_first,
             )
 
     def import_file(self, path: str | Path, *, collection: str | None = None) -> ImportReport:

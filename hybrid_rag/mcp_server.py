@@ -100,6 +100,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
             result = engine.query(query, log=True, **check_query(body, limits, settings.features))
             return {
                 "index_version": result.index_version,
+                **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
                 "results": [
                     {
                         "citation": hit.located_citation,

@@ -140,6 +140,12 @@ class IngestBatchSettings(_Section):
     loses, and how long Ctrl-C waits."""
 
     batch_chunks: Int = Field(64, gt=0)
+    # search before the embeddings are done (ingest/fill.py, docs/first-run.md): when the files to
+    # write hold at least bm25_first_min_bytes, they are stored first, a BM25-only version goes live,
+    # then the embedding fills the dense index in, a version every publish_every_seconds
+    publish_bm25_first: bool = True
+    bm25_first_min_bytes: Int = Field(1_000_000, ge=0)
+    publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
 
 
 class WatchSettings(_Section):
@@ -265,6 +271,9 @@ class EmbeddingSettings(_Section):
     # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"
+    # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
+    # named #int8, so an index of the fp32 model is rebuilt); figures in RESULTS.md section 33
+    quantize: Literal["none", "int8"] = "none"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"

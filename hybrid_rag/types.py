@@ -191,6 +191,7 @@ class Trace:
 
     timings: tuple[StageTiming, ...] = ()
     notes: tuple[str, ...] = ()
+    dense: str = ""  # what the dense index lacks: "building, 41%" on a BM25-first ingest's partial version
 
     def seconds(self, stage: str) -> float:
         return sum(t.seconds for t in self.timings if t.stage == stage)
@@ -205,6 +206,7 @@ class Trace:
                 {"stage": t.stage, "ms": round(t.seconds * 1000, 3), "note": t.note} for t in self.timings
             ],
             "notes": list(self.notes),
+            **({"dense": self.dense} if self.dense else {}),
         }
 
 
@@ -214,6 +216,7 @@ class Tracer:
     def __init__(self) -> None:
         self._timings: list[StageTiming] = []
         self._notes: list[str] = []
+        self.dense = ""  # Trace.dense
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -227,7 +230,7 @@ class Tracer:
         self._notes.append(message)
 
     def freeze(self) -> Trace:
-        return Trace(tuple(self._timings), tuple(self._notes))
+        return Trace(tuple(self._timings), tuple(self._notes), self.dense)
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,7 @@ class QueryResult:
             "mode": self.mode,
             "index_version": self.index_version,
             **({"lang": self.lang} if self.lang is not None else {}),
+            **({"dense": self.trace.dense} if self.trace.dense else {}),
             "results": results,
             "trace": self.trace.to_dict(),
         }

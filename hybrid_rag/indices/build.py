@@ -18,6 +18,7 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError,
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
+from hybrid_rag.indices.coverage import DENSE_CHUNKS, cached_windows_of, drop_partials, is_partial
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
@@ -44,24 +45,29 @@ def validate_build(
     bm25: BM25IndexManager,
     ids: np.ndarray,
     picks: Sequence[Chunk],
+    *,
+    partial: bool = False,
 ) -> None:
-    """Refuse a build whose counts differ from the store's chunk ``ids``, or whose sample queries
-    (``picks``, the chunks of :func:`sample_ids`) find nothing.
+    """Refuse a build whose counts differ from the store's chunk ``ids`` (a ``partial`` one's dense
+    index may hold fewer), or whose sample queries (``picks``, the chunks of :func:`sample_ids`) find
+    nothing.
 
     A dense search with a vector the index holds for a chunk must score that vector's
     self-similarity at the top (identical twins may tie it), and a BM25 search with the chunk's
     first words must return something.
     """
     problems = []
-    if len(dense) != len(ids) or len(bm25) != len(ids):
+    if len(dense) > len(ids) or (len(dense) != len(ids) and not partial) or len(bm25) != len(ids):
         problems.append(f"store has {len(ids)} chunks, dense {len(dense)}, bm25 {len(bm25)}")
     for chunk in picks if not problems else []:
-        if isinstance(dense, WindowedVectorIndex):
+        if partial and not dense.contains(np.array([chunk.id]))[0]:
+            vector = None  # not embedded yet: BM25 alone finds it
+        elif isinstance(dense, WindowedVectorIndex):
             vector = dense.windows(chunk.id)[0]
         else:
             vector = dense.vectors(np.array([chunk.id]))[0]
-        hits = dense.search(vector, 1)
-        if not hits or hits[0].score < float(vector @ vector) - 1e-4:
+        hits = dense.search(vector, 1) if vector is not None else [None]
+        if not hits or (vector is not None and hits[0].score < float(vector @ vector) - 1e-4):
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
         lang = analysis_language(chunk)
@@ -120,19 +126,31 @@ class IndexBuilder:
         self.versions = open_versions(config)
 
     def build(
-        self, *, full: bool = False, reason: str = "ingest", progress: Progress | None = None
+        self,
+        *,
+        full: bool = False,
+        reason: str = "ingest",
+        progress: Progress | None = None,
+        embed: bool = True,
     ) -> BuildReport:
         """A new version from the store, validated, then live. A full disk is one DiskFullError: the
-        store is as it was, the live version unchanged (the half-written staging folder is pruned)."""
+        store is as it was, the live version unchanged (the half-written staging folder is pruned).
+        ``embed=False`` embeds nothing: a partial version whose dense index holds only the chunks
+        with cached vectors (``coverage.py``; not on Milvus, which embeds what is missing)."""
         try:
-            return self._build(full=full, reason=reason, progress=progress)
+            return self._build(full=full, reason=reason, progress=progress, embed=embed)
         except OSError as exc:
             if not is_disk_full(exc):
                 raise
             kept = "the store is intact and the live index version is unchanged"
             raise disk_full(self.config.directory, kept) from None
 
-    def _build(self, *, full: bool, reason: str, progress: Progress | None) -> BuildReport:
+    @property
+    def builds_partial(self) -> bool:
+        """Whether ``build(embed=False)`` publishes a partial version (Faiss and Chroma, not Milvus)."""
+        return self.config.index.dense_backend != "milvus"
+
+    def _build(self, *, full: bool, reason: str, progress: Progress | None, embed: bool) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
             from hybrid_rag.indices.milvus.versions import build_milvus
 
@@ -155,14 +173,18 @@ class IndexBuilder:
             dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, store.get(ids)
         corrupt: list[str] = []
-        windows, embedded = embed_missing(
-            self.store,
-            self.embedder,
-            {c.sha256: c.text for c in todo},
-            progress=progress,
-            keep=True,
-            corrupt=corrupt,
-        )
+        if embed:
+            windows, embedded = embed_missing(
+                self.store,
+                self.embedder,
+                {c.sha256: c.text for c in todo},
+                progress=progress,
+                keep=True,
+                corrupt=corrupt,
+            )
+        else:  # a partial version: the chunks whose vectors are in
+            windows, embedded = cached_windows_of(self.store, self.embedder, todo, corrupt), 0
+            todo = [c for c in todo if c.sha256 in windows]
         if todo:
             todo_ids = np.array([c.id for c in todo], dtype=np.int64)
             if isinstance(dense, WindowedVectorIndex):
@@ -198,18 +220,20 @@ class IndexBuilder:
             "reason": reason,
             "source_hash": src_hash,
             "chunks": len(ids),
+            DENSE_CHUNKS: len(dense),
             STORE_STATE: store.state,
             "params": params,
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
-            validate_build(dense, bm25, ids, store.get(sample_ids(ids)))
+            validate_build(dense, bm25, ids, store.get(sample_ids(ids)), partial=not embed)
             check_unchanged(self.store, store.state)
         except (IndexMismatchError, StoreError):
             shutil.rmtree(staging, ignore_errors=True)
             raise
         self.versions.publish(version, staging)
         self.store.record_index_version(INDEX_NAME, version, src_hash, params, "built")
+        drop_partials(self.versions, version)
         self.versions.prune(self.keep_versions)
         collect(self.store, self.versions, reader_name(self.config.directory))
         seconds["write"] = time.perf_counter() - t
@@ -276,10 +300,10 @@ class IndexBuilder:
         if version is None:
             return self.store.chunk_count() > 0
         try:
-            built = self.versions.manifest(version).get("source_hash")
+            manifest = self.versions.manifest(version)
         except CorruptIndexError:
             return True
-        return built != source_hash(self.store.chunk_hashes())
+        return is_partial(manifest) or manifest.get("source_hash") != source_hash(self.store.chunk_hashes())
 
     def _previous_dense(self, kind: str) -> FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex | None:
         """The live version's dense index, to update in place of a full build, if it is compatible

@@ -51,6 +51,13 @@ class LiveIndex:
     def count(self) -> int:
         return len(self.dense)
 
+    @property
+    def dense_status(self) -> str:
+        """``""`` when the dense index holds every chunk, else ``"building, 41%"`` (``coverage.py``)."""
+        from hybrid_rag.indices.coverage import dense_status
+
+        return dense_status(self.manifest)
+
 
 class BuildInputs(Protocol):
     """What a backend's build reads (``build.IndexBuilder`` is one)."""

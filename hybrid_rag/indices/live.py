@@ -11,6 +11,7 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexErro
 from hybrid_rag.indices.ann import AnnBackend, AnnParams, AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import IndexConfig, LiveIndex
+from hybrid_rag.indices.coverage import DENSE_CHUNKS
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
@@ -105,7 +106,8 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
         raise CorruptIndexError(
             f"{exc}: run `hybrid-rag rebuild` (the store is intact) or `hybrid-rag rollback` to an older one"
         ) from None
-    if len(dense) != manifest.get("chunks") or len(bm25) != manifest.get("chunks"):
+    dense_chunks = manifest.get(DENSE_CHUNKS, manifest.get("chunks"))  # fewer: a partial version
+    if len(dense) != dense_chunks or len(bm25) != manifest.get("chunks"):
         raise IndexMismatchError(
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
             f"chunks, dense {len(dense)}, bm25 {len(bm25)}): run `hybrid-rag rebuild`"

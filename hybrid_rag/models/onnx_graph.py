@@ -166,6 +166,29 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     )
 
 
+def cached_int8_onnx(fp32: Path) -> Path:
+    """``fp32`` with its weights quantised to int8 (ONNX Runtime's ``quantize_dynamic``: MatMul and
+    the fused Attention become MatMulInteger and QAttention, activations quantised per batch), built
+    once beside it as ``model.int8.onnx`` (``embedding.quantize: int8``; RESULTS.md section 33)."""
+    target = fp32.with_name("model.int8.onnx")
+    if target.is_file():
+        return target
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, temp = tempfile.mkstemp(prefix=".model-", suffix=".int8.onnx.tmp", dir=fp32.parent)
+    os.close(fd)
+    try:  # the fused kernels defeat shape inference: their outputs are float
+        quantize_dynamic(
+            fp32, temp, weight_type=QuantType.QInt8, extra_options={"DefaultTensorType": TensorProto.FLOAT}
+        )
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
+
+
 def cached_bert_onnx(model_dir: Path, key: str) -> Path:
     """The fp32 ONNX file of the BERT in ``model_dir`` (``model.safetensors`` + ``config.json``),
     built on first use into the model cache under ``key``; later calls only stat the file."""

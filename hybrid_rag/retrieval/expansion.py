@@ -386,9 +386,11 @@ class QueryExpander:
                 probes["prf_bm25"] = text
             else:
                 notes.append("prf: no expansion terms in the feedback documents")
-        if "dense" in fp.runs:
+        ids = np.array([h.id for h in feedback], dtype=np.int64)
+        ids = ids[fp.live.dense.contains(ids)]  # on a partial version, the embedded ones (coverage.py)
+        if "dense" in fp.runs and len(ids):
             q = self.embedder.embed_queries([fp.query])[0] if fp.query_vector is None else fp.query_vector
-            vectors = fp.live.dense.vectors(np.array([h.id for h in feedback], dtype=np.int64))
+            vectors = fp.live.dense.vectors(ids)
             probes["prf_dense"] = rocchio(q, vectors)
             runs["prf_dense"] = fp.live.dense.search(probes["prf_dense"], r.dense_top_k, fp.allowed)
         queries = tuple(t for t, _ in term_repetitions(terms))

@@ -18,6 +18,7 @@ from hybrid_rag import deadline
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError, StoreError
 from hybrid_rag.filters.cost import check_cost
+from hybrid_rag.indices.coverage import dense_note
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
@@ -137,6 +138,9 @@ class HybridRetriever:
         run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
         top_k = self.retrieval.top_k if top_k is None else top_k
         tracer, live = Tracer(), self.indices.get()
+        if live.dense_status:  # a BM25-first ingest's partial version (indices/coverage.py)
+            tracer.dense = live.dense_status
+            tracer.note(dense_note(live.manifest))
         if top_k <= 0:
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         allowed = timed(tracer, "filter", self.allowed_ids, text, filters, flags, tracer)
@@ -471,13 +475,25 @@ class HybridRetriever:
             # the head carries the reranker's score (rerank.py) and stays a prefix after the floors
             head = sum(1 for c in scored if self.reranker.name in c.breakdown)
             pool = min(pool, max(head, 1))
-        vectors = live.dense.vectors(np.array([c.id for c in scored[:pool]], dtype=np.int64))
+        vectors = pooled_vectors(live, np.array([c.id for c in scored[:pool]], dtype=np.int64))
         return apply_mmr(scored, vectors, candidates.query_vector, m.mmr_lambda, m.top_n, pool=pool)
 
     def parents(self, final: Sequence[ScoredChunk]) -> dict[int, ParentContext]:
         """Each result's neighbouring chunks, or its enclosing definition or section."""
         r = self.retrieval
         return attach_parent_context(final, self.store, r.parent_mode, r.parent_radius)
+
+
+def pooled_vectors(live: LiveIndex, ids: np.ndarray) -> np.ndarray:
+    """The chunks' vectors for MMR; on a partial version a chunk not embedded yet gets a zero row
+    (cosine 0 to everything: it competes on its score alone, ``mmr.py``)."""
+    try:
+        return live.dense.vectors(ids)
+    except KeyError:  # some are not embedded yet
+        present = live.dense.contains(ids)
+    out = np.zeros((len(ids), live.dense.dimension), dtype=np.float32)
+    out[present] = live.dense.vectors(ids[present])
+    return out
 
 
 def timed(tracer: Tracer, stage: str, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -163,7 +163,8 @@ def merge_results(query: str, results: Sequence[QueryResult]) -> QueryResult:
     )
     timings = tuple(t for r in results for t in r.trace.timings)
     notes = tuple(dict.fromkeys(n for r in results for n in r.trace.notes))
-    return QueryResult(query, results[0].mode, chunks, Trace(timings, notes), results[0].index_version)
+    trace = Trace(timings, notes, results[0].trace.dense)
+    return QueryResult(query, results[0].mode, chunks, trace, results[0].index_version)
 
 
 @dataclass(frozen=True)
@@ -288,10 +289,11 @@ class SelfCheck:
         extra = (
             (StageTiming("self_check", others, f"{len(attempts) - 1} retries"),) if len(attempts) > 1 else ()
         )
+        kept = results[best].trace
         final = replace(
             results[best],
             query=query,
-            trace=Trace(chosen.timings + extra, results[best].trace.notes + tuple(notes)),
+            trace=replace(kept, timings=chosen.timings + extra, notes=kept.notes + tuple(notes)),
         )
         return Checked(final, tuple(attempts), chosen.confidence, weak)
 

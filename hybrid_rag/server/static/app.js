@@ -147,7 +147,8 @@ $("search-form").addEventListener("submit", async (event) => {
 });
 
 function showResults(data) {
-  $("result-count").textContent = `${data.results.length} for “${data.query}”, mode ${data.mode}, index v${data.index_version}`;
+  $("result-count").textContent = `${data.results.length} for “${data.query}”, mode ${data.mode}, index v${data.index_version}`
+    + (data.dense ? ` · dense ${data.dense} (BM25 alone finds the chunks not embedded yet)` : "");
   const items = data.results.map((hit, i) => {
     const citation = hit.citation; // path:start-end, plus a converted document's place: "(p.3)"
     const chips = Object.entries(hit.breakdown).map(([name, value]) =>
