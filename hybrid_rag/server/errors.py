@@ -32,6 +32,7 @@ STATUS: tuple[tuple[type[errors.HybridRagError], int], ...] = (
     (errors.ConfigError, 400),  # a per-call feature override the settings refuse
     (errors.NoIndexError, 409),  # nothing ingested yet: ingest first
     (errors.IndexMismatchError, 409),  # the index needs `hybrid-rag rebuild`
+    (errors.WriterBusyError, 409),  # another write holds the writer lock: try again when it is done
     (errors.RemoteServiceError, 502),  # a generator, reranker or embedding server failed
     (errors.CorruptIndexError, 503),
     (errors.StoreError, 503),

@@ -148,3 +148,24 @@ def test_data_files_are_private(live: LiveServer) -> None:
     jobs = list((data / "jobs").glob("*.json"))
     assert jobs and {_mode(j) for j in jobs} == {0o600}
     assert _mode(data / "jobs") == 0o700
+
+
+def test_a_write_refused_by_the_writer_lock_is_409(tmp_path: Path, corpus: Path) -> None:
+    """Another process holds the data dir's writer lock: a write answers 409 Conflict (try again)."""
+    from hybrid_rag.client import Client, ServerError
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.store.writer_lock import WriterLock
+
+    engine = Engine(server_settings(tmp_path, **{"store.writer_wait_seconds": 0.2}))
+    engine.ingest([corpus])
+    server = LiveServer(engine.settings, ApiKeys.of((KEY,)), engine)
+    try:
+        with WriterLock(engine.settings.data_dir, 0).hold("ingest"), server.client() as client:
+            answer = client.post("/v1/rollback", json={"version": 1})
+            assert answer.status_code == 409, answer.text
+            assert "another write is running" in answer.json()["error"]["message"]
+            with Client(server.url, api_key=KEY) as python, pytest.raises(ServerError) as refused:
+                python.rollback(1)
+            assert refused.value.status == 409
+    finally:
+        server.stop()
