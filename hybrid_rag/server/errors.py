@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hybrid_rag import errors
 from hybrid_rag.deadline import DeadlineExceeded
+from hybrid_rag.private_files import append_private
 
 log = logging.getLogger("hybrid_rag.server")
 
@@ -107,8 +108,7 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def log_crash(logs_dir: Path, request: Request, exc: BaseException) -> None:
     try:
-        logs_dir.mkdir(parents=True, exist_ok=True)
-        with (logs_dir / "errors.log").open("a", encoding="utf-8") as handle:
+        with append_private(logs_dir / "errors.log") as handle:  # it holds query and filter text
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             handle.write(f"--- {stamp} hybrid-rag serve {request.method} {request.url.path}\n")
             handle.write("".join(traceback.format_exception(exc)))

@@ -148,6 +148,26 @@ def test_data_files_are_private(live: LiveServer) -> None:
     jobs = list((data / "jobs").glob("*.json"))
     assert jobs and {_mode(j) for j in jobs} == {0o600}
     assert _mode(data / "jobs") == 0o700
+    uploads = data / "uploads"
+    assert _mode(uploads) == _mode(uploads / "uploads") == 0o700
+    assert _mode(uploads / "uploads" / "note.md") == 0o600
+    assert _mode(data / "logs") == 0o700
+
+
+def test_the_error_logs_are_private(tmp_path: Path) -> None:
+    """logs/errors.log records query and filter text: 0600 from the server and from the CLI."""
+    from types import SimpleNamespace
+
+    from hybrid_rag.cli import _log_crash
+    from hybrid_rag.server.errors import log_crash
+
+    settings = server_settings(tmp_path)
+    settings.data_dir.mkdir(parents=True)
+    request = SimpleNamespace(method="POST", url=SimpleNamespace(path="/v1/query"))
+    log_crash(settings.logs_dir, request, RuntimeError("filter meta.secret=x"))  # type: ignore[arg-type]
+    _log_crash(settings, RuntimeError("query --filter meta.secret=x"))
+    assert _mode(settings.logs_dir) == 0o700
+    assert _mode(settings.logs_dir / "errors.log") == 0o600
 
 
 def test_a_write_refused_by_the_writer_lock_is_409(tmp_path: Path, corpus: Path) -> None:
