@@ -1005,8 +1005,9 @@ def _log_crash(settings: Settings | None, exc: BaseException) -> Path | None:
         return None
     path = settings.logs_dir / "errors.log"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
+        from hybrid_rag.private_files import append_private
+
+        with append_private(path) as log:  # it holds query and filter text: 0600, as the store
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             log.write(f"--- {stamp} hybrid-rag {' '.join(sys.argv[1:])}\n")
             log.write("".join(traceback.format_exception(exc)))

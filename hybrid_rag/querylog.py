@@ -117,7 +117,9 @@ class QueryLog:
                 )
 
     def _write(self, line: bytes) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from hybrid_rag.private_files import private_dir
+
+        private_dir(self.path.parent)  # 0700, as the rest of the data dir
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # private, as the index files
         try:
             written = os.write(fd, line)

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from studies import _lost_or_stale as lost_or_stale  # issue 31's cases
+
 ROOT = Path(__file__).resolve().parents[2]
 SEGMENT = "a BM25 segment shared by two versions, damaged"
 TOPICS = ["tomatoes", "compost", "swallows", "glaciers", "violins", "bridges", "lanterns", "orchards"]
@@ -40,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kills", type=int, default=3, help="kill -9 trials per command")
     parser.add_argument("--writers", type=int, default=5, help="trials of two ingests at once")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--parts",
+        default="pointer,segment,store,vector,disk,kills,writers,lost_or_stale",
+        help="which groups of trials to run (comma-separated)",
+    )
 
 
 def write_corpus(folder: Path, n: int, start: int = 0) -> None:
@@ -391,16 +398,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix="fault-probe-"))
     rows: list[dict[str, Any]] = []
     try:
-        for part in (
-            lambda: pointer_trials(base, args.files),
-            lambda: [shared_segment_trial(base, args.files)],
-            lambda: store_trials(base, args.files),
-            lambda: [vector_trial(base, args.files)],
-            lambda: disk_trials(base, args.files),
-            lambda: kill_trials(base, args.kill_files, args.kills, rng),
-            lambda: writer_trials(base, args.files, args.writers),
-        ):
-            found = part()
+        parts = {
+            "pointer": lambda: pointer_trials(base, args.files),
+            "segment": lambda: [shared_segment_trial(base, args.files)],
+            "store": lambda: store_trials(base, args.files),
+            "vector": lambda: [vector_trial(base, args.files)],
+            "disk": lambda: disk_trials(base, args.files),
+            "kills": lambda: kill_trials(base, args.kill_files, args.kills, rng),
+            "writers": lambda: writer_trials(base, args.files, args.writers),
+            "lost_or_stale": lambda: lost_or_stale.trials(_fresh, base, args.files),  # issue 31's cases
+        }
+        for name in getattr(args, "parts", ",".join(parts)).split(","):
+            found = parts[name.strip()]()
             for row in found:
                 print(
                     f"{row['fault']}: {row.get('audit', {}).get('lost', row.get('skipped'))}", file=sys.stderr

@@ -244,7 +244,8 @@ def parse_when(value: str) -> tuple[datetime, datetime | None]:
         pass
     else:
         start = datetime(day.year, day.month, day.day)
-        return start, start + timedelta(days=1)
+        # the last day a date names (9999-12-31) ends at the last instant a datetime holds
+        return start, start + timedelta(days=1) if day < date.max else datetime.max
     try:
         when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
     except ValueError:
@@ -252,7 +253,10 @@ def parse_when(value: str) -> tuple[datetime, datetime | None]:
             f"not a date: {value!r}; use an ISO date or datetime, e.g. 2026-01-01 or 2026-01-01T12:00"
         ) from None
     if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            when = when.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            raise InputError(f"date {value!r} is out of range in UTC (years 1 to 9999)") from None
     return when, None
 
 

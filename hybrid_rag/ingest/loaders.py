@@ -403,6 +403,7 @@ def iter_files(
     *,
     exclude: Sequence[Path] = (),
     conversion: Conversion | None = None,
+    allow: Sequence[Path] = (),
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
@@ -421,7 +422,8 @@ def iter_files(
         if not p.exists():
             raise InputError(f"path does not exist: {raw}")
         root = p.resolve()
-        if any(root == home or root.is_relative_to(home) for home in homes):
+        allowed = any(root.is_relative_to(a.resolve()) for a in allow)  # uploads, in the data dir
+        if not allowed and any(root == home or root.is_relative_to(home) for home in homes):
             raise InputError(f"{raw} is in the data dir (the store, indices and keys): it is never ingested")
         roots.append(root)
     rules = IgnoreRules(settings.ignore)

@@ -46,6 +46,7 @@ from hybrid_rag.symbols.extract import file_symbols
 from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile, SourceType
 
 CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
+UPLOADS_DIR = "uploads"  # in the data dir: uploaded documents, the one part of it ever ingested
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "files", "chunks", "index"
 Stop = Callable[[], bool]  # asked between files and batches: True ends the ingest there
@@ -220,9 +221,12 @@ class Ingestor:
             files.extend(with_metadata(m, metadata) for m in members)
             skipped.extend(passed)
         plain = [Path(p) for p in paths if Path(p) not in archives]
-        exclude = [self.settings.data_dir] if self.settings.data_dir is not None else []
+        home = self.settings.data_dir
+        exclude, allow = ([home], [home / UPLOADS_DIR]) if home is not None else ([], [])
         walk = (
-            iter_files(plain, self.settings.loading, exclude=exclude, conversion=conversion) if plain else ()
+            iter_files(plain, self.settings.loading, exclude=exclude, conversion=conversion, allow=allow)
+            if plain
+            else ()
         )
         for item in walk:
             if stop is not None and stop():

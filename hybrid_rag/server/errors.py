@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hybrid_rag import errors
 from hybrid_rag.deadline import DeadlineExceeded
+from hybrid_rag.private_files import append_private
 
 log = logging.getLogger("hybrid_rag.server")
 
@@ -32,6 +33,7 @@ STATUS: tuple[tuple[type[errors.HybridRagError], int], ...] = (
     (errors.ConfigError, 400),  # a per-call feature override the settings refuse
     (errors.NoIndexError, 409),  # nothing ingested yet: ingest first
     (errors.IndexMismatchError, 409),  # the index needs `hybrid-rag rebuild`
+    (errors.WriterBusyError, 409),  # another write holds the writer lock: try again when it is done
     (errors.RemoteServiceError, 502),  # a generator, reranker or embedding server failed
     (errors.CorruptIndexError, 503),
     (errors.StoreError, 503),
@@ -106,8 +108,7 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def log_crash(logs_dir: Path, request: Request, exc: BaseException) -> None:
     try:
-        logs_dir.mkdir(parents=True, exist_ok=True)
-        with (logs_dir / "errors.log").open("a", encoding="utf-8") as handle:
+        with append_private(logs_dir / "errors.log") as handle:  # it holds query and filter text
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             handle.write(f"--- {stamp} hybrid-rag serve {request.method} {request.url.path}\n")
             handle.write("".join(traceback.format_exception(exc)))

@@ -18,6 +18,7 @@ from hybrid_rag.deadline import DeadlineExceeded, run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.paths import stored_path
+from hybrid_rag.private_files import private_dir, write_private
 from hybrid_rag.server.auth import ApiKeys
 from hybrid_rag.server.errors import ApiError
 from hybrid_rag.server.jobs import JobRunner
@@ -155,14 +156,14 @@ def save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path
         raise ApiError(
             413, f"files: {total} bytes together, over server.max_upload_bytes ({limit})", field="files"
         )
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)  # the documents are the user's: private, as the store (0700, files 0600)
     saved = []
     for upload, name in zip(files, names, strict=True):
         target = folder / name
         tmp = folder / f".{name}.part"
         try:
             upload.file.seek(0)
-            tmp.write_bytes(upload.file.read())
+            write_private(tmp, upload.file.read())
             tmp.replace(target)
         finally:
             tmp.unlink(missing_ok=True)

@@ -73,6 +73,7 @@ from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
+_DAMAGED = ("malformed", "file is not a database", "database disk image")  # SQLite on a damaged file
 READER = "reader:"  # meta keys of the data dirs reading a shared store: reader:<host>:<indices dir>
 
 
@@ -276,7 +277,9 @@ class MetadataStore:
             if self._file and (is_disk_full(exc) or no_space_left(self.path.parent)):
                 kept = f"the store {self.where} is unchanged (SQLite needs room for its -wal and -shm files)"
                 raise disk_full(self.path.parent, kept) from None
-            raise StoreError(f"cannot open the store at {self.where}: {exc.orig}") from None
+            raise self._damaged(exc) or StoreError(
+                f"cannot open the store at {self.where}: {exc.orig}"
+            ) from None
         except StoreError:
             engine.dispose()
             raise
@@ -286,6 +289,18 @@ class MetadataStore:
         self._inode = os.stat(self.path).st_ino if self._file else None
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         return self._sessions
+
+    def _damaged(self, exc: DatabaseError) -> StoreError | None:
+        """A StoreError naming the way back when the store file is damaged (truncated, overwritten)."""
+        reason = str(getattr(exc, "orig", exc))
+        if not self._file or not any(m in reason for m in _DAMAGED):
+            return None
+        home = self.path.parent
+        return StoreError(
+            f"the store {self.path} is damaged ({reason}): restore it from a backup, or rebuild the "
+            f"store from the files: move {home} aside and run `hybrid-rag --data-dir {home} ingest PATH` "
+            "for each folder it held (every chunk is embedded again)"
+        )
 
     def _check_schema(self, engine: Engine) -> None:
         ensure_schema(engine, self.where, on_empty=self._refuse_new_store if self._file else None)
@@ -302,6 +317,9 @@ class MetadataStore:
             with self._open()() as session:
                 yield session
         except DatabaseError as exc:  # OperationalError included
+            damaged = self._damaged(exc)
+            if damaged is not None:
+                raise damaged from None
             if not is_disk_full(exc):
                 raise
             where = self.path.parent if self._file else Path(".")

@@ -148,3 +148,44 @@ def test_data_files_are_private(live: LiveServer) -> None:
     jobs = list((data / "jobs").glob("*.json"))
     assert jobs and {_mode(j) for j in jobs} == {0o600}
     assert _mode(data / "jobs") == 0o700
+    uploads = data / "uploads"
+    assert _mode(uploads) == _mode(uploads / "uploads") == 0o700
+    assert _mode(uploads / "uploads" / "note.md") == 0o600
+    assert _mode(data / "logs") == 0o700
+
+
+def test_the_error_logs_are_private(tmp_path: Path) -> None:
+    """logs/errors.log records query and filter text: 0600 from the server and from the CLI."""
+    from types import SimpleNamespace
+
+    from hybrid_rag.cli import _log_crash
+    from hybrid_rag.server.errors import log_crash
+
+    settings = server_settings(tmp_path)
+    settings.data_dir.mkdir(parents=True)
+    request = SimpleNamespace(method="POST", url=SimpleNamespace(path="/v1/query"))
+    log_crash(settings.logs_dir, request, RuntimeError("filter meta.secret=x"))  # type: ignore[arg-type]
+    _log_crash(settings, RuntimeError("query --filter meta.secret=x"))
+    assert _mode(settings.logs_dir) == 0o700
+    assert _mode(settings.logs_dir / "errors.log") == 0o600
+
+
+def test_a_write_refused_by_the_writer_lock_is_409(tmp_path: Path, corpus: Path) -> None:
+    """Another process holds the data dir's writer lock: a write answers 409 Conflict (try again)."""
+    from hybrid_rag.client import Client, ServerError
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.store.writer_lock import WriterLock
+
+    engine = Engine(server_settings(tmp_path, **{"store.writer_wait_seconds": 0.2}))
+    engine.ingest([corpus])
+    server = LiveServer(engine.settings, ApiKeys.of((KEY,)), engine)
+    try:
+        with WriterLock(engine.settings.data_dir, 0).hold("ingest"), server.client() as client:
+            answer = client.post("/v1/rollback", json={"version": 1})
+            assert answer.status_code == 409, answer.text
+            assert "another write is running" in answer.json()["error"]["message"]
+            with Client(server.url, api_key=KEY) as python, pytest.raises(ServerError) as refused:
+                python.rollback(1)
+            assert refused.value.status == 409
+    finally:
+        server.stop()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hybrid_rag.ingest.converters import Converted, Unconvertible, convert, format_of
+from hybrid_rag.private_files import private_dir
 from hybrid_rag.settings import ConvertSettings
 from hybrid_rag.types import LoadedFile, Locator, SkippedFile, SourceType
 
@@ -100,7 +101,7 @@ def _write(path: Path, converted: Converted) -> None:
         "locators": [[loc.line, loc.kind, loc.number, loc.name, loc.step] for loc in converted.locators],
     }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)  # the data dir's files are private (mkstemp makes the file 0600)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
