@@ -267,6 +267,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             row = measure_set(ds, model_key, work, base)
             result["sets"].setdefault(ds.name, {})[model_key] = row
             log(f"  {json.dumps({k: v['mrr@10'] for k, v in row['configs'].items()})}")
+            partial = work / f"partial-{os.getpid()}.json"  # what a run cut short has measured so far
+            partial.write_text(json.dumps(result), encoding="utf-8")
     if not args.no_runtime and set(args.models) == set(MODELS):
         result["runtime"] = measure_runtime(root)
     return result
@@ -274,22 +276,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def render(result: Mapping[str, Any]) -> str:
     lines = [
-        "| set | model | BM25 | dense | default hybrid | default − best single (95% CI) |"
-        " MiniLM default before (dense kept) |",
-        "|---|---|---|---|---|---|---|",
+        "| set | model | questions | BM25 | dense | default hybrid | default − best single (95% CI) |"
+        " default with the dense stage kept (before) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, models in result["sets"].items():
         for key, row in models.items():
             c = row["configs"]
-            d = row["default_minus_best"]
+            d = row.get("default_minus_best")  # absent in a row read back from a run's log
+            best = row.get("best_single") or max(("bm25", "dense"), key=lambda k: c[k]["mrr@10"])
+            diff = c["default"]["mrr@10"] - c[best]["mrr@10"]
+            gap = f"{d['diff']:+.3f} ± {d['ci95']:.3f}" if d else f"{diff:+.3f}"
             before = c.get("default, dense kept", {}).get("mrr@10")
             lines.append(
-                f"| {name} | {MODELS[key]} | {c['bm25']['mrr@10']:.3f} | {c['dense']['mrr@10']:.3f} | "
-                f"{c['default']['mrr@10']:.3f} | {d['diff']:+.3f} ± {d['ci95']:.3f} ({row['best_single']}) | "
+                f"| {name} | {MODELS[key]} | {row.get('queries', '')} | {c['bm25']['mrr@10']:.3f} | "
+                f"{c['dense']['mrr@10']:.3f} | {c['default']['mrr@10']:.3f} | {gap} ({best}) | "
                 f"{'' if before is None else f'{before:.3f}'} |"
             )
     lines.append("")
-    lines.append(f"MRR@10; {result.get('max_queries') or 'all'} judged questions per set.")
+    lines.append(f"MRR@10; {result.get('max_queries') or 'all'} judged questions per set, spread evenly.")
     rt = result.get("runtime")
     if rt:
         lines += [
