@@ -139,10 +139,10 @@ def _ingest(
     try:
         start = time.perf_counter()
         stale = [d.path for d in engine.documents()] if replace else []
+        if stale:  # the seed held another folder (the judged corpus, for the unmodified one): its
+            engine.delete(stale)  # documents go first, or their chunks would stand for this one's
         # another collection than the seed's: every file is chunked again by this code
         report = engine.ingest([root], collection=collection)
-        if stale:  # the seed held another folder (the judged corpus, for the unmodified one)
-            engine.delete(stale)
         seconds = round(time.perf_counter() - start, 2)
         return {"seconds": seconds, "embedded": report.embedded, "chunks": engine.stats().chunks}
     finally:
