@@ -362,7 +362,7 @@ class RetrievalSettings(_Section):
     code_expansion_weight: Float = Field(0.0, ge=0)
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
     # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
-    symbol_weight: Float = Field(1.0, ge=0)
+    symbol_weight: Float = Field(4.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(5_000, gt=0)  # comparisons, and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)

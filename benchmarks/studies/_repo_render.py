@@ -24,7 +24,7 @@ def _table(result: dict[str, Any], groups: list[tuple[str, str]], metric: str, h
         "|---|---:|" + "---:|" * len(cols),
     ]
     for label, group in groups:
-        n = next((r["summary"][group]["n"] for r in rows if group in r["summary"]), 0)
+        n = next((s[group]["n"] for _, s in cols if group in s), 0)
         if n:
             lines.append(f"| {label} | {n} | " + " | ".join(_cell(s, group, metric) for _, s in cols) + " |")
     return lines
@@ -67,9 +67,12 @@ def render_languages(result: dict[str, Any]) -> str:
         f"{' / ' + str(p['scored']['judged']) + ' judged' if p['scored'].get('judged') else ''} questions)"
         for p in result["projects"]
     )
-    summary = result["rows"][0]["summary"]
+    summary = dict(result["rows"][0]["summary"])
+    for r in result.get("before", {}).get("rows", []):  # projects measured on the old code only
+        summary = r["summary"] | summary
     langs = [(lang, f"doc|lang:{lang}") for lang in LANGUAGES if f"doc|lang:{lang}" in summary]
     names = [p["name"] for p in result["projects"]]
+    names += [n for n in result.get("before", {}).get("names", []) if n not in names]
     lines = [
         f"Projects: {projects}. Top {result['protocol']['top_k']}, embedder "
         f"`{result['protocol']['embedder']}` (bge-small: its own stores).",

@@ -107,9 +107,12 @@ def score(targets: Sequence[Target], root: Path, engine: Engine, config: BenchCo
     for t in targets[:WARMUP]:
         engine.query(t.query, top_k=TOP_K, mode=mode, features=features)
     per: dict[str, dict[str, float]] = {m: {} for m in METRICS}
+    shown = Path(engine.ingested_root() or root)  # results show paths relative to this folder
     for t in targets:
         result = engine.query(t.query, top_k=TOP_K, mode=mode, features=features)
-        cited = [(relative(c.path, root), c.start_line, c.end_line) for c in result.chunks[:TOP_K]]
+        cited = [
+            (relative(str(shown / c.path), root), c.start_line, c.end_line) for c in result.chunks[:TOP_K]
+        ]
         first = next((i for i, (rel, a, b) in enumerate(cited, 1) if overlaps(t, rel, a, b)), None)
         per["mrr@10"][t.qid] = 1.0 / first if first else 0.0
         per["success@1"][t.qid] = float(first == 1)
@@ -139,10 +142,10 @@ def _ingest(
     try:
         start = time.perf_counter()
         stale = [d.path for d in engine.documents()] if replace else []
+        if stale:  # the seed held another folder (the judged corpus, for the unmodified one): its
+            engine.delete(stale)  # documents go first, or their chunks would stand for this one's
         # another collection than the seed's: every file is chunked again by this code
         report = engine.ingest([root], collection=collection)
-        if stale:  # the seed held another folder (the judged corpus, for the unmodified one)
-            engine.delete(stale)
         seconds = round(time.perf_counter() - start, 2)
         return {"seconds": seconds, "embedded": report.embedded, "chunks": engine.stats().chunks}
     finally:
@@ -320,6 +323,7 @@ def _with_before(result: dict[str, Any], before_paths: Sequence[str]) -> dict[st
     runs = before.get("runs") or [_run(before)]
     result["before"] = {
         "commit": runs[0]["commit"],
+        "names": [p["name"] for p in before["projects"]],
         "runs": runs,
         "rows": [{"config": r["config"], "summary": r["summary"]} for r in before["rows"]],
     }
