@@ -262,9 +262,15 @@ class QueryResult:
     lang: str | None = None  # the query's natural language as it was read (hybrid_rag/lang/query.py)
 
     def to_dict(self) -> dict[str, object]:
+        """The ``--json``/HTTP shape; each hit's ``match`` is the range of its lines that match the
+        query best (``retrieval/matching.py``), which a result list shows instead of its first lines."""
+        from hybrid_rag.retrieval.matching import matching_lines
+
         results = []
         for c in self.chunks:
             row = c.to_dict()
+            first, last = matching_lines(c.text, self.query, c.start_line)
+            row["match"] = {"start_line": first, "end_line": last}
             if c.id in self.parents:
                 row["parent"] = asdict(self.parents[c.id])
             results.append(row)

@@ -143,7 +143,7 @@ def test_query_cite_read_and_copy(page: Any, live: LiveServer, project: Path, tm
     assert any(c.startswith("dense ") for c in chips) and any(c.startswith("bm25 ") for c in chips)
     stages = page.locator("#timings .bar-row").evaluate_all("rows => rows.map(r => r.dataset.stage)")
     assert {"dense", "bm25", "fuse"} <= set(stages)
-    expect(page.locator("#context-text")).not_to_be_empty()
+    expect(page.locator("#context-text")).not_to_be_empty(timeout=60_000)  # it follows the results
     assert fusion in page.inner_text("#context-text") and str(project) not in page.inner_text("#context-text")
     page.evaluate("window.scrollTo(0, 0)")
     shoot(page, tmp_path, "web-page.png")
@@ -230,3 +230,47 @@ def test_a_pdf_result_is_cited_with_its_page(tmp_path: Path) -> None:
             )
     finally:
         live.stop()
+
+
+def test_results_come_before_the_context_show_their_matching_lines_and_an_error_clears_all(
+    page: Any, live: LiveServer
+) -> None:
+    page.goto(live.url + "/")
+    page.fill("#api-key", KEY)
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#app:not([hidden])")
+    held: list[Any] = []
+    page.route("**/v1/context", lambda route: held.append(route))  # held back: results must not wait
+    search(page, "how are ties broken when ranked lists are fused?")
+    assert held and page.inner_text("#context-text") == ""
+    expect(page.locator("#timings .bar-row").first).to_be_visible()
+
+    terms = ("ties", "broken", "ranked", "fused", "tie")
+    for hit in page.locator("#results li").all()[:3]:
+        citation = hit.locator(".citation").inner_text()
+        start = int(citation.rsplit(":", 1)[1].split("-")[0].split(" ")[0])
+        preview = hit.locator(".preview")
+        first, last = int(preview.get_attribute("data-start")), int(preview.get_attribute("data-end"))
+        marked = hit.locator(".preview .match").evaluate_all("rows => rows.map(r => Number(r.dataset.line))")
+        assert marked == list(range(first, last + 1)) and first >= start
+        text = " ".join(hit.locator(".preview .match").all_inner_texts()).lower()
+        if first > start:  # a window past the chunk's first lines: chosen for the query's terms
+            assert any(t in text for t in terms), text
+    assert any(
+        int(p.get_attribute("data-start")) > int(c.inner_text().rsplit(":", 1)[1].split("-")[0])
+        for p, c in zip(
+            page.locator("#results .preview").all(), page.locator("#results .citation").all(), strict=True
+        )
+    ), "some result shows lines below its chunk's first"
+
+    held[0].continue_()
+    expect(page.locator("#context-text")).not_to_be_empty(timeout=60_000)  # it follows the results
+    page.unroute("**/v1/context")
+
+    page.fill("#filters", "page>=two")
+    page.click("#search")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "page needs a number" in page.inner_text("#error")
+    expect(page.locator("#search")).to_be_enabled()
+    for cleared in ("#context-text", "#context-meta", "#total-ms", "#timings", "#results", "#notes"):
+        expect(page.locator(cleared)).to_be_empty()

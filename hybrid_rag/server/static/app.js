@@ -112,38 +112,57 @@ function requestBody() {
 
 function showError(err) {
   $("error").hidden = false;
+  $("context-meta").textContent = "";
   $("error").textContent = err.message || String(err);
 }
 
-$("search-form").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const body = requestBody();
+// what the previous search showed: cleared when a search starts, and again when it fails
+function clearSearch() {
   $("error").hidden = true;
-  $("search").disabled = true;
+  $("error").textContent = "";
   $("copy-context").disabled = true;
   $("copy-status").textContent = "";
   $("results").replaceChildren();
+  $("notes").replaceChildren();
+  $("timings").replaceChildren();
+  $("total-ms").textContent = "";
+  $("context-text").textContent = "";
+  $("context-meta").textContent = "";
+}
+
+let searches = 0; // the latest search's number: a slower, older answer is not shown over it
+
+// results are shown as soon as /v1/query answers; the context (slower: it embeds lines) follows
+$("search-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const body = requestBody();
+  const current = ++searches;
+  clearSearch();
+  $("search").disabled = true;
   $("result-count").textContent = "searching…";
+  $("context-meta").textContent = "building…";
+  const contextDone = api("POST", "/v1/context", body).then(
+    (context) => { if (current === searches && $("error").hidden) showContext(context); },
+    (err) => {
+      if (current !== searches) return;
+      if (err instanceof Unauthorized) askForKey(err.message);
+      else if ($("error").hidden) $("context-meta").textContent = err.message;
+    });
   try {
-    const [result, context] = await Promise.allSettled([api("POST", "/v1/query", body),
-      api("POST", "/v1/context", body)]);
-    for (const outcome of [result, context]) {
-      if (outcome.status === "rejected" && outcome.reason instanceof Unauthorized) {
-        askForKey(outcome.reason.message);
-        return;
-      }
-    }
-    if (result.status === "rejected") throw result.reason;
-    showResults(result.value);
-    if (context.status === "fulfilled") showContext(context.value);
-    else { $("context-text").textContent = ""; $("context-meta").textContent = context.reason.message; }
+    const result = await api("POST", "/v1/query", body);
+    if (current !== searches) return;
+    showResults(result);
     loadLibrary().catch(showError);
   } catch (err) {
+    if (current !== searches) return;
+    if (err instanceof Unauthorized) { askForKey(err.message); return; }
+    clearSearch();
     $("result-count").textContent = "";
     showError(err);
   } finally {
-    $("search").disabled = false;
+    if (current === searches) $("search").disabled = false;
   }
+  await contextDone;
 });
 
 function showResults(data) {
@@ -160,11 +179,27 @@ function showResults(data) {
         el("span", { class: "score", text: hit.score.toFixed(4) }),
         el("span", { class: "muted", text: `  ${hit.source_type}/${hit.language} · ${hit.collection}` })),
       el("div", { class: "chips breakdown" }, ...chips),
-      el("pre", { class: "preview", text: hit.text }));
+      preview(hit));
   });
   $("results").replaceChildren(...items);
   $("notes").replaceChildren(...data.trace.notes.map((n) => el("div", { text: `note: ${n}` })));
   showTimings(data.trace.timings);
+}
+
+// the lines of a hit that match the query (the API's "match"), highlighted, with a line around them
+function preview(hit) {
+  const lines = hit.text.split("\n");
+  const match = hit.match || { start_line: hit.start_line, end_line: hit.start_line };
+  const from = Math.max(match.start_line - 1, hit.start_line);
+  const to = Math.min(match.end_line + 1, hit.end_line);
+  const rows = [];
+  for (let n = from; n <= to; n++) {
+    const text = lines[n - hit.start_line] ?? "";
+    const hl = n >= match.start_line && n <= match.end_line;
+    rows.push(el("span", { class: hl ? "match" : "", "data-line": String(n), text: `${text}\n` }));
+  }
+  return el("pre", { class: "preview", "data-start": String(match.start_line),
+    "data-end": String(match.end_line) }, ...rows);
 }
 
 function showTimings(timings) {

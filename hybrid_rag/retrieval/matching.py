@@ -1,0 +1,34 @@
+"""The lines of a result that match its query: what a result list shows of a chunk (the web page's
+preview), instead of the chunk's first lines.
+
+A line scores the share of the query's content terms it holds (``indices.tokenize.content_terms``:
+words and identifier parts, no stop words); the match is the window of at most ``MATCH_LINES``
+lines with the highest total (``context.evidence.best_window``: ties to the cheaper, then the
+earlier window; blank lines at its ends trimmed). A chunk with no query term, or a query of stop
+words, matches on its first lines. Cheap on purpose (no embedding): every hit of every query
+carries it (``QueryResult.to_dict``'s ``match``).
+"""
+
+from __future__ import annotations
+
+from hybrid_rag.context.evidence import best_window, term_overlap
+from hybrid_rag.indices.tokenize import content_terms
+
+MATCH_LINES = 6
+
+
+def matching_lines(text: str, query: str, start_line: int, max_lines: int = MATCH_LINES) -> tuple[int, int]:
+    """The 1-based, inclusive line range of ``text`` (whose first line is ``start_line``) that best
+    matches ``query``, at most ``max_lines`` long.
+
+    >>> code = "import os\\n\\ndef fuse(runs):\\n    # ties break by chunk id\\n    return runs"
+    >>> matching_lines(code, "how do ties break?", 10)
+    (13, 13)
+    """
+    lines = text.split("\n")
+    terms = set(content_terms(query))
+    scores = [term_overlap(terms, content_terms(line)) for line in lines]
+    window = best_window(scores, [1] * len(lines), max(max_lines, 1)) if any(scores) else None
+    if window is None:
+        return start_line, start_line + min(len(lines), max(max_lines, 1)) - 1
+    return start_line + window[0], start_line + window[1]
