@@ -34,6 +34,7 @@ class FillSettings:
 class FillReport:
     embedded: int = 0
     first: BuildReport | None = None  # the BM25-only version, when one went live
+    last: BuildReport | None = None  # the newest version this fill made live
     partials: int = 0  # versions published while embedding (the first one included)
     interrupted: bool = False
 
@@ -80,7 +81,7 @@ class DenseFill:
         todo = missing_texts(self.store, self.embedder.model_name)
         publish = self.builder.builds_partial and bool(todo)
         if publish and first:
-            report.first = self._publish(seconds, progress)
+            report.first = report.last = self._publish(seconds, progress)
             report.partials += 1
         last = self.clock()
         batch = self.settings.batch_chunks
@@ -105,7 +106,7 @@ class DenseFill:
             every = self.settings.publish_every_seconds
             more = start + batch < len(pending)
             if publish and every > 0 and more and self.clock() - last >= every:
-                self._publish(seconds, progress)
+                report.last = self._publish(seconds, progress)
                 report.partials += 1
                 last = self.clock()
         return report

@@ -425,7 +425,7 @@ class Ingestor:
             embedded=report.embedded + done.embedded,
             partial_versions=done.partials,
             interrupted=done.interrupted,
-            build=done.first if done.interrupted else report.build,
+            build=done.last if done.interrupted else report.build,
         )
 
     def _stored_under(self, roots: Sequence[str]) -> bool:
