@@ -24,8 +24,13 @@ def _table(result: dict[str, Any], groups: list[tuple[str, str]], metric: str, h
         "|---|---:|" + "---:|" * len(cols),
     ]
     for label, group in groups:
-        n = next((s[group]["n"] for _, s in cols if group in s), 0)
-        if n:
+        counts = [str(s[group]["n"]) for s in (rows[0]["summary"], *before.values()) if group in s]
+        if counts:  # n of this run / of the old code's where they differ
+            n = (
+                " / ".join(dict.fromkeys(counts[:1] + counts[-1:]))
+                if group in rows[0]["summary"]
+                else f"– / {counts[0]}"
+            )
             lines.append(f"| {label} | {n} | " + " | ".join(_cell(s, group, metric) for _, s in cols) + " |")
     return lines
 

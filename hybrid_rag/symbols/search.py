@@ -69,10 +69,10 @@ def find(
 ) -> list[SymbolMatch]:
     """Definitions matching ``name`` (see the module docstring), best first, at most ``limit``."""
     lookup = mode_of(mode)
-    if not name.strip():
+    if not name:
         raise InputError("empty symbol name: give a name such as ConnectionPool or Pool.get")
     parts = split_qualified(name)
-    if not parts or limit <= 0:  # only separators ("::"): no definition has that name
+    if not parts or limit <= 0:  # only blanks or separators ("::"): no definition has that name
         return []
     last, qualified = parts[-1], ".".join(parts) if len(parts) > 1 else None
     where: dict[str, Any] = {"state": state, "path_glob": path_glob, "kinds": list(kinds) if kinds else None}

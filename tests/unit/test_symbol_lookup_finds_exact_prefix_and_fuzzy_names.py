@@ -112,7 +112,8 @@ def test_outline_of_an_unknown_file_names_it(engine: Engine) -> None:
     with pytest.raises(InputError, match="no document 'src/nope.py'"):
         engine.outline("src/nope.py")
     with pytest.raises(InputError, match="empty symbol name"):
-        engine.symbols("  ")
+        engine.symbols("")
+    assert engine.symbols(" \x1f ") == [] and engine.symbols("::") == []  # no definition has them
     with pytest.raises(InputError, match="valid modes"):
         engine.symbols("get", mode="regex")
 
