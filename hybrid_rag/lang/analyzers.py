@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from hybrid_rag.indices.tokenize import split_identifier
+from hybrid_rag.indices.identifiers import split_identifier
 
 Segmenter = Literal["bigrams"]
 
