@@ -33,6 +33,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from hybrid_rag.indices.identifiers import split_identifier
+
 TokenizerKind = Literal["spacy", "regex"]
 StemmerName = Literal["none", "english"]
 
@@ -48,7 +50,6 @@ TOKENIZER_VERSION = 2  # 2: each text analysed in its language (bm25.languages)
 
 _WORD = re.compile(r"\w+")
 _HAS_WORD_CHAR = re.compile(r"\w")
-_NON_ALNUM = re.compile(r"[\W_]+")
 _SPACY_BATCH = 256
 _PORT_MAX_TEXTS = 16  # up to this many texts (a query, its expansions) skip importing spaCy
 _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
@@ -56,38 +57,6 @@ _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it
 # (and when undetermined) in each language that holds this share: a short query detected as French
 # over an English index with two French docstrings stays English
 MIN_SHARE = 0.05
-
-
-def split_identifier(token: str) -> list[str]:
-    """Lowercased parts of an identifier, split at ``_``/punctuation, camelCase and digits.
-
-    ``"getFileName"`` -> ``["get", "file", "name"]``; ``"HTTPServer2"`` -> ``["http", "server", "2"]``;
-    ``"XMLHttpRequest"`` -> ``["xml", "http", "request"]``; a plain word gives itself. Unicode-aware:
-    case is read with ``str.isupper``/``str.islower``, so ``"caféNoir"`` -> ``["café", "noir"]``.
-    """
-    parts: list[str] = []
-    for piece in _NON_ALNUM.split(token):
-        if piece:
-            parts.extend(_split_case(piece))
-    return [p.lower() for p in parts]
-
-
-def _split_case(piece: str) -> list[str]:
-    """Split one alphanumeric run at lower->Upper, letter<->digit and ACRONYMWord boundaries."""
-    out: list[str] = []
-    start = 0
-    for i in range(1, len(piece)):
-        prev, cur = piece[i - 1], piece[i]
-        boundary = (
-            (prev.isdigit() != cur.isdigit())
-            or (not prev.isupper() and not prev.isdigit() and cur.isupper())
-            or (prev.isupper() and cur.isupper() and i + 1 < len(piece) and piece[i + 1].islower())
-        )
-        if boundary:
-            out.append(piece[start:i])
-            start = i
-    out.append(piece[start:])
-    return out
 
 
 @lru_cache(maxsize=1)

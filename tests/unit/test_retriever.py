@@ -131,9 +131,9 @@ def test_prf_reads_the_indexed_terms_from_the_store_instead_of_tokenising_the_po
     tokenised: list[str] = []
     original = Tokenizer.tokenize_many
 
-    def spy(self, texts):
+    def spy(self, texts, langs=None):
         tokenised.extend(texts)
-        return original(self, texts)
+        return original(self, texts, langs)
 
     monkeypatch.setattr(Tokenizer, "tokenize_many", spy)
     result = engine.query("compost drainage", features={"expansion": True})
