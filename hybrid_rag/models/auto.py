@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +74,10 @@ def recorded_model(indices_dir: Path) -> str | None:
 class AutoEmbedder:
     """An ``Embedder`` that becomes the model ``auto`` chooses (see the module docstring)."""
 
-    def __init__(self, settings: EmbeddingSettings) -> None:
+    def __init__(self, settings: EmbeddingSettings, make: Callable[[EmbeddingSettings], Any]) -> None:
+        """``make``: the factory that builds the chosen model (``models.factory.make_embedder``)."""
         self.settings = settings
+        self._make = make
         self.choice: str | None = None  # "model: reason", once chosen
         self._inner: Any = None
         self._counts: Any = None  # () -> language counts of the store's chunks
@@ -98,11 +100,9 @@ class AutoEmbedder:
         return self._inner
 
     def _choose(self, model: str, reason: str) -> None:
-        from hybrid_rag.models.factory import make_embedder
-
         with self._lock:
             if self._inner is None:
-                self._inner = make_embedder(self.settings.model_copy(update={"model": model}))
+                self._inner = self._make(self.settings.model_copy(update={"model": model}))
                 self.choice = f"embedding.model auto: {model}: {reason}"
 
     @property

