@@ -260,17 +260,19 @@ class QueryResult:
     index_version: int | None = None
     parents: Mapping[int, ParentContext] = field(default_factory=dict)
     lang: str | None = None  # the query's natural language as it was read (hybrid_rag/lang/query.py)
+    # chunk id -> the 1-based line range of its text that matches the query best (retrieval/matching.py)
+    matches: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """The ``--json``/HTTP shape; each hit's ``match`` is the range of its lines that match the
-        query best (``retrieval/matching.py``), which a result list shows instead of its first lines."""
-        from hybrid_rag.retrieval.matching import matching_lines
-
+        query best (``matches``, found by the retriever), which a result list shows instead of its
+        first lines."""
         results = []
         for c in self.chunks:
             row = c.to_dict()
-            first, last = matching_lines(c.text, self.query, c.start_line)
-            row["match"] = {"start_line": first, "end_line": last}
+            if c.id in self.matches:
+                first, last = self.matches[c.id]
+                row["match"] = {"start_line": first, "end_line": last}
             if c.id in self.parents:
                 row["parent"] = asdict(self.parents[c.id])
             results.append(row)

@@ -27,8 +27,8 @@ from typing import Any
 
 import hybrid_rag.ingest.chunking as chunking
 from hybrid_rag.code import extract
+from hybrid_rag.code.extract import extract_units
 from hybrid_rag.code.grammars import grammar_for_path, wheel_version
-from hybrid_rag.code.units import extract_units
 from hybrid_rag.ingest.loaders import classify
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import Settings

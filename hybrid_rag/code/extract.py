@@ -329,3 +329,9 @@ def _chain(node: Any, top: Any) -> Iterator[Any]:
         if current.id == top.id:
             return
         current = current.parent
+
+
+def extract_units(path: str, text: str) -> list[CodeUnit] | None:
+    """The definitions of ``text`` (the file at ``path``) in source order, or None when no grammar
+    applies or the parse fails badly (the caller then uses the regular-expression path)."""
+    return units_for_path(path, text)

@@ -1,8 +1,8 @@
 """A definition in a source file: the unit that chunks, windows and the symbol index are cut at.
 
-``extract_units(path, text)`` is the one entry point: it parses the file with the tree-sitter
-grammar its extension names (``hybrid_rag.code.grammars``), runs that grammar's own tags query and
-turns the captures into units (``hybrid_rag.code.extract``). It answers None when no grammar
+``hybrid_rag.code.extract.extract_units(path, text)`` is the one entry point: it parses the
+file with the tree-sitter grammar its extension names (``hybrid_rag.code.grammars``), runs that
+grammar's own tags query and turns the captures into units (``hybrid_rag.code.extract``). It answers None when no grammar
 applies (an unknown extension, the grammar wheels not installed) or when the parse fails badly,
 so the caller falls back to the regular-expression path and never loses a file.
 """
@@ -35,10 +35,3 @@ class CodeUnit:
     doc: str
     parent: str | None
 
-
-def extract_units(path: str, text: str) -> list[CodeUnit] | None:
-    """The definitions of ``text`` (the file at ``path``) in source order, or None when no grammar
-    applies or the parse fails badly (the caller then uses the regular-expression path)."""
-    from hybrid_rag.code.extract import units_for_path
-
-    return units_for_path(path, text)

@@ -56,17 +56,27 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from difflib import get_close_matches
-from typing import Union
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.filters.ast import (  # re-exported: the tree is this module's public output
+    DATE,
+    META,
+    META_PREFIX,
+    NUMBER,
+    SOURCE,
+    TEXT,
+    And,
+    Compare,
+    FilterExpr,
+    InList,
+    Not,
+    Or,
+)
 from hybrid_rag.filters.globs import normalize_glob
 from hybrid_rag.types import SourceType
 
-TEXT, SOURCE, NUMBER, DATE, META = "text", "source_type", "number", "date", "meta"  # field kinds
-META_PREFIX = "meta."
 FIELDS: Mapping[str, str] = {
     "path": TEXT,
     "collection": TEXT,
@@ -94,66 +104,6 @@ _OP_TOKENS = ("==", "!=", ">=", "<=", "=", ">", "<", "~")  # longest first
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _FIELD = re.compile(r"[A-Za-z_]\w*(?:\.[\w-]+)*")  # a field name, or meta.<key>[.<key>...]
 _BARE = re.compile(r"[^\s(),'\"]+")
-
-
-# -- the AST -------------------------------------------------------------------------------
-
-
-def _quote(value: str) -> str:
-    if value and _BARE.fullmatch(value) and value.lower() not in ("and", "or", "not", "in"):
-        return value
-    return f'"{value}"' if "'" in value else f"'{value}'"
-
-
-@dataclass(frozen=True)
-class Compare:
-    """``field op value``; ``op`` is one of ``= != > >= < <= ~``; ``value`` as written (unquoted)."""
-
-    field: str
-    op: str
-    value: str
-
-    def __str__(self) -> str:
-        return f"{self.field} {self.op} {_quote(self.value)}"
-
-
-@dataclass(frozen=True)
-class InList:
-    """``field in (v1, v2)`` or, negated, ``field not in (...)``; an empty list matches nothing."""
-
-    field: str
-    values: tuple[str, ...]
-    negated: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.field} {'not in' if self.negated else 'in'} ({', '.join(map(_quote, self.values))})"
-
-
-@dataclass(frozen=True)
-class And:
-    items: tuple[FilterExpr, ...]
-
-    def __str__(self) -> str:
-        return " and ".join(f"({i})" if isinstance(i, Or) else str(i) for i in self.items)
-
-
-@dataclass(frozen=True)
-class Or:
-    items: tuple[FilterExpr, ...]
-
-    def __str__(self) -> str:
-        return " or ".join(str(i) for i in self.items)
-
-
-@dataclass(frozen=True)
-class Not:
-    item: FilterExpr
-
-    def __str__(self) -> str:
-        return f"not ({self.item})" if isinstance(self.item, (And, Or)) else f"not {self.item}"
-
-
-FilterExpr = Union[Compare, InList, And, Or, Not]  # noqa: UP007 (a runtime alias; py3.10 target)
 
 
 # -- validation of a comparison ------------------------------------------------------------

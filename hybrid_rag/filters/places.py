@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hybrid_rag.filters.language import (
+from hybrid_rag.filters.ast import (
     META_PREFIX,
     NUMBER,
     And,

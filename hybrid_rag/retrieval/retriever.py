@@ -27,6 +27,7 @@ from hybrid_rag.models.languages import model_languages
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
+from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
@@ -171,7 +172,10 @@ class HybridRetriever:
             scored = timed(tracer, "mmr", self.diversify, scored, candidates, live, reranked=flags.rerank)
         final = tuple(scored[:top_k])
         parents = timed(tracer, "parent_context", self.parents, final) if flags.parent_context else {}
-        return QueryResult(text, run_mode.value, final, tracer.freeze(), live.version, parents)
+        matches = {c.id: matching_lines(c.text, text, c.start_line) for c in final}
+        return QueryResult(
+            text, run_mode.value, final, tracer.freeze(), live.version, parents, matches=matches
+        )
 
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores

@@ -1,6 +1,6 @@
 """A file's definitions as ``SymbolSpan``s, in file order.
 
-The parser is ``hybrid_rag.code.units.extract_units`` (tree-sitter, every language it has a
+The parser is ``hybrid_rag.code.extract.extract_units`` (tree-sitter, every language it has a
 grammar for). Where it has none for a file (it returns None) or cannot be imported, Python
 source is read with the ``ast`` module, as the chunker reads it; other files have no symbols.
 A file that fails to parse has no symbols, never an error: its chunks are written all the same.
@@ -37,7 +37,7 @@ def first_sentence(doc: str | None) -> str:
 
 def _units_parser() -> Callable[[str, str], Sequence[Any] | None] | None:
     try:
-        from hybrid_rag.code.units import extract_units
+        from hybrid_rag.code.extract import extract_units
     except ImportError:  # the tree-sitter layer is absent: the ast path below still serves Python
         return None
     return extract_units

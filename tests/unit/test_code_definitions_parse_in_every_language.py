@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_rag.code.units import CodeUnit, extract_units
+from hybrid_rag.code.extract import extract_units
+from hybrid_rag.code.units import CodeUnit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 
