@@ -2,7 +2,7 @@
 
 ``hybrid_rag.code.extract.extract_units(path, text)`` is the one entry point: it parses the
 file with the tree-sitter grammar its extension names (``hybrid_rag.code.grammars``), runs that
-grammar's own tags query and turns the captures into units (``hybrid_rag.code.extract``). It answers None when no grammar
+grammar's own tags query and turns the captures into units. It answers None when no grammar
 applies (an unknown extension, the grammar wheels not installed) or when the parse fails badly,
 so the caller falls back to the regular-expression path and never loses a file.
 """
