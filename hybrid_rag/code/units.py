@@ -34,4 +34,3 @@ class CodeUnit:
     end_line: int
     doc: str
     parent: str | None
-
