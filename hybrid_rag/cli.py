@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
+from hybrid_rag.errors import DiskFullError, HybridRagError, InputError, describe, disk_full, is_disk_full
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -400,7 +400,10 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
         if os.access(settings.data_dir, os.W_OK):  # a read-only data dir is only reported on
-            engine.finish_publication(wait=False)  # a write killed after its store commit
+            try:
+                engine.finish_publication(wait=False)  # a write killed after its store commit
+            except DiskFullError as exc:  # stats still reports: the live version and what is behind
+                print(f"hybrid-rag: warning: {describe(exc)}", file=sys.stderr)
         stats = engine.stats()
     finally:
         engine.close()
