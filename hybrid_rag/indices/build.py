@@ -18,7 +18,7 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError,
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
-from hybrid_rag.indices.coverage import DENSE_CHUNKS, cached_windows_of, drop_partials, is_partial
+from hybrid_rag.indices.coverage import DENSE_CHUNKS, drop_partials, is_partial
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
@@ -30,7 +30,7 @@ from hybrid_rag.lang.query import language_override
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.store.embedding_cache import embed_missing
+from hybrid_rag.store.embedding_cache import cached_windows_of, embed_missing
 from hybrid_rag.types import Chunk
 from hybrid_rag.vectors import pool_windows
 

@@ -14,17 +14,10 @@ partial ones are deleted (``drop_partials``).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from hybrid_rag.errors import CorruptIndexError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from hybrid_rag.protocols import Embedder
-    from hybrid_rag.store import MetadataStore
-    from hybrid_rag.types import Chunk
 
 DENSE_CHUNKS = "dense_chunks"  # the manifest key: chunks the dense index holds
 
@@ -59,14 +52,6 @@ def dense_note(manifest: Mapping[str, Any]) -> str:
         f"dense: {status} ({dense:,} of {chunks:,} chunks embedded): the others are found by BM25 only "
         "until the ingest finishes (a killed one: run `hybrid-rag ingest` again)"
     )
-
-
-def cached_windows_of(
-    store: MetadataStore, embedder: Embedder, chunks: Sequence[Chunk], corrupt: list[str]
-) -> dict[str, np.ndarray]:
-    """The window vectors already cached for ``chunks`` (by sha256), embedding nothing: what a
-    partial version's dense index gets. A damaged cached row counts as missing."""
-    return store.cached_windows(embedder.model_name, {c.sha256 for c in chunks}, corrupt=corrupt)
 
 
 class _Versions(Protocol):

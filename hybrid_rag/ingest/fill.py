@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.store.embedding_cache import embed_windows
+from hybrid_rag.store.embedding_cache import embed_missing
 
 Progress = Callable[[str, int, int], None]  # as pipeline.Progress: "embed" and "searchable" here
 
@@ -93,14 +93,11 @@ class DenseFill:
             part = pending[start : start + batch]
             t = time.perf_counter()
             rows = self.store.chunks([chunk_id for _, chunk_id in part])
-            texts = [rows[chunk_id].text for _, chunk_id in part if chunk_id in rows]
-            shas = [sha for sha, chunk_id in part if chunk_id in rows]  # a chunk gone since: skipped
-            vectors = embed_windows(self.embedder, texts)
+            # a chunk gone since is skipped; each batch is cached as soon as it is embedded
+            texts = {sha: rows[chunk_id].text for sha, chunk_id in part if chunk_id in rows}
+            _, embedded = embed_missing(self.store, self.embedder, texts, batch_size=batch, keep=True)
             seconds["embed"] = seconds.get("embed", 0.0) + time.perf_counter() - t
-            t = time.perf_counter()
-            self.store.put_embeddings(self.embedder.model_name, dict(zip(shas, vectors, strict=True)))
-            seconds["store"] = seconds.get("store", 0.0) + time.perf_counter() - t
-            report.embedded += len(shas)
+            report.embedded += embedded
             if progress:
                 progress("embed", start + len(part), len(pending))
             every = self.settings.publish_every_seconds

@@ -8,6 +8,7 @@ import numpy as np
 
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.store import MetadataStore
+from hybrid_rag.types import Chunk
 
 
 def embed_windows(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
@@ -54,3 +55,11 @@ def embed_missing(
         if progress:
             progress(len(batch))
     return windows, len(missing)
+
+
+def cached_windows_of(
+    store: MetadataStore, embedder: Embedder, chunks: Sequence[Chunk], corrupt: list[str]
+) -> dict[str, np.ndarray]:
+    """The window vectors already cached for ``chunks`` (by sha256), embedding nothing: what a
+    partial version's dense index gets. A damaged cached row counts as missing."""
+    return store.cached_windows(embedder.model_name, {c.sha256 for c in chunks}, corrupt=corrupt)

@@ -148,8 +148,11 @@ def test_a_schema_4_store_gets_its_chunk_languages_when_migrated(folder: Path, t
     eng.ingest([folder])
     eng.close()
     db = sqlite3.connect(settings.store_path)
-    db.execute("DROP INDEX ix_chunks_lang")
+    db.execute("DROP INDEX ix_chunks_lang")  # schema 6's
     db.execute("ALTER TABLE chunks DROP COLUMN lang")
+    db.execute("ALTER TABLE chunks DROP COLUMN duplicate_of")  # schema 5's
+    db.execute("ALTER TABLE documents DROP COLUMN created")
+    db.execute("DROP TABLE symbols")  # schema 7's
     db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.commit()
     db.close()
