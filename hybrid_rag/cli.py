@@ -132,7 +132,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         bars.close()
         engine.close()
     choice = getattr(engine.embedder, "choice", None)  # embedding.model: auto says what it chose and why
-    if choice and not args.quiet:
+    if choice and not args.quiet and not getattr(engine.embedder, "kept_from_index", False):
         print(f"# note: {choice}", file=sys.stderr)
     plan = report.plan
     if report.interrupted and report.build is not None:  # stopped while the vectors filled in

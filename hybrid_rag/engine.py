@@ -185,6 +185,7 @@ class Engine:
                 bm25_first=settings.ingest.publish_bm25_first,
                 bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
                 fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
+                tokenize_ahead=settings.ingest.tokenize_ahead,
             ),
         )
         self.context_builder = ContextBuilder(

@@ -146,6 +146,9 @@ class IngestBatchSettings(_Section):
     publish_bm25_first: bool = True
     bm25_first_min_bytes: Int = Field(1_000_000, ge=0)
     publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
+    # BM25-first: the chunks' BM25 terms computed in other processes while the files are stored, so
+    # the BM25-only version is built sooner (indices/term_prefetch.py; off on one core)
+    tokenize_ahead: bool = True
 
 
 class WatchSettings(_Section):
@@ -261,7 +264,10 @@ class EmbeddingSettings(_Section):
     # local: sentence-transformers in this process; openai: an OpenAI-compatible /v1/embeddings
     # server (vLLM, TEI, llama.cpp, LiteLLM, OpenAI); ollama: Ollama's /api/embed
     provider: Literal["local", "openai", "ollama"] = "local"
-    model: str = DEFAULT_EMBEDDING_MODEL  # a name in a local cache, a folder, or the packaged default
+    # auto: multilingual-e5-small when a data dir's text is mostly not English, else the packaged
+    # MiniLM, and always the model a built index holds (models/auto.py; RESULTS.md section 29.5);
+    # or a name in a local cache, a folder, or a packaged model
+    model: str = "auto"
     base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
     api_key_env: str = "OPENAI_API_KEY"  # the variable holding the server's key (sent as a Bearer token)
     timeout_seconds: Float = Field(30.0, gt=0)  # per request to a remote provider

@@ -78,6 +78,14 @@ def _hwm_kb(pid: int) -> int:
     return 0
 
 
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (the BM25 term workers of ``ingest.tokenize_ahead``)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _cpu_s(pid: int) -> float:
     """The child's CPU time so far (user + system): its wall time on an idle machine, where the
     read-chunk-store phase has a core to itself."""
@@ -133,8 +141,11 @@ def run_arm(repo: Path, data: Path, flag: str, args: argparse.Namespace) -> dict
     asker: threading.Thread | None = None
     hwm = 0
     stopped = False
+    workers: dict[int, int] = {}  # child pid -> its peak RSS (kB)
     while proc.poll() is None:
         hwm = max(hwm, _hwm_kb(proc.pid))
+        for child in _children(proc.pid):
+            workers[child] = max(workers.get(child, 0), _hwm_kb(child))
         manifest = _manifest(data)
         now = time.perf_counter() - start
         if manifest is not None and "first_live_s" not in row:
@@ -161,6 +172,7 @@ def run_arm(repo: Path, data: Path, flag: str, args: argparse.Namespace) -> dict
         exit_code=proc.returncode,
         stopped_by_budget=stopped,
         peak_rss_mb=round(hwm / 1024, 1),
+        worker_peak_rss_mb=[round(kb / 1024, 1) for kb in workers.values()],
         chunks=manifest["chunks"] if manifest else 0,
         dense_chunks=_dense(manifest) if manifest else 0,
         stderr_tail=[line for line in err.splitlines() if "searchable" in line or "interrupted" in line][-3:],
@@ -211,6 +223,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _workers(row: dict[str, Any]) -> str:
+    peaks = row.get("worker_peak_rss_mb") or []
+    return f" (+ its child processes, the largest: {max(peaks)})" if peaks else ""
+
+
 def _s(value: Any) -> str:
     return f"{value:,.1f}" if isinstance(value, (int, float)) else "–"
 
@@ -231,6 +248,6 @@ def render(result: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {_s(row.get('first_live_s'))} | {_s(row.get('first_answer_s'))} "
             f"| {row.get('first_answer_dense', '–')} | {full} | {_s(row['ingest_s'])} | {row['chunks']:,} "
-            f"| {row['peak_rss_mb']} | {latency} |"
+            f"| {row['peak_rss_mb']}{_workers(row)} | {latency} |"
         )
     return "\n".join(lines)

@@ -24,6 +24,8 @@ from typing import Any
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
+from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
+from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
@@ -66,6 +68,7 @@ class IngestSettings:
     bm25_first: bool = False  # ingest.publish_bm25_first: store, publish BM25, then embed (fill.py)
     bm25_first_min_bytes: int = 0  # ... when the files to write hold at least this many bytes
     fill: FillSettings = field(default_factory=FillSettings)
+    tokenize_ahead: bool = False  # ingest.tokenize_ahead: BM25-first ingests tokenise in other processes
 
     def conversion(self) -> Conversion:
         """How documents are converted, cached under ``<data_dir>/converted`` when there is one."""
@@ -383,32 +386,52 @@ class Ingestor:
             embed=embed,
         )
         duplicates: list[Duplicate] = []
-        for i, planned in enumerate(to_write, start=1):
+        ahead = None if embed else self._term_prefetch()  # BM25 terms tokenised beside the writes
+        try:
+            for i, planned in enumerate(to_write, start=1):
+                if stop():
+                    writer.stop()
+                    return writer.counts, duplicates, True
+                t = time.perf_counter()
+                f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
+                spans = [] if f is None else with_locators(chunk_file(f, self.settings.chunking), f.locators)
+                symbols = file_symbols(f) if f is not None else []
+                seconds["chunk"] += time.perf_counter() - t
+                seen["bytes"] += planned.size
+                if f is not None:
+                    t = time.perf_counter()
+                    duplicate_of, dropped = dedupe.filter(f.path, spans, scope_of(collection, f.meta))
+                    seconds["dedupe"] += time.perf_counter() - t
+                    duplicates.extend(dropped)
+                    seen["chunks"] += len(spans) - len(duplicate_of)
+                    fc = FileChunks(f, spans, duplicate_of, symbols)
+                    writer.add(fc)
+                    if ahead is not None:
+                        code = f.source_type is SourceType.CODE
+                        ahead.add([(sp.sha256, sp.text, code) for sp in fc.kept])
+                if progress:
+                    progress("files", i, len(to_write))
             if stop():
                 writer.stop()
                 return writer.counts, duplicates, True
-            t = time.perf_counter()
-            f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
-            spans = with_locators(chunk_file(f, self.settings.chunking), f.locators) if f is not None else []
-            symbols = file_symbols(f) if f is not None else []
-            seconds["chunk"] += time.perf_counter() - t
-            seen["bytes"] += planned.size
-            if f is not None:
+            writer.finish(plan.deleted)
+            dedupe.flush()
+            if ahead is not None:
                 t = time.perf_counter()
-                duplicate_of, dropped = dedupe.filter(f.path, spans, scope_of(collection, f.meta))
-                seconds["dedupe"] += time.perf_counter() - t
-                duplicates.extend(dropped)
-                seen["chunks"] += len(spans) - len(duplicate_of)
-                writer.add(FileChunks(f, spans, duplicate_of, symbols))
-            if progress:
-                progress("files", i, len(to_write))
-        if stop():
-            writer.stop()
-            return writer.counts, duplicates, True
-        writer.finish(plan.deleted)
-        dedupe.flush()
+                ahead.finish()  # the BM25-only build finds the terms in the store's cache
+                seconds["tokenize"] = seconds.get("tokenize", 0.0) + time.perf_counter() - t
+        finally:
+            if ahead is not None:
+                ahead.close()
         self.revive()
         return writer.counts, duplicates, False
+
+    def _term_prefetch(self) -> TermPrefetch | None:
+        """The prefetch of a BM25-first ingest's terms (``ingest.tokenize_ahead``), None on one core."""
+        workers = prefetch_workers()
+        if not self.settings.tokenize_ahead or workers < 1:
+            return None
+        return TermPrefetch(self.store, Tokenizer.for_settings(self.builder.config.bm25), workers=workers)
 
     def revive(self) -> int:
         """Index again the dropped near-duplicates whose kept chunk is gone (``stream_dedupe``)."""

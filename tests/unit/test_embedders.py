@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hybrid_rag.errors import ModelError
+from hybrid_rag.models.auto import AutoEmbedder
 from hybrid_rag.models.embedders import (
     BGE_QUERY_INSTRUCTION,
     PACKAGED_MODEL,
@@ -25,7 +26,7 @@ from hybrid_rag.models.embedders import (
 )
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder
-from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import definition_window_texts, mean_pool, window_spans, window_texts
 
 # -- FakeEmbedder ----------------------------------------------------------------------------
@@ -85,24 +86,40 @@ def test_fake_embedder_rejects_bad_dimension() -> None:
 def test_make_embedder_fake_and_real() -> None:
     for name in ("fake", "fake-hash", "FAKE"):
         assert isinstance(make_embedder(EmbeddingSettings(model=name)), FakeEmbedder)
-    real = make_embedder(EmbeddingSettings())
+    real = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL))
     assert isinstance(real, SentenceTransformerEmbedder)
     assert real._model is None  # constructors are cheap: nothing loaded yet
+    default = make_embedder(EmbeddingSettings())  # embedding.model: auto, nothing chosen yet
+    assert isinstance(default, AutoEmbedder) and default.choice is None and default._inner is None
 
 
 @pytest.mark.parametrize(
     ("settings", "name"),
     [
-        (EmbeddingSettings(), PACKAGED_MODEL + "#defs2"),
-        (EmbeddingSettings(window_split="tokens"), PACKAGED_MODEL),
+        (EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL), PACKAGED_MODEL + "#defs2"),
+        (EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, window_split="tokens"), PACKAGED_MODEL),
         (
             EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2", window_split="tokens"),
             PACKAGED_MODEL,
         ),
-        (EmbeddingSettings(long_text="truncate"), PACKAGED_MODEL + "#truncate"),
-        (EmbeddingSettings(window_overlap_tokens=8, window_split="tokens"), PACKAGED_MODEL + "#overlap=8"),
-        (EmbeddingSettings(window_overlap_tokens=8), PACKAGED_MODEL + "#overlap=8#defs2"),
-        (EmbeddingSettings(window_split="definitions", long_text="truncate"), PACKAGED_MODEL + "#truncate"),
+        (
+            EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, long_text="truncate"),
+            PACKAGED_MODEL + "#truncate",
+        ),
+        (
+            EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, window_overlap_tokens=8, window_split="tokens"),
+            PACKAGED_MODEL + "#overlap=8",
+        ),
+        (
+            EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, window_overlap_tokens=8),
+            PACKAGED_MODEL + "#overlap=8#defs2",
+        ),
+        (
+            EmbeddingSettings(
+                model=DEFAULT_EMBEDDING_MODEL, window_split="definitions", long_text="truncate"
+            ),
+            PACKAGED_MODEL + "#truncate",
+        ),
         (
             EmbeddingSettings(
                 model="intfloat/e5-small-v2", passage_prefix="passage: ", window_split="tokens"
@@ -116,7 +133,9 @@ def test_model_name_records_what_changes_the_vectors(settings: EmbeddingSettings
 
 
 def test_model_name_records_a_prefix_override() -> None:
-    name = SentenceTransformerEmbedder(EmbeddingSettings(query_prefix="q: ")).model_name
+    name = SentenceTransformerEmbedder(
+        EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, query_prefix="q: ")
+    ).model_name
     assert re.fullmatch(re.escape(PACKAGED_MODEL) + r"#defs2#prefix=[0-9a-f]{8}", name)
 
 
@@ -337,17 +356,17 @@ TAIL_QUERY = "how do volcanoes erupt and produce lava flows"
 
 @pytest.fixture(scope="module")
 def windows() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(EmbeddingSettings())
+    return SentenceTransformerEmbedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL))
 
 
 @pytest.fixture(scope="module")
 def truncate() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder(EmbeddingSettings(long_text="truncate"))
+    return SentenceTransformerEmbedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, long_text="truncate"))
 
 
 @pytest.mark.slow
 def test_default_model_loads_offline(no_network: list[object]) -> None:
-    emb = SentenceTransformerEmbedder(EmbeddingSettings())
+    emb = SentenceTransformerEmbedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL))
     assert emb.dimension == 384
     assert emb.max_seq_length == 256
     assert no_network == []
@@ -400,7 +419,9 @@ def test_windows_batch_keeps_passage_order(windows: SentenceTransformerEmbedder)
 
 @pytest.mark.slow
 def test_every_window_keeps_the_prefix_and_fits_the_model() -> None:
-    emb = SentenceTransformerEmbedder(EmbeddingSettings(passage_prefix="passage: "))
+    emb = SentenceTransformerEmbedder(
+        EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, passage_prefix="passage: ")
+    )
     windows, owners = emb.passage_windows([LONG, "short"])
     assert owners == [0] * (len(owners) - 1) + [1] and len(owners) >= 4
     assert windows[-1] == "passage: short"
@@ -418,7 +439,7 @@ def test_threads_setting_sets_torchs_thread_count_when_the_model_loads() -> None
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        emb = SentenceTransformerEmbedder(EmbeddingSettings(threads=1))
+        emb = SentenceTransformerEmbedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, threads=1))
         assert emb.embed_queries(["jet engines"]).shape == (1, 384)
         assert torch.get_num_threads() == 1
     finally:

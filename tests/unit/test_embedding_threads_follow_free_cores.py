@@ -7,7 +7,7 @@ import os
 import pytest
 
 from hybrid_rag.models.embedders import CpuSample, SentenceTransformerEmbedder, auto_threads
-from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 CASES = [(2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 7.0, 1), (8, 2.2, 6), (1, 0.0, 1)]
 
@@ -41,7 +41,7 @@ def test_auto_sets_torchs_threads_when_the_model_loads() -> None:
 
     before = torch.get_num_threads()
     try:
-        emb = SentenceTransformerEmbedder(EmbeddingSettings(threads="auto"))
+        emb = SentenceTransformerEmbedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, threads="auto"))
         assert emb.embed_queries(["jet engines"]).shape == (1, 384)
         if CpuSample.take() is not None:
             assert emb.threads == torch.get_num_threads() and 1 <= emb.threads <= (os.cpu_count() or 1)

@@ -12,11 +12,11 @@ import pytest
 from hybrid_rag.errors import ConfigError
 from hybrid_rag.models.factory import make_embedder, quantized
 from hybrid_rag.models.onnx_runtime import OnnxFiles
-from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 
 def test_int8_is_named_apart_and_loads_nothing_yet() -> None:
-    emb = make_embedder(EmbeddingSettings(quantize="int8"))
+    emb = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, quantize="int8"))
     assert emb.model_name == "sentence-transformers/all-MiniLM-L6-v2#int8#defs2"
     assert emb._model is None  # type: ignore[attr-defined]
     assert emb.files.quantize  # type: ignore[attr-defined]
@@ -37,8 +37,10 @@ def test_int8_vectors_are_close_to_the_fp32_ones() -> None:
         "def parse(query): return Filter.from_string(query)",
         "Heat transfer in laminar flow over a flat plate.",
     ]
-    fp32 = make_embedder(EmbeddingSettings(threads=1)).embed_passages(texts)
-    int8 = make_embedder(EmbeddingSettings(quantize="int8", threads=1)).embed_passages(texts)
+    fp32 = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, threads=1)).embed_passages(texts)
+    int8 = make_embedder(
+        EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, quantize="int8", threads=1)
+    ).embed_passages(texts)
     cosines = (fp32 * int8).sum(axis=1)
     assert np.all(cosines > 0.8)  # measured 0.88 to 0.97 (RESULTS.md section 33)
     assert np.argmax(int8 @ int8[0]) == 0

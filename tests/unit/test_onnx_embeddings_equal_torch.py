@@ -12,7 +12,7 @@ import pytest
 from hybrid_rag.models.embedders import SentenceTransformerEmbedder
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.models.onnx_embedder import OnnxEmbedder
-from hybrid_rag.settings import EmbeddingSettings
+from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COSINE_FLOOR = 0.9999
@@ -34,8 +34,8 @@ def thousand_texts() -> list[str]:
 @pytest.fixture(scope="module")
 def embedders(tmp_path_factory: pytest.TempPathFactory) -> tuple[OnnxEmbedder, SentenceTransformerEmbedder]:
     pytest.importorskip("sentence_transformers", reason="the torch reference needs the [torch] extra")
-    onnx = make_embedder(EmbeddingSettings(runtime="onnx"))
-    torch = make_embedder(EmbeddingSettings(runtime="torch"))
+    onnx = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, runtime="onnx"))
+    torch = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, runtime="torch"))
     assert isinstance(onnx, OnnxEmbedder)
     assert type(torch) is SentenceTransformerEmbedder
     return onnx, torch

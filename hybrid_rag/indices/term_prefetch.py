@@ -1,0 +1,147 @@
+"""BM25 terms computed in other processes while a BM25-first ingest is still storing its files.
+
+A BM25-first ingest (``ingest/fill.py``) answers its first question once every file is stored and
+a BM25-only version is built, and that build tokenises every chunk (spaCy's rules, each language's
+analyzer): on Django's 15,286 chunks more time than reading, chunking and storing them took, all
+on one core while the other idled. ``TermPrefetch`` hands each batch of stored chunks to worker
+processes as the ingest goes, and writes their terms into the store's token cache
+(``MetadataStore.put_tokens``, keyed as ``indices/tokenize.chunk_terms`` reads them), so the build
+finds them there instead of tokenising.
+
+The terms are exactly the build's: the workers build the same ``Tokenizer`` (its constructor
+arguments) and read a chunk in the language the store records for it (``detect_chunk_language``,
+``analysis_language``). The cache is only a shortcut: a worker that fails, a batch not finished
+when the ingest stops, or a kill loses no data; the build tokenises whatever it does not find.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from hybrid_rag.indices.tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from hybrid_rag.store import MetadataStore
+
+log = logging.getLogger(__name__)
+
+BATCH = 256  # chunks a job; the pool starts with the first full batch (a small ingest never starts it)
+MAX_WORKERS = 2  # the ingest process itself is busy reading and storing; more workers wait on it
+
+Item = tuple[str, str, bool]  # (sha256, text, is it code)
+
+
+def prefetch_workers(cores: int | None = None) -> int:
+    """Worker processes beside the ingest: the cores it leaves, at most :data:`MAX_WORKERS`; 0 on
+    one core (a worker would only take turns with the ingest)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(MAX_WORKERS, cores - 1))
+
+
+def _arguments(tokenizer: Tokenizer) -> tuple[Any, ...]:
+    t = tokenizer
+    return (t.kind, t.stopwords, t.stemmer, t.split_identifiers, t.languages)
+
+
+_WORKER: dict[tuple[Any, ...], Tokenizer] = {}
+
+
+def _terms(arguments: tuple[Any, ...], items: Sequence[Item]) -> list[tuple[str, str | None, list[str]]]:
+    """In a worker: each item's (sha256, language read in or None, terms)."""
+    tokenizer = _WORKER.get(arguments)
+    if tokenizer is None:
+        tokenizer = _WORKER[arguments] = Tokenizer(*arguments)
+    texts = [text for _, text, _ in items]
+    if not tokenizer.languages:
+        plain = tokenizer.tokenize_many(texts)
+        return [(sha, None, terms) for (sha, _, _), terms in zip(items, plain, strict=True)]
+    from hybrid_rag.lang.detect import UNDETERMINED, detect_chunk_language
+
+    # as analysis_language(chunk) reads the stored chunk: code in the base analysis, text in its language
+    langs = [UNDETERMINED if c else detect_chunk_language(text, code=False).code for _, text, c in items]
+    terms = tokenizer.tokenize_many(texts, langs)
+    return [(sha, lang, t) for (sha, _, _), lang, t in zip(items, langs, terms, strict=True)]
+
+
+class TermPrefetch:
+    """Terms of the chunks ``add``-ed, tokenised in ``workers`` processes and cached in ``store``."""
+
+    def __init__(
+        self, store: MetadataStore, tokenizer: Tokenizer, *, workers: int, batch: int | None = None
+    ) -> None:
+        self.store = store
+        self.key = tokenizer.cache_key()
+        self.arguments = _arguments(tokenizer)
+        self.workers = workers
+        self.batch = batch or BATCH
+        self._items: list[Item] = []
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: list[Future[list[tuple[str, str | None, list[str]]]]] = []
+        self.cached = 0  # chunks whose terms were written to the cache
+        self.failed = False
+
+    def add(self, items: Sequence[Item]) -> None:
+        """Queue chunks (sha256, text, is_code); a full batch goes to a worker; finished ones are cached."""
+        if self.failed or self.workers < 1:
+            return
+        self._items.extend(items)
+        while len(self._items) >= self.batch:
+            self._submit(self._items[: self.batch])
+            self._items = self._items[self.batch :]
+        self._collect(wait=False)
+
+    def finish(self) -> None:
+        """Wait for every batch (the rest submitted first) and cache their terms; then stop the pool."""
+        try:
+            if self._items and self._pool is not None and not self.failed:
+                self._submit(self._items)  # a small rest without a pool is left to the build
+            self._items = []
+            self._collect(wait=True)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers without waiting for their batches (an interrupted ingest)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self._futures = []
+
+    def _submit(self, items: Sequence[Item]) -> None:
+        try:
+            if self._pool is None:
+                spawn = multiprocessing.get_context("spawn")  # no fork of a process with threads
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=spawn)
+            self._futures.append(self._pool.submit(_terms, self.arguments, list(items)))
+        except Exception as exc:  # no processes here (a sandbox, a limit): the build tokenises
+            self._give_up(exc)
+
+    def _collect(self, *, wait: bool) -> None:
+        pending = []
+        for future in self._futures:
+            if not wait and not future.done():
+                pending.append(future)
+                continue
+            try:
+                found = future.result()
+            except Exception as exc:
+                self._give_up(exc)
+                return
+            by_key: dict[str, dict[str, list[str]]] = {}
+            for sha, lang, terms in found:
+                by_key.setdefault(self.key if lang is None else f"{self.key}:{lang}", {})[sha] = terms
+            for key, tokens in by_key.items():
+                self.store.put_tokens(key, tokens)
+            self.cached += len(found)
+        self._futures = pending
+
+    def _give_up(self, exc: BaseException) -> None:
+        log.warning("BM25 terms not prefetched (the index build tokenises them): %s", exc)
+        self.failed = True
+        self.close()

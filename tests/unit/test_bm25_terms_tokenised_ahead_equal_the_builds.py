@@ -1,0 +1,122 @@
+"""A BM25-first ingest tokenises its chunks in worker processes while it stores them
+(``ingest.tokenize_ahead``, ``indices/term_prefetch.py``): the terms it caches are exactly those the
+index build would compute (each chunk read in its language, code in the base analysis), and a
+pool that cannot start loses nothing: the build tokenises instead."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from hybrid_rag.engine import Engine
+from hybrid_rag.indices import term_prefetch
+from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
+from hybrid_rag.indices.tokenize import Tokenizer, analysis_language
+from hybrid_rag.settings import Settings
+
+TEXTS = {
+    "garden.md": "Compost feeds the soil; earthworms turn the clay into loam over the seasons.\n",
+    "passwords.md": "Чтобы сбросить пароль, откройте настройки учётной записи и нажмите кнопку.\n",
+    "notes.txt": "The swallows migrate south over the sea before the first frost of autumn.\n",
+    "pool.py": "class ConnectionPool:\n    def getConnection(self, timeout):\n        return self.idle.pop()\n",
+}
+
+
+def _corpus(root: Path) -> Path:
+    root.mkdir()
+    for i in range(3):  # more chunks than one batch of 4
+        for name, text in TEXTS.items():
+            stem, ext = name.rsplit(".", 1)
+            (root / f"{stem}{i}.{ext}").write_text(text * (i + 1), encoding="utf-8")
+    return root
+
+
+def _engine(data: Path, **more: object) -> Engine:
+    overrides = {
+        "paths.data_dir": str(data),
+        "embedding.model": "fake",
+        "ingest.bm25_first_min_bytes": 0,
+        "ingest.publish_every_seconds": 0,
+        **more,
+    }
+    return Engine(Settings().with_overrides(overrides))
+
+
+def _cached_and_built_terms(engine: Engine) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    tokenizer = Tokenizer.for_settings(engine.settings.bm25)
+    chunks = list(engine.store.iter_chunks())
+    assert chunks
+    cached, fresh = {}, {}
+    for chunk in chunks:
+        lang = analysis_language(chunk)
+        found = engine.store.cached_tokens(f"{tokenizer.cache_key()}:{lang}", [chunk.sha256])
+        cached[chunk.sha256] = found.get(chunk.sha256, [])
+        fresh[chunk.sha256] = Tokenizer.for_settings(engine.settings.bm25).tokenize(chunk.text, lang)
+    return cached, fresh
+
+
+def _top(engine: Engine, text: str) -> str:
+    return Path(engine.query(text, mode="bm25").chunks[0].chunk.path).name
+
+
+def test_the_terms_cached_ahead_are_the_builds_and_the_index_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(term_prefetch, "BATCH", 4)
+    monkeypatch.setattr(term_prefetch, "prefetch_workers", lambda: 1)  # also on a one-core runner
+    ran: list[int] = []
+    finish = TermPrefetch.finish
+
+    def counted(self: TermPrefetch) -> None:
+        finish(self)
+        ran.append(self.cached)
+
+    monkeypatch.setattr(TermPrefetch, "finish", counted)
+    monkeypatch.setattr("hybrid_rag.ingest.pipeline.prefetch_workers", lambda: 1)
+    engine = _engine(tmp_path / "data")
+    try:
+        engine.ingest([_corpus(tmp_path / "corpus")])
+        assert ran and ran[0] >= 8, ran  # the worker tokenised the stored chunks before the build
+        cached, fresh = _cached_and_built_terms(engine)
+        assert cached == fresh
+        assert any("пароль" in t or "парол" in t for terms in cached.values() for t in terms)
+        assert _top(engine, "getConnection").startswith("pool")
+        assert _top(engine, "сбросить пароль").startswith("passwords")
+    finally:
+        engine.close()
+
+
+def test_a_pool_that_cannot_start_leaves_the_tokenising_to_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    class NoProcesses:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise OSError("no processes in this sandbox")
+
+    monkeypatch.setattr(term_prefetch, "BATCH", 4)
+    monkeypatch.setattr(term_prefetch, "ProcessPoolExecutor", NoProcesses)
+    monkeypatch.setattr("hybrid_rag.ingest.pipeline.prefetch_workers", lambda: 1)
+    engine = _engine(tmp_path / "data")
+    try:
+        with caplog.at_level(logging.WARNING):
+            engine.ingest([_corpus(tmp_path / "corpus")])
+        assert "not prefetched" in caplog.text and "no processes in this sandbox" in caplog.text
+        cached, fresh = _cached_and_built_terms(engine)  # the build cached every chunk's terms itself
+        assert cached == fresh
+        assert _top(engine, "compost loam").startswith("garden")
+    finally:
+        engine.close()
+
+
+def test_off_by_setting_and_on_one_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert prefetch_workers(1) == 0 and prefetch_workers(2) == 1 and prefetch_workers(16) == 2
+    started: list[object] = []
+    monkeypatch.setattr(TermPrefetch, "__init__", lambda self, *a, **k: started.append(a))
+    engine = _engine(tmp_path / "data", **{"ingest.tokenize_ahead": False})
+    try:
+        engine.ingest([_corpus(tmp_path / "corpus")])
+        assert started == [] and _top(engine, "compost")
+    finally:
+        engine.close()
