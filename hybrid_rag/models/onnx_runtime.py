@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.errors import ModelError
-from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, auto_threads
+from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, ThreadRetune, auto_threads
 from hybrid_rag.vectors import l2_normalise
 
 Pooling = Literal["mean", "cls"]
@@ -184,6 +184,8 @@ class OnnxModel:
         self._inputs: tuple[str, ...] = ()
         self._pad_id = 0
         self._lock = threading.Lock()
+        self._onnx_file: Path | None = None
+        self._retune: ThreadRetune | None = None
 
     def _ensure(self) -> None:
         if self._session is None:
@@ -199,7 +201,7 @@ class OnnxModel:
 
     def _load(self) -> None:
         before = CpuSample.take()
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401 - its import is part of the load the CPU sample spans
         from tokenizers import Tokenizer
 
         onnx_file = self.files.onnx
@@ -214,12 +216,6 @@ class OnnxModel:
                     onnx_file = cached_int8_onnx(onnx_file)
             except OSError as exc:
                 raise ModelError(f"cannot write the ONNX form of {self.files.model_id!r}: {exc}") from exc
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.inter_op_num_threads = 1
-        # idle threads sleep instead of spinning: on a shared machine a spinning thread takes the
-        # core another process (or this one's other thread) needs (RESULTS.md section 20)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             raw = Tokenizer.from_file(str(self.files.tokenizer))
             tokenizer = Tokenizer.from_file(str(self.files.tokenizer))
@@ -229,9 +225,7 @@ class OnnxModel:
                 after, cores = CpuSample.take(), os.cpu_count() or 1
                 if before is not None and after is not None:
                     self.threads = auto_threads(cores, before.busy_elsewhere(after, cores))
-            if self.threads:
-                options.intra_op_num_threads = self.threads
-            session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+            session = self._new_session(onnx_file, self.threads)
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"cannot load the ONNX model {self.files.model_id!r}: {first}") from exc
@@ -242,7 +236,34 @@ class OnnxModel:
         self._pad_id = tokenizer.token_to_id("[PAD]") or 0
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._raw, self._tokenizer = raw, tokenizer
+        self._onnx_file = onnx_file
+        self._retune = ThreadRetune()
         self._session = session
+
+    @staticmethod
+    def _new_session(onnx_file: Path, threads: int | None) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.inter_op_num_threads = 1
+        # idle threads sleep instead of spinning: on a shared machine a spinning thread takes the
+        # core another process (or this one's other thread) needs (RESULTS.md section 20)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if threads:
+            options.intra_op_num_threads = threads
+        return ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+
+    def retune(self, texts: int) -> None:
+        """``threads: auto``: a new session when the cores others leave free changed
+        (``ThreadRetune``), for a call of ``texts`` texts."""
+        if self.threads_setting != "auto" or self._retune is None:
+            return
+        wanted = self._retune.wanted(texts)
+        if wanted is not None and wanted != self.threads:
+            with self._lock:
+                self._session = self._new_session(self._onnx_file, wanted)
+                self.threads = wanted
 
     def run(
         self, inputs: Sequence[str] | Sequence[tuple[str, str]], batch_size: int
@@ -255,19 +276,21 @@ class OnnxModel:
         a rougher proxy for the same thing).
         """
         self._ensure()
+        session = self._session  # a retune may replace it meanwhile (another thread's batch)
         encoded = self._tokenizer.encode_batch(list(inputs))
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
         out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(encoded)  # type: ignore[list-item]
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             feed = padded_feed([encoded[i] for i in batch], self._pad_id)
-            result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+            result = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
             for row, i in enumerate(batch):
                 out[i] = (result[row], feed["attention_mask"][row])
         return out
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """L2-normalised float32 sentence vectors (texts stripped, as sentence-transformers does)."""
+        self.retune(len(texts))
         rows = self.run([t.strip() for t in texts], batch_size)
         pooled = [pool(h[None], m[None], self.files.pooling)[0] for h, m in rows]
         return l2_normalise(np.array(pooled, dtype=np.float32))

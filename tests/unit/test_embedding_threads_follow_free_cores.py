@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from hybrid_rag.models.embedders import CpuSample, SentenceTransformerEmbedder, auto_threads
@@ -47,3 +48,37 @@ def test_auto_sets_torchs_threads_when_the_model_loads() -> None:
             assert emb.threads == torch.get_num_threads() and 1 <= emb.threads <= (os.cpu_count() or 1)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_auto_threads_are_measured_again_while_an_ingest_embeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load at model load (a query, the ingest's own term worker) gives one thread; the batches
+    after it look again every RETUNE_SECONDS and take the second core once it is free. A query
+    (fewer texts than RETUNE_MIN_TEXTS) never rebuilds the session."""
+    from hybrid_rag.models import onnx_runtime
+    from hybrid_rag.models.embedders import RETUNE_MIN_TEXTS, RETUNE_SECONDS
+    from hybrid_rag.models.onnx_runtime import OnnxModel, embedder_files
+
+    samples = [
+        CpuSample(busy=0, total=0, own_seconds=0.0, wall=0.0),  # before the load
+        CpuSample(busy=50, total=100, own_seconds=0.0, wall=1.0),  # after it: one core busy elsewhere
+        CpuSample(busy=50, total=100, own_seconds=0.0, wall=1.0),  # the retune's starting point
+        CpuSample(busy=60, total=200, own_seconds=0.0, wall=2.0),  # a query soon after: too soon
+        CpuSample(busy=60, total=300, own_seconds=0.0, wall=1.0 + RETUNE_SECONDS),  # others idle
+    ]
+    monkeypatch.setattr(onnx_runtime.CpuSample, "take", classmethod(lambda cls: samples.pop(0)))
+    monkeypatch.setattr(onnx_runtime.os, "cpu_count", lambda: 2)
+    files = embedder_files("sentence-transformers/all-MiniLM-L6-v2")
+    assert files is not None
+    model = OnnxModel(files, threads="auto")
+    texts = [f"jet engine number {i} and its turbine blades" for i in range(RETUNE_MIN_TEXTS)]
+    first = model.embed(texts, batch_size=4)
+    assert model.threads == 1
+    session = model._session
+    model.embed(texts[:1], batch_size=4)  # a query: no sample taken, the session kept
+    assert model._session is session and len(samples) == 2
+    model.embed(texts, batch_size=4)  # too soon after the load: measured, kept
+    assert model.threads == 1 and model._session is session and len(samples) == 1
+    again = model.embed(texts, batch_size=4)  # RETUNE_SECONDS later, the other core free
+    assert model.threads == 2 and model._session is not session and samples == []
+    np.testing.assert_allclose(again, first, atol=1e-5)
