@@ -47,9 +47,21 @@ REFORMULATE_PROMPT = (
     "words.\n\nQuestion: {query}\nAlready tried: {tried}"
 )
 _WORD = re.compile(r"\w+")
+# a new question starts after "and" / "also" when a question word follows, in each language listed
+# ("what is lift and how does drag scale", "что такое пароль и как его сбросить")
+_NEW_QUESTION = {
+    "en": (
+        "and|also|as well as",
+        "how|what|why|when|where|which|who|whose|does|do|is|are|can|should|could|would|will",
+    ),
+    "ru": ("и|а также|а", "как|что|почему|зачем|когда|где|какой|какая|какое|какие|кто|сколько|можно ли"),
+    "pt": ("e|e também|também", "como|o que|por que|porque|quando|onde|qual|quais|quem"),
+    "es": ("y|también", "cómo|como|qué|por qué|cuándo|dónde|cuál|cuáles|quién"),
+    "de": ("und|auch", "wie|was|warum|wann|wo|welche|welcher|welches|wer"),
+}
 _PART_SPLIT = re.compile(
-    r"\?\s*|;\s*|\s+(?:and|also|as well as)\s+(?=(?:how|what|why|when|where|which|who|whose|does|do|is|are|"
-    r"can|should|could|would|will)\b)",
+    r"\?\s*|;\s*|"
+    + "|".join(rf"\s+(?:{joins})\s+(?=(?:{words})\b)" for joins, words in _NEW_QUESTION.values()),
     re.IGNORECASE,
 )
 

@@ -20,7 +20,7 @@ TEXTS = {
     "garden.md": "Compost feeds the soil; earthworms turn the clay into loam over the seasons.\n",
     "passwords.md": "Чтобы сбросить пароль, откройте настройки учётной записи и нажмите кнопку.\n",
     "notes.txt": "The swallows migrate south over the sea before the first frost of autumn.\n",
-    "pool.py": "class ConnectionPool:\n    def getConnection(self, timeout):\n        return self.idle.pop()\n",
+    "pool.py": "class ConnectionPool:\n    def getConnection(self, wait):\n        return self.idle.pop()\n",
 }
 
 

@@ -78,6 +78,7 @@ def test_offline_rewrites():
     assert split_parts("What is a turbine? How is it cooled?") == ["What is a turbine", "How is it cooled"]
     assert split_parts("what is lift and how does drag scale") == ["what is lift", "how does drag scale"]
     assert split_parts("lift and drag") == ["lift and drag"]
+
     best = _result("q", _sc(1, "blade blade cooling film", 1.0), _sc(2, "blade film holes", 0.5))
     assert expansion_terms("cooling", best.chunks, n=2) == ["blade", "film"]
     strategy, queries = reformulate("how is cooling done", best, {"how is cooling done"})
@@ -86,6 +87,15 @@ def test_offline_rewrites():
         "keywords",
         ["cooling"],
     )
+
+
+def test_multi_part_questions_split_in_russian_and_portuguese() -> None:
+    assert split_parts("что такое индекс и как его изменить") == ["что такое индекс", "как его изменить"]
+    both = ["Где хранятся пароли", "Как сбросить пароль"]
+    assert split_parts("Где хранятся пароли? Как сбросить пароль?") == both
+    assert split_parts("пароли и ключи") == ["пароли и ключи"]  # no question word after "и"
+    assert split_parts("o que é um índice e como refazê-lo") == ["o que é um índice", "como refazê-lo"]
+    assert split_parts("senhas e chaves") == ["senhas e chaves"]
 
 
 def test_merge_results_is_rrf_with_ties_by_id():
