@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 256  # chunks a job; the pool starts with the first full batch (a small ingest never starts it)
 MAX_WORKERS = 2  # the ingest process itself is busy reading and storing; more workers wait on it
+PARENT_POLL_SECONDS = 1.0  # a worker looks this often whether its ingest process is still there
 
 Item = tuple[str, str, bool]  # (sha256, text, is it code)
 
@@ -50,6 +53,18 @@ def _arguments(tokenizer: Tokenizer) -> tuple[Any, ...]:
 
 
 _WORKER: dict[tuple[Any, ...], Tokenizer] = {}
+
+
+def _exit_with(parent: int) -> None:
+    """In a worker, at its start: exit when the ingest process is gone (a kill -9 leaves no
+    worker behind, waiting on a queue whose other end it holds itself)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-the-ingest", daemon=True).start()
 
 
 def _terms(arguments: tuple[Any, ...], items: Sequence[Item]) -> list[tuple[str, str | None, list[str]]]:
@@ -117,7 +132,9 @@ class TermPrefetch:
         try:
             if self._pool is None:
                 spawn = multiprocessing.get_context("spawn")  # no fork of a process with threads
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=spawn)
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=spawn, initializer=_exit_with, initargs=(os.getpid(),)
+                )
             self._futures.append(self._pool.submit(_terms, self.arguments, list(items)))
         except Exception as exc:  # no processes here (a sandbox, a limit): the build tokenises
             self._give_up(exc)

@@ -120,3 +120,47 @@ def test_off_by_setting_and_on_one_core(tmp_path: Path, monkeypatch: pytest.Monk
         assert started == [] and _top(engine, "compost")
     finally:
         engine.close()
+
+
+_KILLED_PARENT = """
+import multiprocessing, os, time
+from concurrent.futures import ProcessPoolExecutor
+from hybrid_rag.indices.term_prefetch import _exit_with
+if __name__ == "__main__":
+    spawn = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(1, mp_context=spawn, initializer=_exit_with, initargs=(os.getpid(),))
+    print(pool.submit(os.getpid).result(), flush=True)
+    time.sleep(120)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in state  # exited, waiting to be reaped by whoever adopted it
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_worker_exits_when_its_ingest_is_killed() -> None:
+    """kill -9 of the ingest leaves no worker behind (it holds its own queue's other end, so it
+    would wait for work forever)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(parent.stdout.readline())  # type: ignore[union-attr]
+        assert not _gone(worker)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10 * term_prefetch.PARENT_POLL_SECONDS
+        while not _gone(worker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(worker)
+    finally:
+        parent.kill()
