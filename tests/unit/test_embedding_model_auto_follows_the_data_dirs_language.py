@@ -109,3 +109,36 @@ def test_without_the_multilingual_runtime_auto_says_so_and_keeps_minilm(
 def test_a_remote_provider_needs_the_served_models_name() -> None:
     with pytest.raises(ConfigError, match="set embedding.model to the served model's name"):
         make_embedder(EmbeddingSettings(provider="openai"))
+
+
+def test_stats_or_a_query_before_the_first_ingest_leave_the_choice_to_it(tmp_path: Path) -> None:
+    """A server shows its stats (the model's name) and may answer a query before anything is
+    ingested: those read the English default provisionally; the first ingest still chooses."""
+    settings = Settings().with_overrides(
+        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "auto"}
+    )
+    engine = Engine(settings)
+    try:
+        assert engine.stats().model.startswith("sentence-transformers/all-MiniLM-L6-v2")
+        assert engine.embedder.choice is None
+        engine.embedder.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+        assert engine.embedder.choice.startswith("embedding.model auto: multilingual-e5-small")
+        assert engine.embedder.model_name == "multilingual-e5-small"
+    finally:
+        engine.close()
+
+
+def test_embedding_passages_on_an_undecided_empty_data_dir_keeps_the_provisional_model() -> None:
+    """Vectors once written choose for good: the provisional English default is the one kept."""
+    made: list[str] = []
+
+    def make(settings: EmbeddingSettings) -> FakeEmbedder:
+        made.append(settings.model)
+        return FakeEmbedder(16, model_name=settings.model)
+
+    auto = AutoEmbedder(EmbeddingSettings(model="auto"), make)
+    auto.bind_data_dir(Path("/nonexistent/indices"), lambda: {})
+    assert auto.model_name == "all-MiniLM-L6-v2" and auto.choice is None
+    auto.embed_passages(["a first passage"])
+    assert auto.choice == "embedding.model auto: all-MiniLM-L6-v2: an empty data dir: the English default"
+    assert made == ["all-MiniLM-L6-v2"]  # the provisional instance became the chosen one
