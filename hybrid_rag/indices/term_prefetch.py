@@ -8,8 +8,8 @@ processes as the ingest goes, and writes their terms into the store's token cach
 (``MetadataStore.put_tokens``, keyed as ``indices/tokenize.chunk_terms`` reads them), so the build
 finds them there instead of tokenising.
 
-The terms are exactly the build's: the workers build the same ``Tokenizer`` (its constructor
-arguments) and read a chunk in the language the store records for it (``detect_chunk_language``,
+The terms are exactly the build's: the workers build the same ``Tokenizer`` (from the same
+``bm25`` settings) and read a chunk in the language the store records for it (``detect_chunk_language``,
 ``analysis_language``). The cache is only a shortcut: a worker that fails, a batch not finished
 when the ingest stops, or a kill loses no data; the build tokenises whatever it does not find.
 """
@@ -23,11 +23,12 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.indices.tokenize import Tokenizer, terms_cache_key
 
 if TYPE_CHECKING:
+    from hybrid_rag.settings import BM25Settings
     from hybrid_rag.store import MetadataStore
 
 log = logging.getLogger(__name__)
@@ -47,12 +48,14 @@ def prefetch_workers(cores: int | None = None) -> int:
     return max(0, min(MAX_WORKERS, cores - 1))
 
 
-def _arguments(tokenizer: Tokenizer) -> tuple[Any, ...]:
-    t = tokenizer
-    return (t.kind, t.stopwords, t.stemmer, t.split_identifiers, t.languages)
+_TOKENIZER: Tokenizer | None = None  # a worker's, built once when it starts (``_start``)
 
 
-_WORKER: dict[tuple[Any, ...], Tokenizer] = {}
+def _start(parent: int, bm25: BM25Settings) -> None:
+    """A worker's initializer: the index's tokenizer, and an exit when its ingest is gone."""
+    global _TOKENIZER
+    _TOKENIZER = Tokenizer.for_settings(bm25)
+    _exit_with(parent)
 
 
 def _exit_with(parent: int) -> None:
@@ -67,11 +70,11 @@ def _exit_with(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-the-ingest", daemon=True).start()
 
 
-def _terms(arguments: tuple[Any, ...], items: Sequence[Item]) -> list[tuple[str, str | None, list[str]]]:
+def _terms(items: Sequence[Item]) -> list[tuple[str, str | None, list[str]]]:
     """In a worker: each item's (sha256, language read in or None, terms)."""
-    tokenizer = _WORKER.get(arguments)
+    tokenizer = _TOKENIZER
     if tokenizer is None:
-        tokenizer = _WORKER[arguments] = Tokenizer(*arguments)
+        raise RuntimeError("a term worker starts with term_prefetch._start")
     texts = [text for _, text, _ in items]
     if not tokenizer.languages:
         plain = tokenizer.tokenize_many(texts)
@@ -85,14 +88,15 @@ def _terms(arguments: tuple[Any, ...], items: Sequence[Item]) -> list[tuple[str,
 
 
 class TermPrefetch:
-    """Terms of the chunks ``add``-ed, tokenised in ``workers`` processes and cached in ``store``."""
+    """Terms of the chunks ``add``-ed, tokenised in ``workers`` processes by the tokenizer ``bm25``
+    configures (the index build's) and cached in ``store``."""
 
     def __init__(
-        self, store: MetadataStore, tokenizer: Tokenizer, *, workers: int, batch: int | None = None
+        self, store: MetadataStore, bm25: BM25Settings, *, workers: int, batch: int | None = None
     ) -> None:
         self.store = store
-        self.key = tokenizer.cache_key()
-        self.arguments = _arguments(tokenizer)
+        self.bm25 = bm25
+        self.tokenizer = Tokenizer.for_settings(bm25)  # for the cache keys; the workers build their own
         self.workers = workers
         self.batch = batch or BATCH
         self._items: list[Item] = []
@@ -133,9 +137,9 @@ class TermPrefetch:
             if self._pool is None:
                 spawn = multiprocessing.get_context("spawn")  # no fork of a process with threads
                 self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=spawn, initializer=_exit_with, initargs=(os.getpid(),)
+                    self.workers, mp_context=spawn, initializer=_start, initargs=(os.getpid(), self.bm25)
                 )
-            self._futures.append(self._pool.submit(_terms, self.arguments, list(items)))
+            self._futures.append(self._pool.submit(_terms, list(items)))
         except Exception as exc:  # no processes here (a sandbox, a limit): the build tokenises
             self._give_up(exc)
 
@@ -152,7 +156,7 @@ class TermPrefetch:
                 return
             by_key: dict[str, dict[str, list[str]]] = {}
             for sha, lang, terms in found:
-                by_key.setdefault(self.key if lang is None else f"{self.key}:{lang}", {})[sha] = terms
+                by_key.setdefault(terms_cache_key(self.tokenizer, lang), {})[sha] = terms
             for key, tokens in by_key.items():
                 self.store.put_tokens(key, tokens)
             self.cached += len(found)

