@@ -96,7 +96,7 @@ class TermPrefetch:
     ) -> None:
         self.store = store
         self.bm25 = bm25
-        self.tokenizer = Tokenizer.for_settings(bm25)  # for the cache keys; the workers build their own
+        self.key = Tokenizer.for_settings(bm25).cache_key()  # the workers build their own tokenizer
         self.workers = workers
         self.batch = batch or BATCH
         self._items: list[Item] = []
@@ -156,7 +156,7 @@ class TermPrefetch:
                 return
             by_key: dict[str, dict[str, list[str]]] = {}
             for sha, lang, terms in found:
-                by_key.setdefault(terms_cache_key(self.tokenizer, lang), {})[sha] = terms
+                by_key.setdefault(terms_cache_key(self.key, lang), {})[sha] = terms
             for key, tokens in by_key.items():
                 self.store.put_tokens(key, tokens)
             self.cached += len(found)

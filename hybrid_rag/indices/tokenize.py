@@ -424,15 +424,16 @@ def chunk_terms(
     return terms
 
 
-def terms_cache_key(tokenizer: Tokenizer, lang: str | None) -> str:
-    """The store's token-cache key of ``tokenizer``'s terms read in ``lang`` (None: without languages)."""
-    return tokenizer.cache_key() if lang is None else f"{tokenizer.cache_key()}:{lang}"
+def terms_cache_key(tokenizer_key: str, lang: str | None) -> str:
+    """The store's token-cache key of a tokenizer's terms (``Tokenizer.cache_key()``, computed once
+    by the caller: it hashes the analyzers' table) read in ``lang`` (None: without languages)."""
+    return tokenizer_key if lang is None else f"{tokenizer_key}:{lang}"
 
 
 def _cached_terms(
     store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], lang: str | None, cache_new: bool
 ) -> list[list[str]]:
-    key = terms_cache_key(tokenizer, lang)
+    key = terms_cache_key(tokenizer.cache_key(), lang)
     cached = store.cached_tokens(key, (c.sha256 for c in chunks))
     todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
     if todo:
