@@ -561,7 +561,7 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
         root = engine.ingested_root()
-        stored = [d.path for d in engine.documents()]
+        stored = engine.deletable_paths()  # after a rollback, also the files only newer versions hold
         if not stored:
             raise HybridRagError(f"no documents in {settings.data_dir.resolve()}: nothing to delete")
         paths = _stored_paths(args.paths, stored, root)
@@ -613,10 +613,20 @@ def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
-        engine.rollback(args.version)
+        unserved = engine.rollback(args.version)
+        root = engine.ingested_root()
     finally:
         engine.close()
     print(f"index version {args.version} is live; the next ingest brings it up to date with the store")
+    if unserved:
+        from hybrid_rag.paths import display_path
+
+        shown = ", ".join(display_path(p, root) for p in unserved[:5]) + (", ..." if len(unserved) > 5 else "")
+        print(
+            f"note: {len(unserved)} stored document(s) this version does not hold return at the next write "
+            f"({shown}): `hybrid-rag delete PATH` removes one for good",
+            file=sys.stderr,
+        )
     return 0
 
 

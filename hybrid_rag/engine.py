@@ -249,6 +249,21 @@ class Engine:
         files that version indexed, as it indexed them); none before the first ingest."""
         return self.store.documents(collection, state=self.served_state()) if self.store.exists else []
 
+    def deletable_paths(self) -> list[str]:
+        """The stored paths ``delete`` takes: the version served's and the store's present (after a
+        rollback, a file only newer versions hold is not served but returns at the next write)."""
+        if not self.store.exists:
+            return []
+        return sorted({d.path for d in self.documents()} | set(self.store.document_hashes()))
+
+    def unserved_paths(self) -> list[str]:
+        """Stored paths the live version does not serve (after ``rollback N``: files only newer
+        versions hold); the next write publishes them again unless they are deleted."""
+        if not self.store.exists or self.served_state() is None:
+            return []
+        served = {d.path for d in self.documents()}
+        return sorted(p for p in self.store.document_hashes() if p not in served)
+
     def served_state(self) -> int | None:
         """The store state the live index version was built from; None when none is live (or it
         was built before the store kept its states): then reads see the store's present."""
@@ -319,10 +334,12 @@ class Engine:
                 raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
             return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
 
-    def rollback(self, version: int) -> None:
-        """Point the live index at an older version still on disk (the next ingest catches it up)."""
+    def rollback(self, version: int) -> list[str]:
+        """Point the live index at an older version still on disk (the next ingest catches it up);
+        the stored paths it does not serve, which the next write brings back (``delete`` them)."""
         with self.writer.hold("rollback"):
             self._rollback(version)
+            return self.unserved_paths()
 
     def _rollback(self, version: int) -> None:
         versions = open_versions(self.index_config)
@@ -556,7 +573,7 @@ class Engine:
             old_revisions=self.store.old_revisions() if self.store.exists else {},
             index_behind_store=behind,
             behind=why,
-            languages=self.store.language_counts() if self.store.exists else {},
+            languages=self.store.language_counts(state=served) if self.store.exists else {},
         )
 
     def close(self) -> None:

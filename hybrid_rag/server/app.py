@@ -227,8 +227,8 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/rollback")
     async def rollback(body: RollbackBody) -> dict[str, Any]:
         """Make an older version on disk live (409 while an ingest job writes)."""
-        await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
-        return {"live_version": body.version}
+        unserved = await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
+        return {"live_version": body.version, "unserved": unserved}  # stored, back at the next write
 
     install_symbols(v1, service.call, service.engine)  # GET /v1/symbols and /v1/outline
     app.include_router(secured)

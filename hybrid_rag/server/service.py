@@ -127,7 +127,7 @@ def exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
 def delete(service: Service, shown: str) -> Any:
     """Delete the document ``shown`` names: a path as listed (relative to the ingested root) or a
     stored path (its leading '/' may be missing: a URL path drops it)."""
-    stored = {d.path for d in service.engine.documents()}
+    stored = set(service.engine.deletable_paths())  # after a rollback, also files only newer versions hold
     root = service.engine.ingested_root()
     candidates = (shown, "/" + shown.lstrip("/"), stored_path(shown, root))
     path = next((c for c in candidates if c in stored), None)

@@ -341,7 +341,7 @@ class MetadataStore:
             if collection is not None:
                 query = query.where(_Document.collection == collection)
             records = [_document_record(d) for d in s.scalars(query)]
-        langs = self.document_languages() if records else {}
+        langs = self.document_languages(state=state) if records else {}
         return [replace(r, languages=langs.get(r.id, {})) for r in records]
 
     def path_bounds(self) -> tuple[str | None, str | None]:
@@ -891,19 +891,23 @@ class MetadataStore:
 
     # -- stats -----------------------------------------------------------------------------
 
-    def language_counts(self) -> dict[str, int]:
-        """Natural language (ISO 639-1 code, or "und") -> number of live chunks, most first."""
+    def language_counts(self, *, state: int | None = None) -> dict[str, int]:
+        """Natural language (ISO 639-1 code, or "und") -> number of live chunks (of store state
+        ``state``: what a rolled-back version serves), most first."""
         with self._session() as s:
-            query = select(_Chunk.lang, func.count(_Chunk.id)).join(_Document).where(_LIVE)
+            docs = _LIVE if state is None else _at(state)
+            query = select(_Chunk.lang, func.count(_Chunk.id)).join(_Document).where(docs)
             rows = s.execute(query.group_by(_Chunk.lang)).all()
         return dict(sorted(((lang or "und", int(n)) for lang, n in rows), key=lambda kv: (-kv[1], kv[0])))
 
-    def document_languages(self) -> dict[int, dict[str, int]]:
-        """Live document id -> its chunks per language (documents without chunks left out)."""
+    def document_languages(self, *, state: int | None = None) -> dict[int, dict[str, int]]:
+        """Live document id (of store state ``state``: an old revision a rolled-back version
+        serves) -> its chunks per language (documents without chunks left out)."""
         out: dict[int, dict[str, int]] = {}
+        docs = _LIVE if state is None else _at(state)
         with self._session() as s:
             query = select(_Chunk.document_id, _Chunk.lang, func.count(_Chunk.id)).join(_Document)
-            for doc, lang, n in s.execute(query.where(_LIVE).group_by(_Chunk.document_id, _Chunk.lang)):
+            for doc, lang, n in s.execute(query.where(docs).group_by(_Chunk.document_id, _Chunk.lang)):
                 out.setdefault(int(doc), {})[lang or "und"] = int(n)
         return out
 
