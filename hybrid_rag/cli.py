@@ -621,7 +621,9 @@ def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
     if unserved:
         from hybrid_rag.paths import display_path
 
-        shown = ", ".join(display_path(p, root) for p in unserved[:5]) + (", ..." if len(unserved) > 5 else "")
+        shown = ", ".join(display_path(p, root) for p in unserved[:5]) + (
+            ", ..." if len(unserved) > 5 else ""
+        )
         print(
             f"note: {len(unserved)} stored document(s) this version does not hold return at the next write "
             f"({shown}): `hybrid-rag delete PATH` removes one for good",

@@ -9,14 +9,14 @@ without ``store_state`` (built before snapshots) counts as state 0: it keeps eve
 
 from __future__ import annotations
 
-import socket
-from pathlib import Path
 from typing import Any, Protocol
 
 from hybrid_rag.errors import StoreError
 from hybrid_rag.store import MetadataStore
+from hybrid_rag.store.readers import reader_name
 
 STORE_STATE = "store_state"  # the manifest key
+__all__ = ["STORE_STATE", "check_unchanged", "collect", "oldest_kept_state", "reader_name"]
 
 
 class _Versions(Protocol):
@@ -28,11 +28,6 @@ def oldest_kept_state(versions: _Versions, current_state: int) -> int:
     """The store state of the oldest version on disk (or in Milvus); ``current_state`` when none is."""
     states = [int(versions.manifest(v).get(STORE_STATE, 0)) for v in versions.versions()]
     return min(states, default=current_state)
-
-
-def reader_name(directory: Path) -> str:
-    """How a data dir names itself to a shared store: its host and its index folder."""
-    return f"{socket.gethostname()}:{Path(directory).resolve()}"
 
 
 def collect(store: MetadataStore, versions: _Versions, reader: str | None = None) -> dict[str, int]:

@@ -74,6 +74,14 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
             _Base.metadata.create_all(conn, tables=[SYMBOLS])
             conn.execute(text("INSERT INTO meta (key, value) VALUES (:k, '1')"), {"k": SYMBOLS_PENDING})
             found = "7"
+        if found == "7":  # schema 7's version history named no data dir: on a shared store each
+            # host read (and acted on) the other hosts' builds and rollbacks; old rows stay everyone's
+            if "index_versions" not in inspect(conn).get_table_names():  # never built from
+                _Base.metadata.create_all(conn, tables=[_Base.metadata.tables["index_versions"]])
+            elif "host" not in {c["name"] for c in inspect(conn).get_columns("index_versions")}:
+                conn.exec_driver_sql("ALTER TABLE index_versions ADD COLUMN host VARCHAR")
+                conn.exec_driver_sql("CREATE INDEX ix_index_versions_host ON index_versions (host)")
+            found = "8"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}

@@ -19,10 +19,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 7  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+SCHEMA_VERSION = 8  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
 # 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.duplicate_of (dropped near-duplicates kept,
 # unindexed) and documents.created (the state that wrote a row); 6: chunks.lang (natural
-# language); 7: the symbols table; older stores migrate
+# language); 7: the symbols table; 8: index_versions.host (each data dir's own version history in a
+# shared store); older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 SYMBOLS_PENDING = "symbols_pending"  # meta key: a store migrated from schema 4 whose code files have no
 # symbols yet; the next ingest rewrites them (``ingest/pipeline.py``) and removes the key
@@ -153,6 +154,9 @@ class _IndexVersion(_Base):
     source_hash: Mapped[str] = mapped_column(String(64))
     params: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String)
+    # the data dir that built or rolled back (``store/readers.py``); NULL in rows from before schema
+    # 8, which every data dir reads
+    host: Mapped[str | None] = mapped_column(String, nullable=True, index=True)
 
 
 DOCUMENTS = _Document.__table__

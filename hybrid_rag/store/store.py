@@ -54,6 +54,7 @@ from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store import symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
+from hybrid_rag.store.readers import reader_name
 from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
@@ -201,6 +202,7 @@ class MetadataStore:
         self._file = url is None  # the SQLite file in the data dir
         self.indices = indices  # the index folder built from this store: while it has a live version,
         # a missing or empty store file is an error (it vanished), never a new empty store
+        self.reader = None if indices is None else reader_name(indices)  # its rows of the history
         self._inode: int | None = None  # the file opened, to notice one deleted or replaced under us
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
@@ -876,12 +878,17 @@ class MetadataStore:
                     source_hash=source_hash,
                     params=json.dumps(params, sort_keys=True, default=str),
                     status=status,
+                    host=self.reader,
                 )
             )
 
     def index_versions(self) -> list[IndexVersionRecord]:
+        """This data dir's version history (on a shared store, not the other hosts' builds and
+        rollbacks), with the rows from before schema 8."""
+        mine = or_(_IndexVersion.host.is_(None), _IndexVersion.host == self.reader)
         with self._session() as s:
-            rows = s.scalars(select(_IndexVersion).order_by(_IndexVersion.version, _IndexVersion.id))
+            query = select(_IndexVersion).where(mine).order_by(_IndexVersion.version, _IndexVersion.id)
+            rows = s.scalars(query)
             return [
                 IndexVersionRecord(
                     r.name, r.version, r.built_at, r.source_hash, json.loads(r.params), r.status

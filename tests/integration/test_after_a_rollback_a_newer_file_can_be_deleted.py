@@ -13,9 +13,11 @@ from hybrid_rag.cli import main
 
 pytestmark = pytest.mark.integration
 
-OPS = "# Ops\n\nRestart the frobnicator with systemctl restart frob. Check the logs in the folder every day.\n"
+OPS = (
+    "# Ops\n\nRestart the frobnicator with systemctl restart frob. Check the logs in the folder every day.\n"
+)
 OPS_EDITED = "# Ops\n\nNothing here about services any more. See the wiki instead, it has all of it now.\n"
-RU = "# Сад\n\nПомидоры любят солнце и регулярный полив. Удаляйте пасынки, чтобы растение отдавало силы плодам.\n"
+RU = "# Сад\n\nПомидоры любят солнце и регулярный полив. Удаляйте пасынки вовремя.\n"
 NEW = "# Penguins\n\nA brand new file about penguins and their habits in the cold southern seas.\n"
 
 

@@ -26,14 +26,14 @@ def url() -> Iterator[str]:
         yield u
 
 
-def _host(tmp_path: Path, name: str, url: str) -> Engine:
+def _host(tmp_path: Path, name: str, url: str, keep: int = 1) -> Engine:
     return Engine(
         Settings().with_overrides(
             {
                 "paths.data_dir": str(tmp_path / name),
                 "embedding.model": "fake",
                 "store.url": url,
-                "paths.keep_versions": 1,
+                "paths.keep_versions": keep,
                 "features.expansion": False,
             }
         )
@@ -83,6 +83,32 @@ def test_a_host_whose_rows_are_gone_says_it_is_stale(tmp_path: Path, url: str) -
         db.dispose()
         with pytest.raises(StoreError, match="rebuild"):
             b.query("restart the frobnicator", top_k=1, mode="bm25")
+    finally:
+        a.close()
+        b.close()
+
+
+def test_one_hosts_write_does_not_undo_the_other_hosts_rollback(tmp_path: Path, url: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text(OLD)
+    a, b = _host(tmp_path, "a", url), _host(tmp_path, "b", url, keep=3)
+    try:
+        a.ingest([docs])
+        b.rebuild()  # B's v1: the old text
+        (docs / "ops.md").write_text(NEW)
+        a.ingest([docs])
+        b.rebuild()  # B's v2: the new text
+        b.rollback(1)  # B serves the old text again, on purpose
+        (docs / "garden.md").write_text("# Garden\n\nTomatoes need full sun.\n")
+        a.ingest([docs])  # A's next write: the newest entry of a shared history was A's
+        stats = b.stats()  # it published the store's present on B, undoing B's rollback
+        assert stats.live_version == 1 and stats.index_behind_store
+        assert stats.behind.startswith("rolled back to v1")
+        assert "frobnicator" in _top_text(b)
+        assert {r["version"] for r in stats.versions} == {1, 2}  # B's own history, not A's builds too
+        assert [r["status"] for r in stats.versions].count("rolled back to") == 1
+        assert all(r["status"] != "rolled back to" for r in a.stats().versions)  # A never rolled back
     finally:
         a.close()
         b.close()
