@@ -33,10 +33,11 @@ from hybrid_rag.server.limits import (
     check_query,
 )
 from hybrid_rag.server.roots import confine
-from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive, save_uploads
+from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive
 from hybrid_rag.server.service import delete as delete_document
 from hybrid_rag.server.shapes import context_dict, document_dict, query_dict
 from hybrid_rag.server.symbols import install as install_symbols
+from hybrid_rag.server.uploads import INCOMING, stage_uploads
 from hybrid_rag.server.web import install as install_web
 from hybrid_rag.settings import Settings
 
@@ -181,11 +182,11 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
                 field="collection",
             )
         folder = settings.data_dir / UPLOADS / collection
-        saved = await service.call(save_uploads, files, folder, service.limits.max_upload_bytes, write=True)
-        request = {"files": [p.name for p in saved], "collection": collection}
-        job = service.ingest_job(
-            saved, collection=collection, metadata=None, dry_run=False, request=request, uploaded=True
-        )
+        incoming = settings.data_dir / "jobs" / INCOMING  # each request's own folder until its job runs
+        limit = service.limits.max_upload_bytes
+        staged = await service.call(stage_uploads, files, folder, incoming, limit, write=True)
+        request = {"files": list(staged.names), "collection": collection}
+        job = service.ingest_job(staged, collection=collection, metadata=None, dry_run=False, request=request)
         response.headers["Location"] = f"/v1/jobs/{job['id']}"
         return job
 

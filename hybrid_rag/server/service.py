@@ -5,28 +5,26 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-from fastapi import UploadFile
 from fastapi.security import HTTPAuthorizationCredentials
 
 from hybrid_rag.deadline import DeadlineExceeded, run_within
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.paths import stored_path
-from hybrid_rag.private_files import private_dir, write_private
 from hybrid_rag.server.auth import ApiKeys
 from hybrid_rag.server.errors import ApiError
 from hybrid_rag.server.jobs import JobRunner
 from hybrid_rag.server.metrics import Metrics
 from hybrid_rag.server.roots import resolved_roots
+from hybrid_rag.server.uploads import NAME, StagedUploads
 
 T = TypeVar("T")
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")  # an uploaded file's or a collection's name
+__all__ = ["NAME", "UPLOADS", "Service", "delete", "exclusive"]
 UPLOADS = "uploads"  # in the data dir: uploaded files, one folder per collection
 
 
@@ -88,35 +86,31 @@ class Service:
 
     def ingest_job(
         self,
-        paths: list[Path],
+        paths: list[Path] | StagedUploads,
         *,
         collection: str,
         metadata: Any,
         dry_run: bool,
         request: dict[str, Any],
-        uploaded: bool = False,
     ) -> dict[str, Any]:
-        """Ingest ``paths`` as a job; ``uploaded`` files that do not become documents (refused by a
-        loader, or the job failed) are removed, so ``uploads/`` holds only what the store holds."""
+        """Ingest ``paths`` as a job. Uploads (``StagedUploads``) are moved into ``uploads/`` by the
+        job itself, one job at a time, and settled after it: ``uploads/`` keeps the file of each
+        name the store holds (``server/uploads.py``)."""
 
         def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+            staged = paths if isinstance(paths, StagedUploads) else None
+            targets = staged.place() if staged is not None else paths
             try:
                 report = self.engine.ingest(
-                    paths, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
+                    targets, collection=collection, dry_run=dry_run, progress=progress, metadata=metadata
                 )
             finally:
-                if uploaded:
-                    self.drop_unstored(paths)
+                if staged is not None:
+                    staged.settle(self.engine.store.document_hashes() if self.engine.store.exists else {})
             self.load_live()
             return report.to_dict()
 
         return self.jobs.submit("ingest", work, request=request)
-
-    def drop_unstored(self, paths: list[Path]) -> None:
-        stored = {d.path for d in self.engine.documents()}
-        for path in paths:
-            if str(path) not in stored and str(path.resolve()) not in stored:
-                path.unlink(missing_ok=True)
 
 
 def exclusive(service: Service, fn: Callable[..., T], *args: Any) -> T:
@@ -139,33 +133,3 @@ def delete(service: Service, shown: str) -> Any:
     if Path(path).resolve().is_relative_to(uploads):  # an uploaded file goes with its document
         Path(path).unlink(missing_ok=True)
     return build
-
-
-def save_uploads(files: list[UploadFile], folder: Path, limit: int) -> list[Path]:
-    """Each upload written under ``folder`` by its bare name; ApiError names a bad or oversized file."""
-    names = [Path(f.filename or "").name for f in files]
-    for i, (upload, name) in enumerate(zip(files, names, strict=True)):
-        if not NAME.match(name) or name != (upload.filename or ""):
-            raise ApiError(
-                422, f"files[{i}]: {upload.filename!r} is not a plain file name", field=f"files[{i}]"
-            )
-    last = {name: upload for name, upload in zip(names, files, strict=True)}  # a name twice: the last wins
-    names, files = list(last), list(last.values())
-    total = sum(f.size or 0 for f in files)
-    if total > limit:
-        raise ApiError(
-            413, f"files: {total} bytes together, over server.max_upload_bytes ({limit})", field="files"
-        )
-    private_dir(folder)  # the documents are the user's: private, as the store (0700, files 0600)
-    saved = []
-    for upload, name in zip(files, names, strict=True):
-        target = folder / name
-        tmp = folder / f".{name}.part"
-        try:
-            upload.file.seek(0)
-            write_private(tmp, upload.file.read())
-            tmp.replace(target)
-        finally:
-            tmp.unlink(missing_ok=True)
-        saved.append(target.resolve())
-    return saved
