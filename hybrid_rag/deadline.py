@@ -3,7 +3,10 @@
 The server sets one around each engine call (``server.request_timeout_seconds``; the MCP tools
 too). It is checked where work can run long: SQLite calls ``past_deadline`` every
 ``PROGRESS_STEPS`` steps of a statement (the store registers it on every connection; a non-zero
-answer interrupts the statement), and the query pipeline checks it between its stages. Outside
+answer interrupts the statement), PostgreSQL gets the time left as the statement's
+``statement_timeout``, a filter's SQL is checked while it is built and compiled (a long chain of
+``meta.`` comparisons spends seconds there, in Python, before the database sees it), and the query
+pipeline checks it between its stages. Outside
 ``within`` there is no deadline and every check is one context-variable read.
 
 >>> with within(30.0):
@@ -43,6 +46,12 @@ def past_deadline() -> bool:
     """Whether the current deadline has passed (SQLite's progress handler: True interrupts)."""
     deadline = _DEADLINE.get()
     return deadline is not None and time.monotonic() > deadline[0]
+
+
+def remaining() -> float | None:
+    """Seconds left before the current deadline (0 once past it); None without a deadline."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else max(0.0, deadline[0] - time.monotonic())
 
 
 def check() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 from datetime import datetime
 
 from sqlalchemy import (
@@ -27,7 +28,9 @@ from sqlalchemy import (
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.sql.visitors import InternalTraversal
 
+from hybrid_rag.deadline import check as check_deadline
 from hybrid_rag.filters import (
     DATE,
     FIELDS,
@@ -63,9 +66,9 @@ def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
     one ``IN``, a long ``IN`` list is one bound JSON array, and other long ``and`` / ``or``
     chains become a balanced tree."""
     if isinstance(expr, And):
-        return _balanced(and_, [to_sql(i) for i in expr.items])
+        return _balanced(and_, [_checked(to_sql, i) for i in expr.items])
     if isinstance(expr, Or):
-        return _balanced(or_, [to_sql(i) for i in _merge_equalities(expr.items)])
+        return _balanced(or_, [_checked(to_sql, i) for i in _merge_equalities(expr.items)])
     if isinstance(expr, Not):
         return not_(to_sql(expr.item))
     if isinstance(expr, InList):
@@ -85,6 +88,13 @@ def to_sql(expr: FilterExpr) -> ColumnElement[bool]:
             return _MetaKey(expr.field).compare(op, convert(expr.field, kind, op, expr.value))
         return _compare(_COLUMNS[expr.field], kind, op, convert(expr.field, kind, op, expr.value))
     raise TypeError(f"not a filter expression: {expr!r}")
+
+
+def _checked(fn: Callable[[FilterExpr], ColumnElement[bool]], item: FilterExpr) -> ColumnElement[bool]:
+    """``fn(item)`` after a look at the request's deadline (``hybrid_rag/deadline.py``): building a
+    chain of thousands of ``meta.`` comparisons takes seconds, and a request that timed out stops."""
+    check_deadline()
+    return fn(item)
 
 
 def _merge_equalities(items: Sequence[FilterExpr]) -> list[FilterExpr]:
@@ -114,9 +124,33 @@ def _balanced(
         return join(*terms)
     step = -(-len(terms) // _FLAT)
     # NOT (NOT (...)): the same truth value (NULL too), and parentheses SQLAlchemy keeps (it
-    # flattens nested and_ / or_, and drops a plain Grouping, back into one long chain)
+    # flattens nested and_ / or_, and drops a plain Grouping, back into one long chain); the outer
+    # NOT compiled after a look at the request's deadline
     groups = (_balanced(join, terms[i : i + step]) for i in range(0, len(terms), step))
-    return join(*(not_(not_(g)) for g in groups))
+    return join(*(CheckedNot(not_(g)) for g in groups))
+
+
+class CheckedNot(ColumnElement[bool]):
+    """``NOT (condition)``, compiled after a look at the request's deadline: compiling a filter of
+    thousands of ``meta.`` comparisons takes seconds, and a request that timed out stops there.
+    Never regrouped (SQLite would get ``(...) = 1`` and reorder the terms inside)."""
+
+    __visit_name__ = "hybrid_rag_checked_not"
+    inherit_cache = True
+    _traverse_internals: ClassVar[list[tuple[str, Any]]] = [("condition", InternalTraversal.dp_clauseelement)]
+    type = Boolean()
+
+    def __init__(self, condition: ColumnElement[bool]) -> None:
+        self.condition = condition
+
+    def self_group(self, against: object = None) -> CheckedNot:
+        return self
+
+
+@compiles(CheckedNot)
+def _compile_checked_not(element: CheckedNot, compiler: SQLCompiler, **kw: object) -> str:
+    check_deadline()
+    return f"NOT ({compiler.process(element.condition, **kw)})"
 
 
 def _value_set(values: Sequence[object]) -> Select:

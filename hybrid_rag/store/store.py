@@ -47,6 +47,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
+from hybrid_rag.filters.cost import cost_of
 from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
@@ -55,6 +56,7 @@ from hybrid_rag.store import symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.readers import reader_name
+from hybrid_rag.store.statement_timeout import bound_to_deadline
 from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
@@ -627,7 +629,10 @@ class MetadataStore:
     def chunk_ids_matching(self, expr: FilterExpr) -> np.ndarray:
         """Ids (int64, ascending) of the chunks that satisfy a filter expression, retired revisions
         included (the live index holds the ids of its own state only); empty if none do."""
-        return self._chunk_ids_where(to_sql(expr))
+        # a long filter's statement is compiled afresh, not kept in SQLAlchemy's cache (each hostile
+        # filter's megabytes of SQL stayed there: the server grew and never shrank)
+        cached = cost_of(expr).terms <= _CACHED_FILTER_TERMS
+        return self._chunk_ids_where(to_sql(expr), cached=cached)
 
     def single_line_chunk_ids(self, lines: Sequence[tuple[int, int]]) -> list[int]:
         """Ids, in id order, of the chunks that hold only one line, for each (document id, line)."""
@@ -635,9 +640,9 @@ class MetadataStore:
             return []
         return self._chunk_ids_where(or_(*(_only_line(*line) for line in lines))).tolist()
 
-    def _chunk_ids_where(self, condition: ColumnElement[bool]) -> np.ndarray:
+    def _chunk_ids_where(self, condition: ColumnElement[bool], *, cached: bool = True) -> np.ndarray:
         """Ids of the chunks (joined with their documents) that satisfy a SQL condition over
-        ``DOCUMENTS`` and ``CHUNKS`` columns, in id order."""
+        ``DOCUMENTS`` and ``CHUNKS`` columns, in id order; within the request's deadline."""
         with self._session() as s:
             query = (
                 select(CHUNKS.c.id)
@@ -645,6 +650,9 @@ class MetadataStore:
                 .where(condition, CHUNKS.c.duplicate_of.is_(None))
                 .order_by(CHUNKS.c.id)
             )
+            if not cached:
+                s.connection(execution_options={"compiled_cache": None})
+            bound_to_deadline(s)
             return np.fromiter(s.scalars(query), dtype=np.int64)
 
     def document_chunks(self, document_id: int, *, duplicates: bool = False) -> list[Chunk]:
@@ -943,6 +951,7 @@ def _checked_windows(row: _Embedding) -> np.ndarray | None:
     return windows
 
 
+_CACHED_FILTER_TERMS = 100  # a filter over this many terms is compiled without SQLAlchemy's cache
 _LIVE = _Document.retired.is_(None)  # the current state's documents
 _INDEXED = _Chunk.duplicate_of.is_(None)  # not a dropped near-duplicate
 
