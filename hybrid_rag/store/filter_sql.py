@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
 from datetime import datetime
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     Boolean,

@@ -47,16 +47,15 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.deadline import PROGRESS_STEPS, past_deadline
-from hybrid_rag.filters.cost import cost_of
 from hybrid_rag.errors import StoreError, disk_full, is_disk_full, no_space_left
 from hybrid_rag.filters import FilterExpr
+from hybrid_rag.filters.cost import cost_of
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store import symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.readers import reader_name
-from hybrid_rag.store.statement_timeout import bound_to_deadline
 from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
@@ -71,6 +70,7 @@ from hybrid_rag.store.schema import (
     _Symbol,
     _Tokens,
 )
+from hybrid_rag.store.statement_timeout import bound_to_deadline
 from hybrid_rag.symbols.model import Symbol, SymbolSpan
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
