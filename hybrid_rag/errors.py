@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -59,6 +60,11 @@ def describe(exc: BaseException) -> str:
     return f"{name}: {text.splitlines()[0][:200]}" if text else name
 
 
+_FULL_MESSAGES = re.compile(
+    "|".join(re.escape(f"({os.strerror(code)})") for code in (errno.ENOSPC, errno.EDQUOT))
+)
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it wraps) is a full disk: ENOSPC / EDQUOT from the OS, or SQLite's
     SQLITE_FULL ("database or disk is full")."""
@@ -70,6 +76,8 @@ def is_disk_full(exc: BaseException) -> bool:
             return True
         if "database or disk is full" in str(seen):
             return True
+        if isinstance(seen, RuntimeError) and _FULL_MESSAGES.search(str(seen)):  # a C++ library's
+            return True  # write error (faiss::write_index: "... (No space left on device)")
         orig = getattr(seen, "orig", None)  # SQLAlchemy wraps the driver's error
         seen = orig if isinstance(orig, BaseException) else seen.__cause__ or seen.__context__
     return False

@@ -139,7 +139,7 @@ class IndexBuilder:
         with cached vectors (``coverage.py``; not on Milvus, which embeds what is missing)."""
         try:
             return self._build(full=full, reason=reason, progress=progress, embed=embed)
-        except OSError as exc:
+        except (OSError, RuntimeError) as exc:  # RuntimeError: faiss's write error
             if not is_disk_full(exc):
                 raise
             kept = "the store is intact and the live index version is unchanged"

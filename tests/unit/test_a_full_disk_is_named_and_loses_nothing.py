@@ -126,3 +126,39 @@ def test_the_cli_says_disk_full_in_one_line_exit_2(
     assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no space left on the disk mounted at" in err and "unexpected" not in err
+
+
+FAISS_FULL = (
+    "Error in void faiss::write_index(const Index*, IOWriter*, int) at /project/faiss/impl/index_write.cpp:499: "
+    "Error: 'ret == (size * 4)' failed: write error in /data/indices/.staging/dense.faiss: 4051 != 32000 "
+    "(No space left on device)"
+)  # what faiss raises on a full disk (as written to /dev/full)
+
+
+def test_faiss_writing_its_index_on_a_full_disk_is_the_disk_full_line(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it was "unexpected RuntimeError ... faiss::write_index", exit 70, after the store's commit
+    import faiss
+
+    def _full(*_args: object) -> None:
+        raise RuntimeError(FAISS_FULL)
+
+    assert is_disk_full(RuntimeError(FAISS_FULL))
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 0
+    capsys.readouterr()
+    (corpus / "docs" / "birds.md").write_text(BIRDS)
+    with monkeypatch.context() as patch:
+        patch.setattr(faiss, "write_index", _full)
+        assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no space left on the disk mounted at" in err and "unexpected" not in err
+    assert "the store is intact and the live index version is unchanged" in err
+    assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 0  # space again: it finishes
+    engine = Engine.open(data)
+    try:
+        assert engine.stats().documents == 3 and not engine.index_behind_store()
+    finally:
+        engine.close()
