@@ -129,7 +129,8 @@ def test_the_cli_says_disk_full_in_one_line_exit_2(
 
 
 FAISS_FULL = (
-    "Error in void faiss::write_index(const Index*, IOWriter*, int) at /project/faiss/impl/index_write.cpp:499: "
+    "Error in void faiss::write_index(const Index*, IOWriter*, int) at "
+    "/project/faiss/impl/index_write.cpp:499: "
     "Error: 'ret == (size * 4)' failed: write error in /data/indices/.staging/dense.faiss: 4051 != 32000 "
     "(No space left on device)"
 )  # what faiss raises on a full disk (as written to /dev/full)
