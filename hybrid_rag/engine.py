@@ -24,6 +24,7 @@ from hybrid_rag.errors import (
 )
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
+from hybrid_rag.indices.coverage import dense_status
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
@@ -279,6 +280,18 @@ class Engine:
         commit and its publication; or a rollback, which the next write catches up)."""
         return self.store.exists and self.ingestor.builder.is_stale()
 
+    def behind_note(self) -> str:
+        """A note for answers from a version that lacks the store's last writes (a write stopped
+        between its store commit and its publication: a deleted file still served), else ""."""
+        served = self.served_state() if self.store.exists else None
+        if served is None or self.store.generation() <= served or self.rolled_back():
+            return ""
+        return (
+            "the live index lacks the store's last writes (a write stopped before it published): "
+            "deleted files may still answer, new ones not yet; any write (`hybrid-rag ingest PATH`, "
+            "`delete`, `rebuild`) publishes them"
+        )
+
     def rolled_back(self) -> bool:
         """Whether the live version is one a rollback chose (so being behind the store is meant)."""
         records = self.store.index_versions() if self.store.exists else []
@@ -402,9 +415,11 @@ class Engine:
         root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
         lang = kwargs.pop("lang", None)
         with language_override(lang):
+            behind = self.behind_note()
 
             def run(q: str) -> QueryResult:
-                return with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+                result = with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+                return with_note(result, behind) if behind else result
 
             if not self_check:
                 result = run(text)
@@ -532,13 +547,19 @@ class Engine:
         if live is not None and served is not None:
             counts["chunks"] = int(versions.manifest(live).get("chunks", counts["chunks"]))
         behind = self.index_behind_store()
+        partial = dense_status(versions.manifest(live)) if behind and live is not None else ""
         why = ""
-        if behind:
+        if behind and self.rolled_back():
+            why = f"rolled back to v{live}: the next write publishes the store's present"
+        elif partial:  # a BM25-first ingest stopped while its vectors filled in (``ingest/fill.py``)
             why = (
-                f"rolled back to v{live}: the next write publishes the store's present"
-                if self.rolled_back()
-                else "the store holds writes no version publishes yet: run `hybrid-rag stats` or any "
-                "write to publish them (a write may be running)"
+                f"v{live} answers by BM25 while its vectors fill in (dense {partial}): the next "
+                "`hybrid-rag ingest` carries on embedding"
+            )
+        elif behind:
+            why = (
+                "the store holds writes no version publishes yet (a write stopped before it published, "
+                "or one is running): any write (`hybrid-rag ingest PATH`, `delete`, `rebuild`) publishes them"
             )
         records = self.store.index_versions() if self.store.exists else []
         on_disk = set(versions.versions())
@@ -583,6 +604,13 @@ class Engine:
 def with_language(result: QueryResult, question: str) -> QueryResult:
     """``result`` with the language the question was read in (``--lang``, else detected)."""
     return dataclasses.replace(result, lang=query_language(question).code)
+
+
+def with_note(result: QueryResult, note: str) -> QueryResult:
+    """``result`` with one more note in its trace."""
+    return dataclasses.replace(
+        result, trace=dataclasses.replace(result.trace, notes=(*result.trace.notes, note))
+    )
 
 
 def _unrecorded(versions: Any, on_disk: set[int], recorded: set[int]) -> tuple[dict[str, Any], ...]:

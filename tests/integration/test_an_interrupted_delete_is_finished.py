@@ -1,6 +1,8 @@
 """kill -9 of `hybrid-rag delete` after the store committed and before the index was published: the
-same delete run again, any write, or `stats` sees the index behind the store and publishes a
-version without the deleted files (as an interrupted ingest's re-run already does)."""
+same delete run again or any write sees the index behind the store and publishes a version without
+the deleted files (as an interrupted ingest's re-run already does). Until then a query's answer
+says so in a note (it served the deleted file silently), and `stats`, a read, reports it and writes
+nothing (it published, and after a BM25-first ingest embedded everything, unannounced)."""
 
 from __future__ import annotations
 
@@ -77,13 +79,30 @@ def test_the_same_delete_again_finishes_it(tmp_path: Path, capsys: pytest.Captur
     assert _served(data) == []
 
 
-def test_stats_finishes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stats_reports_it_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data, _ = _killed_delete(tmp_path)
+    versions = sorted(p.name for p in (data / "indices").iterdir())
     capsys.readouterr()
     assert _cli(data, "stats", "--json") == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["documents"] == 1 and stats["index_behind_store"] is False
-    assert _served(data) == []
+    assert stats["documents"] == 2 and stats["index_behind_store"] is True  # the served version's
+    assert "any write" in stats["behind"] and "publishes them" in stats["behind"]
+    assert sorted(p.name for p in (data / "indices").iterdir()) == versions  # nothing published
+    assert _served(data) == ["rotor.md"]
+
+
+def test_a_query_says_the_index_lacks_the_last_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, corpus = _killed_delete(tmp_path)
+    capsys.readouterr()
+    assert _cli(data, "query", "rotor blade tip vortex", "--mode", "bm25") == 0
+    out = capsys.readouterr().out
+    assert "rotor.md" in out and "# note: the live index lacks the store's last writes" in out
+    assert _cli(data, "delete", str(corpus / "gone")) == 0
+    capsys.readouterr()
+    _cli(data, "query", "tomatoes garden wall", "--mode", "bm25")
+    assert "lacks the store's last writes" not in capsys.readouterr().out  # published: no note
 
 
 def test_another_write_finishes_it(tmp_path: Path) -> None:

@@ -295,3 +295,45 @@ def test_the_cli_says_when_bm25_answers_and_what_dense_lacks(
     assert "dense" not in answer and answer["results"]
     assert main(["--data-dir", str(tmp_path / "fresh"), "ingest", "--progress", str(corpus)]) == 0
     assert "searchable now: BM25 over 16 chunks, dense 0 of them" in capsys.readouterr().err
+
+
+def test_stats_after_a_stopped_bm25_first_ingest_reports_and_embeds_nothing(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `stats` published the store's present here: it embedded every chunk (324 s on the probe's
+    # folder, no progress, the writer lock held); a read never writes, and says where things stand
+    from hybrid_rag.cli import main
+
+    home = tmp_path / "home"
+    for key, value in {**OVERRIDES, "paths.data_dir": str(home)}.items():
+        monkeypatch.setenv("HYBRID_RAG_" + key.upper().replace(".", "__"), str(value))
+    engine = Engine(_settings(home))
+    searchable: list[int] = []
+    try:
+        report = engine.ingest(
+            [corpus],
+            progress=lambda s, d, t: searchable.append(d) if s == "searchable" else None,
+            stop=lambda: bool(searchable),
+        )
+        assert report.interrupted and report.build is not None
+    finally:
+        engine.close()
+    versions = sorted(p.name for p in (home / "indices").iterdir())
+    embedded: list[int] = []
+    real = FakeEmbedder.embed_passage_windows
+    monkeypatch.setattr(
+        FakeEmbedder,
+        "embed_passage_windows",
+        lambda self, texts: embedded.append(len(texts)) or real(self, texts),
+    )
+    capsys.readouterr()
+    assert main(["stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert embedded == [] and sorted(p.name for p in (home / "indices").iterdir()) == versions
+    assert stats["index_behind_store"] and "dense building, 0%" in stats["behind"]
+    assert "the next `hybrid-rag ingest` carries on embedding" in stats["behind"]
+    assert main(["ingest", str(corpus)]) == 0  # carries on: the complete version
+    assert sum(embedded) == 16
+    capsys.readouterr()
+    assert main(["stats", "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["index_behind_store"]
