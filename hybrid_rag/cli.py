@@ -134,6 +134,9 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     choice = getattr(engine.embedder, "choice", None)  # embedding.model: auto says what it chose and why
     if choice and not args.quiet and not getattr(engine.embedder, "kept_from_index", False):
         print(f"# note: {choice}", file=sys.stderr)
+    drift = _model_drift(engine) if not report.dry_run else ""
+    if drift and not args.quiet:
+        print(f"# note: {drift}", file=sys.stderr)
     plan = report.plan
     if report.interrupted and report.build is not None:  # stopped while the vectors filled in
         print(
@@ -151,7 +154,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 130
     if args.json:
-        _print_json(report.to_dict())
+        _print_json({**report.to_dict(), **({"notes": [drift]} if drift else {})})
         return 0
     verb = "would ingest" if report.dry_run else "ingested"
     print(
@@ -587,7 +590,20 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
         f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
     )
     _warn_repaired(report.repaired)
+    drift = _model_drift(engine)
+    if drift:
+        print(f"# note: {drift}", file=sys.stderr)
     return 0
+
+
+def _model_drift(engine: Any) -> str:
+    """``embedding.model: auto`` kept on a model the data dir's languages no longer choose."""
+    from hybrid_rag.models.auto import drift_note
+
+    try:
+        return drift_note(engine.embedder, engine.store.language_counts() if engine.store.exists else {})
+    finally:
+        engine.close()
 
 
 def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:

@@ -62,6 +62,23 @@ def choose_by_languages(counts: Mapping[str, int]) -> tuple[str, str]:
     return DEFAULT_EMBEDDING_MODEL, f"the text is mostly English ({top})"
 
 
+def drift_note(embedder: Any, counts: Mapping[str, int]) -> str:
+    """For ``auto`` kept on the model a data dir's index was built with: a line when the store's
+    languages now choose the other model (English first, then a large Russian folder: MiniLM stays,
+    since ``auto`` never forces a rebuild), naming the command that switches; else ""."""
+    if not getattr(embedder, "kept_from_index", False) or not counts:
+        return ""
+    model, reason = choose_by_languages(counts)
+    kept = str(embedder.model_name).split("#", 1)[0]
+    if model == kept or (model == MULTILINGUAL_MODEL and not multilingual_runtime_installed()):
+        return ""
+    return (
+        f"embedding.model auto keeps {kept}, the model this data dir's index was built with, though "
+        f"{reason} now: `HYBRID_RAG_EMBEDDING__MODEL={model} hybrid-rag rebuild` re-embeds it with "
+        f"{model} (auto then keeps that one)"
+    )
+
+
 def recorded_model(indices_dir: Path) -> str | None:
     """The model the live index version was built with, its ``#...`` settings suffix dropped."""
     from hybrid_rag.indices.versions import IndexVersions

@@ -142,3 +142,48 @@ def test_embedding_passages_on_an_undecided_empty_data_dir_keeps_the_provisional
     auto.embed_passages(["a first passage"])
     assert auto.choice == "embedding.model auto: all-MiniLM-L6-v2: an empty data dir: the English default"
     assert made == ["all-MiniLM-L6-v2"]  # the provisional instance became the chosen one
+
+
+def test_a_large_russian_folder_after_english_says_auto_kept_minilm_and_how_to_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # auto kept MiniLM without a word (only each Russian query noted "dense skipped"), and
+    # `rebuild` kept it too: now ingest and rebuild name the command that switches
+    import json
+
+    from hybrid_rag.cli import main
+    from hybrid_rag.models.auto import is_auto
+
+    def fake(settings: EmbeddingSettings) -> FakeEmbedder:  # each model by its name, no weights
+        return FakeEmbedder(64, model_name=settings.model)
+
+    monkeypatch.setattr(
+        "hybrid_rag.engine.make_embedder", lambda s: AutoEmbedder(s, fake) if is_auto(s.model) else fake(s)
+    )
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "auto")
+    data = str(tmp_path / "data")
+    assert main(["--data-dir", data, "ingest", str(_folder(tmp_path / "en", ENGLISH * 3))]) == 0
+    assert "all-MiniLM-L6-v2: the text is mostly English" in capsys.readouterr().err
+    russian = _folder(tmp_path / "ru", [f"{text} ({i})" for i in range(4) for text in RUSSIAN])
+    assert main(["--data-dir", data, "ingest", str(russian)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "# note: embedding.model auto keeps all-MiniLM-L6-v2" in err
+        and "80% of the text is not English" in err
+    )
+    assert "`HYBRID_RAG_EMBEDDING__MODEL=multilingual-e5-small hybrid-rag rebuild`" in err
+    (russian / "more.md").write_text(RUSSIAN[0] + " (ещё)", encoding="utf-8")
+    assert main(["--data-dir", data, "ingest", "--json", str(russian)]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and "auto keeps all-MiniLM-L6-v2" in notes[0]
+    assert main(["--data-dir", data, "rebuild"]) == 0  # rebuild keeps the model: it says so too
+    assert "auto keeps all-MiniLM-L6-v2" in capsys.readouterr().err
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "multilingual-e5-small")
+    assert main(["--data-dir", data, "rebuild"]) == 0  # the command the note names
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "auto")
+    capsys.readouterr()
+    assert main(["--data-dir", data, "stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "multilingual-e5-small"  # auto keeps it now
+    (russian / "more.md").write_text(RUSSIAN[1] + " (ещё)", encoding="utf-8")
+    assert main(["--data-dir", data, "ingest", str(russian)]) == 0
+    assert "auto keeps" not in capsys.readouterr().err
