@@ -17,19 +17,25 @@ from contextvars import ContextVar
 from functools import lru_cache
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.lang.codes import KNOWN
 from hybrid_rag.lang.detect import UNDETERMINED, Language, detect_language
 
 _override: ContextVar[str | None] = ContextVar("hybrid_rag_query_language", default=None)
 
 
 def normalize_code(code: str) -> str:
-    """``"RU"`` -> ``"ru"``; an empty code is :data:`UNDETERMINED`. InputError for anything that
-    is not a language code (two or three letters, or ``und``)."""
+    """``"RU"`` -> ``"ru"``; an empty code is :data:`UNDETERMINED`. InputError naming the valid
+    codes for anything that is not one (``lang/codes.py``: ISO 639-1, the detector's, ``und``)."""
     value = code.strip().lower()
     if not value:
         return UNDETERMINED
-    if not (value.isascii() and value.isalpha() and 2 <= len(value) <= 3):
-        raise InputError(f"{code!r} is not a language code: use ISO 639-1, e.g. en, ru, pt, zh (or und)")
+    if value not in KNOWN:
+        from hybrid_rag.lang.analyzers import LANGUAGES
+
+        raise InputError(
+            f"{code!r} is not a language code: use ISO 639-1 (or und); these have their own BM25 "
+            f"analyzer: {', '.join(sorted(LANGUAGES))}"
+        )
     return value
 
 

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import HybridRagError
+from hybrid_rag.lang.query import normalize_code
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
 from hybrid_rag.settings import FeatureFlags, ServerSettings
@@ -140,6 +141,7 @@ def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags)
     for field, check in (
         ("filters", lambda: filter_lang.as_filter(body.filters)),
         ("features", lambda: resolve_flags(features, body.features)),
+        ("lang", lambda: normalize_code(body.lang or "")),  # "xx" was taken, read as no language
     ):
         try:
             check()

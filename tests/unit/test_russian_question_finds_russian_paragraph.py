@@ -136,6 +136,12 @@ def test_the_cli_takes_lang_and_the_lang_filter(
     assert main(["--data-dir", data, "query", "x", "--lang", "not a code"]) == 2
     assert "not a language code" in capsys.readouterr().err
     assert main(["--data-dir", data, "query", "x", "--filter", "lang=?"]) == 2
+    capsys.readouterr()
+    for argv in (["--lang", "xx"], ["--filter", "lang=xx"]):  # two letters, no language: was taken
+        assert main(["--data-dir", data, "query", "backups", *argv]) == 2
+        err = capsys.readouterr().err
+        assert "'xx' is not a language code" in err and "analyzer: af, ar," in err and ", ru," in err
+    assert main(["--data-dir", data, "query", "backups", "--mode", "bm25", "--lang", "yue"]) == 0  # detected
     assert main(["--data-dir", data, "stats"]) == 0
     assert "languages:" in capsys.readouterr().out
 
@@ -174,3 +180,20 @@ def test_the_http_body_takes_a_language() -> None:
     assert "lang" not in check_query(QueryBody(query="x"), ServerSettings(), FeatureFlags())
     with pytest.raises(ValidationError):
         QueryBody(query="x", lang="русский")
+
+
+def test_the_http_body_refuses_a_code_that_is_no_language() -> None:
+    from hybrid_rag.server.errors import ApiError
+    from hybrid_rag.server.limits import QueryBody, check_query
+    from hybrid_rag.settings import FeatureFlags, ServerSettings
+
+    with pytest.raises(ApiError) as err:  # 422 naming the field, as for filters and features
+        check_query(QueryBody(query="x", lang="xx"), ServerSettings(), FeatureFlags())
+    assert err.value.status == 422 and err.value.field == "lang" and "not a language code" in str(err.value)
+
+
+def test_every_analyzed_language_is_a_code_the_caller_may_name() -> None:
+    from hybrid_rag.lang.analyzers import LANGUAGES
+    from hybrid_rag.lang.codes import ISO_639_1, KNOWN
+
+    assert len(ISO_639_1) == 184 and set(LANGUAGES) <= KNOWN
