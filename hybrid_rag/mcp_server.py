@@ -97,7 +97,9 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
             body = SearchArgs(
                 query=query, top_k=top_k, filters=filters, mode=mode, features=features, lang=lang
             )
-            result = engine.query(query, log=True, **check_query(body, limits, settings.features))
+            result = engine.query(
+                query, log=True, **check_query(body, limits, settings.features, settings.retrieval)
+            )
             return {
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
@@ -140,7 +142,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 features=features,
                 lang=lang,
             )
-            kwargs = check_query(body, limits, settings.features)
+            kwargs = check_query(body, limits, settings.features, settings.retrieval)
             context, _ = engine.context(query, max_tokens=body.max_tokens, log=True, **kwargs)
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"

@@ -116,7 +116,9 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/query")
     async def query(body: QueryBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
+        kwargs = await service.call(
+            check_query, body, service.limits, settings.features, settings.retrieval
+        )  # off the loop
         self_check = bool((body.features or {}).get("self_check"))
         result, checked = await service.call(
             service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
@@ -127,7 +129,9 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
+        kwargs = await service.call(
+            check_query, body, service.limits, settings.features, settings.retrieval
+        )  # off the loop
         built, checked = await service.call(
             service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
         )
@@ -137,7 +141,9 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        kwargs = await service.call(check_query, body, service.limits, settings.features)  # off the loop
+        kwargs = await service.call(
+            check_query, body, service.limits, settings.features, settings.retrieval
+        )  # off the loop
         answer = await service.call(
             service.engine.ask,
             body.query,
@@ -225,9 +231,19 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         """Index versions on disk, as `hybrid-rag versions --json`."""
         return await service.call(service.engine.versions)
 
-    @v1.post("/rollback")
+    @v1.post("/rollback", responses=documented(404))
     async def rollback(body: RollbackBody) -> dict[str, Any]:
-        """Make an older version on disk live (409 while an ingest job writes)."""
+        """Make an older version on disk live (404: no such version on disk; 409 while an ingest
+        job writes)."""
+        on_disk = [v["version"] for v in await service.call(service.engine.versions)]
+        if body.version not in on_disk:  # was 409, as for "nothing ingested yet"
+            listed = ", ".join(f"v{v}" for v in on_disk) or "none"
+            raise ApiError(
+                404,
+                f"version: no index version {body.version} on disk (on disk: {listed})",
+                field="version",
+                kind="not_found",
+            )
         unserved = await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
         return {"live_version": body.version, "unserved": unserved}  # stored, back at the next write
 

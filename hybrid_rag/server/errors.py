@@ -57,9 +57,9 @@ class ErrorResponse(BaseModel):
 
 MEANING = {
     403: "a server-side path outside server.ingest_roots, or server-side ingest is off",
-    400: "bad input the engine refused (a filter over its cost limit, a bad override)",
+    400: "bad input the engine refused (a bad override)",
     401: "missing or wrong API key",
-    404: "no such job or document",
+    404: "no such job, document, ingest path or index version",
     409: "nothing ingested yet, the index needs a rebuild, or another write is running",
     413: "the body is over server.max_body_bytes (uploads: server.max_upload_bytes)",
     422: "the request does not match its schema or a server limit (the field is named)",

@@ -16,10 +16,11 @@ from starlette.exceptions import HTTPException
 
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import HybridRagError
+from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.lang.query import normalize_code
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
-from hybrid_rag.settings import FeatureFlags, ServerSettings
+from hybrid_rag.settings import FeatureFlags, RetrievalSettings, ServerSettings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -119,8 +120,15 @@ class IngestPathArgs(_Body):
     collection: str = Field("default", min_length=1, max_length=200)
 
 
-def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags) -> dict[str, Any]:
-    """The engine's keyword arguments for ``body``, after the limits; ApiError (422) names the field.
+def check_query(
+    body: QueryBody,
+    limits: ServerSettings,
+    features: FeatureFlags,
+    retrieval: RetrievalSettings | None = None,
+) -> dict[str, Any]:
+    """The engine's keyword arguments for ``body``, after the limits (a filter's cost too, with
+    ``retrieval``: a 422 naming ``filters``, as docs/serving.md says, not the engine's 400);
+    ApiError (422) names the field.
     The routes run it in a worker thread under the request timeout: a long filter parses off the
     event loop (``/healthz`` and other requests keep answering)."""
     if not body.query.strip():
@@ -139,7 +147,7 @@ def check_query(body: QueryBody, limits: ServerSettings, features: FeatureFlags)
             422, f"max_tokens: {max_tokens} is over server.max_tokens {limits.max_tokens}", field="max_tokens"
         )
     for field, check in (
-        ("filters", lambda: filter_lang.as_filter(body.filters)),
+        ("filters", lambda: _costed(filter_lang.as_filter(body.filters), retrieval)),
         ("features", lambda: resolve_flags(features, body.features)),
         ("lang", lambda: normalize_code(body.lang or "")),  # "xx" was taken, read as no language
     ):
@@ -241,3 +249,14 @@ def bound_schema(schema: dict[str, Any], limits: ServerSettings) -> dict[str, An
                 if option.get("type") in ("string", "integer"):
                     option.update(extra)
     return schema
+
+
+def _costed(expr: Any, retrieval: RetrievalSettings | None) -> None:
+    """InputError when ``expr`` is over a filter cost limit of ``retrieval``."""
+    if retrieval is not None:
+        check_cost(
+            expr,
+            max_terms=retrieval.filter_max_terms,
+            max_globs=retrieval.filter_max_globs,
+            max_glob_chars=retrieval.filter_max_glob_chars,
+        )
