@@ -745,7 +745,7 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest PATHs, then again on every change (``hybrid_rag/watch.py``), until Ctrl-C / SIGTERM."""
-    from hybrid_rag.watch import watch
+    from hybrid_rag.watch import output_files, watch
 
     engine = _engine(settings)
     try:
@@ -758,6 +758,7 @@ def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
                     collection=args.collection,
                     stop=stop,
                     debounce_ms=args.debounce_ms,
+                    own_files=output_files(),  # `watch DIR 2> DIR/watch.log`: not a change to ingest
                     say=lambda line: print(f"hybrid-rag: watch: {line}", file=sys.stderr, flush=True),
                 )
             finally:

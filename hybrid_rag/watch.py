@@ -14,11 +14,13 @@ line a file); a skip already reported with the same reason is not repeated at ea
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hybrid_rag.errors import HybridRagError, InputError
 
@@ -74,8 +76,11 @@ def watch(
     stop: threading.Event,
     say: Callable[[str], None],
     debounce_ms: int | None = None,
+    own_files: Sequence[Path] = (),
 ) -> WatchSummary:
     """Ingest ``paths``, then re-ingest them on every gathered change until ``stop`` is set.
+    ``own_files``: where its own output goes (``watch > watch.log 2>&1``); their changes never wake
+    it (each ingest wrote a line there, a change, another ingest: forever).
 
     The first ingest's errors (a missing path, an empty folder) are raised: there is nothing to watch.
     """
@@ -95,7 +100,10 @@ def watch(
         return WatchSummary(1, 0, True)
     roots = [str(Path(p).resolve()) for p in paths]
     data_dir = str(Path(engine.settings.data_dir).resolve())
-    ignore = watchfiles.DefaultFilter(ignore_paths=[data_dir])
+    own = _inside(own_files, roots)
+    ignore = _ignoring(watchfiles.DefaultFilter(ignore_paths=[data_dir]), own)
+    for path in own:
+        say(f"its own output {path} is in a watched folder: its changes are ignored (.hybridragignore it)")
     say(f"watching {', '.join(roots)} (debounce {debounce} ms); Ctrl-C stops")
     # pending: an ingest is owed. True at first: a file written between the first ingest's scan and
     # the watcher's start is caught by the ingest on the first gathering or quiet RETRY_MS
@@ -128,3 +136,46 @@ def watch(
         if report.interrupted:
             return WatchSummary(ingests, failures, True)
     return WatchSummary(ingests, failures, False)
+
+
+def output_files() -> list[Path]:
+    """The regular files this process's stdout and stderr write to (``2> watch.log``), if any."""
+    found: list[Path] = []
+    for fd in (1, 2):
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                found.append(Path(os.readlink(f"/proc/self/fd/{fd}")))  # Linux; elsewhere: not found
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))
+
+
+def _inside(files: Sequence[Path], roots: Sequence[str]) -> list[Path]:
+    resolved = [Path(f).resolve() for f in files]
+    return [f for f in resolved if any(f.is_relative_to(r) for r in roots)]
+
+
+def _ignoring(base: Callable[[Any, str], bool], own: Sequence[Path]) -> Callable[[Any, str], bool]:
+    """``base`` (watchfiles' filter: True keeps a change) that also drops the changes of ``own``,
+    by path and by device and inode (the same file under another name)."""
+    names = {str(p) for p in own}
+    inodes = set()
+    for p in own:
+        try:
+            st = p.stat()
+            inodes.add((st.st_dev, st.st_ino))
+        except OSError:
+            continue
+
+    def keep(change: Any, path: str) -> bool:
+        if path in names:
+            return False
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) in inodes:
+                return False
+        except OSError:
+            pass
+        return base(change, path)
+
+    return keep
