@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from studies import _issue43_faults as issue43  # issue 43's cases (items 4, 10, 14, 15, 16)
 from studies import _lost_or_stale as lost_or_stale  # issue 31's cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--parts",
-        default="pointer,segment,store,vector,disk,kills,writers,lost_or_stale",
+        default="pointer,segment,store,vector,disk,kills,writers,lost_or_stale,issue43",
         help="which groups of trials to run (comma-separated)",
     )
 
@@ -407,6 +408,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "kills": lambda: kill_trials(base, args.kill_files, args.kills, rng),
             "writers": lambda: writer_trials(base, args.files, args.writers),
             "lost_or_stale": lambda: lost_or_stale.trials(_fresh, base, args.files),  # issue 31's cases
+            "issue43": lambda: issue43.trials(_fresh, base, args.files),  # issue 43's cases
         }
         for name in getattr(args, "parts", ",".join(parts)).split(","):
             found = parts[name.strip()]()
@@ -418,6 +420,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return {"benchmark": "fault_probe", "files": args.files, "kill_files": args.kill_files, "rows": rows}
+
+
+def _cost(step: dict[str, Any]) -> str:
+    """`` (2.1 s, 180 MB)`` for a timed step (issue 43's), else nothing."""
+    return f" ({step['seconds']:g} s, {step['peak_mb']:g} MB)" if "seconds" in step else ""
 
 
 def _cell(text: str) -> str:
@@ -439,7 +446,7 @@ def render(result: dict[str, Any]) -> str:
         if "skipped" in row:
             lines.append(f"| {_cell(fault)} | skipped: {_cell(row['skipped'])} | - |")
             continue
-        steps = "<br>".join(f"`{s['cmd']}`: {s['exit']}, {_cell(s['says'])}" for s in row["steps"])
+        steps = "<br>".join(f"`{s['cmd']}`: {s['exit']}{_cost(s)}, {_cell(s['says'])}" for s in row["steps"])
         audit = row["audit"]
         lost = audit.get("lost", audit.get("store", "?"))
         if "after_space_freed" in audit:
