@@ -47,7 +47,7 @@ from hybrid_rag.symbols.model import SymbolMatch
 from hybrid_rag.symbols.search import OutlineEntry
 from hybrid_rag.symbols.search import find as find_symbols
 from hybrid_rag.symbols.search import outline as symbol_outline
-from hybrid_rag.symbols.served import resolve_path, served_state, shown_matches, shown_outline
+from hybrid_rag.symbols.served import resolve_path, served_state, shown_answer, shown_matches, shown_outline
 from hybrid_rag.types import QueryResult
 
 ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
@@ -496,6 +496,31 @@ class Engine:
             raise InputError(f"no document {path!r} in the store ({shown})")
         symbols = self.store.symbols(path=stored, state=served_state(self.index_config))
         return shown_outline(symbol_outline(symbols), None if absolute_paths else root)
+
+    def references(
+        self, question: str, name: str, *, depth: int = 1, absolute_paths: bool = False
+    ) -> dict[str, Any]:
+        """``question`` about ``name`` in the served index version, answered as JSON with every
+        definition cited ``path:start-end`` (``hybrid_rag/symbols/references.py``): ``refs`` (every
+        use, by file), ``callers``, ``callees`` (``depth`` levels) or ``impact`` (``name`` a file
+        as shown or stored, or a definition's name: the definitions and files depending on it)."""
+        from hybrid_rag.symbols import references as graph
+
+        self._require_store()
+        root = self.ingested_root()
+        state = served_state(self.index_config)
+        if question == "refs":
+            answer = graph.refs_answer(self.store, name, state=state)
+        elif question == "callers":
+            answer = graph.callers_answer(self.store, name, state=state, depth=depth)
+        elif question == "callees":
+            answer = graph.callees_answer(self.store, name, state=state, depth=depth)
+        elif question == "impact":
+            path = resolve_path(name, self.store.document_hashes(), root)
+            answer = graph.impact_answer(self.store, name, state=state, path=path, depth=depth)
+        else:
+            raise InputError(f"unknown question {question!r}: refs, callers, callees or impact")
+        return shown_answer(answer, None if absolute_paths else root)
 
     def _require_store(self) -> None:
         if not self.store.exists:
