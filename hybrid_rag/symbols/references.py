@@ -162,7 +162,12 @@ class Resolver:
     def _one(self, ref: Reference) -> Use:
         scope = self.scope_of(ref)
         fits = _FITS.get(ref.kind)
-        candidates = [s for s in self._by_name.get(ref.name, ()) if fits is None or s.kind in fits]
+        family = _family(ref.language)
+        candidates = [
+            s
+            for s in self._by_name.get(ref.name, ())
+            if (fits is None or s.kind in fits) and _family(s.language) == family
+        ]
         if not candidates:
             return Use(ref, scope, UNRESOLVED, "no definition")
         if ref.kind == "import":
@@ -221,8 +226,18 @@ class Resolver:
     def _imported(
         self, ref: Reference, scope: Symbol | None, candidates: list[Symbol], module: str
     ) -> Use | None:
-        matched = [s for s in candidates if module_holds(module, ref.path, s)]
+        scored = [(module_holds(module, ref.path, s), s) for s in candidates]
+        best = max((n for n, _ in scored), default=0)
+        matched = [s for n, s in scored if n and n == best]
         return _pick(ref, scope, matched, "import") if matched else None
+
+
+def _family(language: str) -> str:
+    """Languages whose files call each other's definitions (a JavaScript call never runs Java)."""
+    return _FAMILIES.get(language, language)
+
+
+_FAMILIES = {"typescript": "javascript", "cpp": "c"}
 
 
 def _pick(ref: Reference, scope: Symbol | None, found: Sequence[Symbol], via: str) -> Use:
@@ -242,20 +257,21 @@ def _last(qualifier: str) -> str:
     return head if _IDENT.match(head) else ""
 
 
-def module_holds(module: str, from_path: str, symbol: Symbol) -> bool:
-    """Whether the module an import names (``a.b``, ``.b``, ``./b``, ``crate::a::b``,
-    ``com.x.Foo``, ``github.com/x/pkg``) is the definition's file, or holds it (its folder, a
-    Java qualified name).
+def module_holds(module: str, from_path: str, symbol: Symbol) -> int:
+    """How well the module an import names (``a.b``, ``.b``, ``./b``, ``crate::a::b``,
+    ``com.x.Foo``, ``example.com/x/pkg``) is the definition's file or holds it (its folder, a
+    Java qualified name): the number of the module's trailing parts the file's path ends with
+    (a relative module, a qualified name: 100), 0 when it does not.
 
     >>> s = Symbol(1, 1, None, "/r/src/pkg/db.py", "python", 0, "f", "function", "f", "", 1, 2)
     >>> module_holds("pkg.db", "/r/src/app.py", s), module_holds(".db", "/r/src/pkg/x.py", s)
-    (True, True)
+    (2, 100)
     >>> module_holds("other.db2", "/r/src/app.py", s)
-    False
+    0
     """
     text = module.strip().strip("\"'")
     if not text:
-        return False
+        return 0
     stem = _SOURCE_EXT.sub("", symbol.path)
     for index in _INDEX_STEMS:
         if stem.endswith(index):
@@ -272,19 +288,17 @@ def module_holds(module: str, from_path: str, symbol: Symbol) -> bool:
                 base = posixpath.dirname(base)
             rest = text[dots:].replace(".", "/")
             base = posixpath.join(base, rest) if rest else base
-        return stem == base or folder == base
+        return 100 if stem == base or folder == base else 0
     if symbol.qualified_name == text or text.endswith("." + symbol.qualified_name):
-        return True  # Java: import com.x.Foo
+        return 100  # Java: import com.x.Foo
     parts = [p for p in re.split(r"::|/|\.|\\", text) if p and p not in {"crate", "self", "super", "@"}]
-    if not parts:
-        return False
-    for n in (len(parts), len(parts) - 1):  # the module, or (Java, Rust) its last part a name in it
-        if n <= 0:
-            continue
-        suffix = "/" + "/".join(parts[:n])
-        if stem.endswith(suffix) or folder.endswith(suffix):
-            return True
-    return False
+    for n in range(len(parts), 0, -1):  # the longest tail of the module the path ends with
+        for end in (len(parts), len(parts) - 1):  # the module, or (Java, Rust) all but a name in it
+            tail = parts[max(end - n, 0) : end]
+            suffix = "/" + "/".join(tail)
+            if tail and (stem.endswith(suffix) or folder.endswith(suffix)):
+                return len(tail)
+    return 0
 
 
 @dataclass(frozen=True)
@@ -326,7 +340,9 @@ def targets_of(source: ReferenceSource, name: str, state: int | None) -> list[Sy
     """The definitions ``name`` names exactly (a plain or a qualified name)."""
     if not name.strip():
         raise InputError("empty name: give a definition's name such as parse_filter or Pool.get")
-    return [m.symbol for m in find(source, name, mode="exact", state=state, limit=500) if m.match == "exact"]
+    found = [m for m in find(source, name, mode="exact", state=state, limit=500) if m.match == "exact"]
+    exact = [m.symbol for m in found if m.score == 1.0]  # as written beats equal ignoring case
+    return exact or [m.symbol for m in found]
 
 
 def _wanted(name: str, targets: Sequence[Symbol]) -> set[str]:
@@ -609,6 +625,11 @@ def impact_answer(
         targets = source.symbols(path=path, state=state)
     else:
         targets = targets_of(source, target, state)
+        if not targets:
+            raise InputError(
+                f"no document {target!r} in the store and no definition of that name "
+                "(a path as `hybrid-rag documents` shows it, or a name such as parse_filter, Pool.get)"
+            )
     ranked, files = impact(source, targets, state=state, depth=depth)
     return {
         "target": target,
