@@ -539,7 +539,7 @@ def impact(
                 )
         target_ids.update(s.id for s in nxt)
         level = nxt
-    ranked = sorted(found.values(), key=lambda i: (-i.score, i.depth, i.path))
+    ranked = sorted(found.values(), key=lambda i: (-i.score, i.depth, i.symbol is None, i.path))
     files: dict[str, dict[str, Any]] = {}
     for item in ranked:
         row = files.setdefault(
