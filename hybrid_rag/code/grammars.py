@@ -91,6 +91,13 @@ _PY_REFS = """
 (class_definition superclasses: (argument_list (attribute attribute: (identifier) @name))) @reference.class
 (type (identifier) @name) @reference.type
 (type (generic_type (identifier) @name)) @reference.type
+(argument_list (identifier) @name) @reference.name
+(keyword_argument value: (identifier) @name) @reference.name
+(pair value: (identifier) @name) @reference.name
+(return_statement (identifier) @name) @reference.name
+(assignment right: (identifier) @name) @reference.name
+(list (identifier) @name) @reference.name
+(tuple (identifier) @name) @reference.name
 (import_from_statement module_name: (_) @module name: (dotted_name (identifier) @name)) @reference.import
 (import_from_statement module_name: (_) @module
   name: (aliased_import name: (dotted_name (identifier) @name))) @reference.import

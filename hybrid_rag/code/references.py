@@ -22,7 +22,7 @@ from hybrid_rag.code.units import CodeReference
 MAX_REFERENCES = 20_000  # per file: a generated table of calls is not worth more
 MAX_QUALIFIER = 120  # characters
 # the kind kept when patterns capture one name node twice, most precise first
-_PRIORITY = {"import": 0, "call": 1, "implementation": 2, "class": 3, "interface": 4, "type": 5}
+_PRIORITY = {"import": 0, "call": 1, "implementation": 2, "class": 3, "interface": 4, "type": 5, "name": 6}
 # fields of a member or scoped node that hold what comes before the name
 _QUALIFIER_FIELDS = (
     "object",
@@ -63,6 +63,10 @@ def from_captures(
         held = best.get(name.id)
         if held is None or _PRIORITY.get(kind, 9) < _PRIORITY.get(held[0], 9):
             best[name.id] = (kind, name, module)
+    for kind, name, _ in list(best.values()):  # ``cli`` of ``cli.command()``: a use of cli too
+        head = _qualifier_node(name) if kind != "import" else None
+        if head is not None and head.id not in best and head.id not in definition_names and _plain(head):
+            best[head.id] = ("name", head, None)
     ordered = sorted(best.values(), key=lambda r: r[1].start_byte)[:MAX_REFERENCES]
     out: list[CodeReference] = []
     for kind, name, module in ordered:
@@ -72,17 +76,23 @@ def from_captures(
             text = _last_part(_unquote(text))
         if not text or len(text) > 200:
             continue
+        head = None if kind == "import" else _qualifier_node(name)
         out.append(
             CodeReference(
                 name=text,
                 kind=kind,
                 line=name.start_point[0] + 1,
-                qualifier="" if kind == "import" else _qualifier(name, data),
+                qualifier="" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER],
                 scope=_scope(name, unit_index),
                 module=modname[:MAX_QUALIFIER],
             )
         )
     return out
+
+
+def _plain(node: Any) -> bool:
+    """A lone identifier (not ``self``: no definition is named that)."""
+    return (node.type.endswith("identifier") or node.type in {"constant", "name"}) and node.type != "self"
 
 
 def _unquote(text: str) -> str:
@@ -95,21 +105,21 @@ def _last_part(text: str) -> str:
     return text
 
 
-def _qualifier(name: Any, data: bytes) -> str:
-    """The text before the name in a member or scoped use ("" for a plain name)."""
+def _qualifier_node(name: Any) -> Any:
+    """The node before the name in a member or scoped use (None for a plain name)."""
     parent = name.parent
     if parent is None:
-        return ""
+        return None
     for field in _QUALIFIER_FIELDS:
         node = parent.child_by_field_name(field)
         if node is not None and node.id != name.id and node.end_byte <= name.start_byte:
-            return " ".join(node_text(data, node).split())[:MAX_QUALIFIER]
+            return node
     if parent.type in {"navigation_expression", "navigation_suffix"}:  # Kotlin, Swift: a.b
         head = parent.parent if parent.type == "navigation_suffix" else parent
         first = head.named_children[0] if head is not None and head.named_children else None
         if first is not None and first.end_byte <= name.start_byte:
-            return " ".join(node_text(data, first).split())[:MAX_QUALIFIER]
-    return ""
+            return first
+    return None
 
 
 def _scope(name: Any, unit_index: Mapping[int, int]) -> int | None:

@@ -37,6 +37,7 @@ CALLS = ("call", "class")  # uses that run the definition: a call, ``new Foo()``
 _CALLABLE = frozenset({"function", "method", "class", "struct", "macro", "object", "enum", "constant"})
 _TYPES = frozenset({"class", "struct", "interface", "trait", "enum", "union", "type", "object"})
 _FITS = {
+    "name": _CALLABLE | _TYPES,
     "call": _CALLABLE,
     "class": _TYPES | _CALLABLE,
     "type": _TYPES,
@@ -168,8 +169,15 @@ class Resolver:
             for s in self._by_name.get(ref.name, ())
             if (fits is None or s.kind in fits) and _family(s.language) == family
         ]
+        candidates = self._visible(_without_stubs(candidates), ref, scope)
         if not candidates:
             return Use(ref, scope, UNRESOLVED, "no definition")
+        if (
+            ref.kind == "name"
+            and scope is not None
+            and re.search(rf"\b{re.escape(ref.name)}\b", scope.signature)
+        ):
+            return Use(ref, scope, UNRESOLVED, "a parameter")  # a value passed on, not the definition
         if ref.kind == "import":
             return self._imported(ref, scope, candidates, ref.module) or Use(
                 ref, scope, UNRESOLVED, "outside the index"
@@ -189,6 +197,29 @@ class Resolver:
                         ref, scope, UNRESOLVED, "imported from outside the index"
                     )
         return _pick(ref, scope, candidates, "unique name")
+
+    def _visible(self, candidates: list[Symbol], ref: Reference, scope: Symbol | None) -> list[Symbol]:
+        """The candidates a use can name: a definition nested in a function (a test's local
+        ``def cli()``) only from inside that function."""
+        nested = [s for s in candidates if s.parent and s.kind != "method"]
+        if not nested:
+            return candidates
+        self._load(s.document_id for s in nested)
+        inside = split_qualified(scope.qualified_name) if scope is not None else []
+        out = []
+        for s in candidates:
+            if s in nested and self._in_function(s):
+                own = split_qualified(s.parent or "")
+                if s.document_id != ref.document_id or inside[: len(own)] != own:
+                    continue
+            out.append(s)
+        return out
+
+    def _in_function(self, symbol: Symbol) -> bool:
+        for other in self._symbols.get(symbol.document_id, ()):
+            if other.qualified_name == symbol.parent and other.kind in {"function", "method"}:
+                return True
+        return False
 
     def _by_qualifier(
         self, ref: Reference, scope: Symbol | None, candidates: list[Symbol], qualifier: str
@@ -230,6 +261,27 @@ class Resolver:
         best = max((n for n, _ in scored), default=0)
         matched = [s for n, s in scored if n and n == best]
         return _pick(ref, scope, matched, "import") if matched else None
+
+
+def _without_stubs(candidates: list[Symbol]) -> list[Symbol]:
+    """The candidates without the stubs (``.pyi``, ``.d.ts``) of a definition whose source is
+    among them: ``more.pyi``'s ``windowed`` is ``more.py``'s, not a second candidate."""
+    stubs = [s for s in candidates if s.path.endswith(_STUBS)]
+    if not stubs:
+        return candidates
+    sources = {(_stem(s.path), s.qualified_name) for s in candidates if not s.path.endswith(_STUBS)}
+    return [
+        s
+        for s in candidates
+        if not (s.path.endswith(_STUBS) and (_stem(s.path), s.qualified_name) in sources)
+    ]
+
+
+_STUBS = (".pyi", ".d.ts")
+
+
+def _stem(path: str) -> str:
+    return path.removesuffix(".d.ts").rsplit(".", 1)[0]
 
 
 def _family(language: str) -> str:
