@@ -7,22 +7,26 @@
   definition's own line is left out on both sides. jedi's calls are its references followed by
   ``(`` or after ``@``. Precision and recall are micro-averaged over the sample; ambiguous uses
   (kept with their candidates, never resolved) are counted apart and left out of precision.
-* **ingest cost**: each project ingested into a fresh data dir with the deterministic fake
-  embedder (so the figure is parsing and storing alone, the worst case for the ratio), with the
-  references recorded and with ``file_references`` returning nothing, interleaved, median of
-  ``--repeats``; time per chunk.
+* **ingest cost**: each project ingested into a fresh data dir, in a fresh process, with the
+  deterministic fake embedder (so the figure is parsing and storing alone, the worst case for
+  the ratio): ``before`` the parent commit's code (``--base``: ``git archive PARENT hybrid_rag
+  configs``), ``parsed`` this code with ``file_references`` returning nothing (the query's
+  reference patterns run, nothing is stored), ``with`` this code; interleaved, median of
+  ``--repeats``.
 * **latency**: ``Engine.references("callers", name)`` for each sampled name, warm, median and p95.
 
     nice -n 10 .venv/bin/python benchmarks/harness.py run reference_accuracy \\
-        --sdists /tmp/sdists --jedi /tmp/jedi
+        --sdists /tmp/sdists --jedi /tmp/jedi --base /tmp/base
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -32,6 +36,7 @@ from typing import Any
 
 from studies.suite import log
 
+ROOT = Path(__file__).resolve().parents[2]
 PROJECTS = ("click-8.1.7", "more-itertools-10.5.0", "pluggy-1.5.0")
 KINDS = {"function", "method", "class"}
 
@@ -42,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", type=int, default=80, help="definitions per project")
     p.add_argument("--repeats", type=int, default=3, help="ingests per variant for the timing")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--base", required=True, help="a folder with the parent commit's hybrid_rag (git archive)")
 
 
 def _unpack(sdists: Path, name: str, into: Path) -> Path:
@@ -160,23 +166,39 @@ def _accuracy(root: Path, engine: Any, jedi: Any, sample: int, seed: int) -> dic
     }
 
 
-def _ingest_seconds(root: Path, with_references: bool) -> tuple[float, int, int]:
+_TIMED = """
+import sys, tempfile, time
+from pathlib import Path
+from hybrid_rag.engine import Engine
+from hybrid_rag.settings import Settings
+if sys.argv[2] == "unstored":
     import hybrid_rag.ingest.pipeline as pipeline
+    pipeline.file_references = lambda f: []
+with tempfile.TemporaryDirectory() as tmp:
+    settings = Settings().with_overrides({"paths.data_dir": tmp + "/data", "embedding.model": "fake"})
+    engine = Engine(settings)
+    t = time.perf_counter()
+    report = engine.ingest([Path(sys.argv[1])])
+    seconds = time.perf_counter() - t
+    refs = engine.store.reference_count() if hasattr(engine.store, "reference_count") else 0
+    print(seconds, report.chunks_written, refs)
+"""
+VARIANTS = ("before", "unstored", "with")  # the parent commit; references parsed, not stored; stored
 
-    original = pipeline.file_references
-    if not with_references:
-        pipeline.file_references = lambda f: []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            engine = _engine(Path(tmp) / "data")
-            t = time.perf_counter()
-            report = engine.ingest([root])
-            seconds = time.perf_counter() - t
-            refs = engine.store.reference_count()
-            engine.close()
-    finally:
-        pipeline.file_references = original
-    return seconds, report.chunks_written, refs
+
+def _ingest_seconds(root: Path, variant: str, base: str) -> tuple[float, int, int]:
+    """One ingest in a fresh process: ``before`` runs the code of ``base`` (a folder holding the
+    parent commit's ``hybrid_rag``), the others this tree's."""
+    env = {**os.environ, "PYTHONPATH": base if variant == "before" else str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", _TIMED, str(root), variant],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds, chunks, refs = out.stdout.split()[-3:]
+    return float(seconds), int(chunks), int(refs)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,11 +210,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name in PROJECTS:
             root = _unpack(Path(args.sdists), name, Path(work))
             log(f"{name}: timing ingests")
-            timings: dict[bool, list[float]] = {True: [], False: []}
+            timings: dict[str, list[float]] = {v: [] for v in VARIANTS}
             chunks = refs = 0
             for _ in range(args.repeats):
-                for variant in (False, True):
-                    seconds, chunks, found = _ingest_seconds(root, variant)
+                for variant in VARIANTS:
+                    seconds, chunks, found = _ingest_seconds(root, variant, args.base)
                     timings[variant].append(seconds)
                     refs = max(refs, found)
             log(f"{name}: accuracy against jedi")
@@ -206,8 +228,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "files": sum(1 for _ in root.rglob("*.py")),
                     "chunks": chunks,
                     "references": refs,
-                    "ingest_s_without": statistics.median(timings[False]),
-                    "ingest_s_with": statistics.median(timings[True]),
+                    **{f"ingest_s_{v}": statistics.median(timings[v]) for v in VARIANTS},
                     **accuracy,
                 }
             )
@@ -221,7 +242,7 @@ def _ratio(a: int, b: int) -> str:
 def render(result: dict[str, Any]) -> str:
     lines = [
         "| project | .py files | chunks | references | defs checked | refs P | refs R | callers P "
-        "| callers R | ambiguous | ingest s without / with refs | ratio | callers ms median / p95 |",
+        "| callers R | ambiguous | ingest s before / parsed / stored | ratio | callers ms median / p95 |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     total = {k: 0 for k in ("refs_tp", "refs_p", "refs_t", "calls_tp", "calls_p", "calls_t")}
@@ -232,8 +253,8 @@ def render(result: dict[str, Any]) -> str:
             f"| {r['project']} | {r['files']} | {r['chunks']} | {r['references']} | {r['definitions']} "
             f"| {_ratio(r['refs_tp'], r['refs_p'])} | {_ratio(r['refs_tp'], r['refs_t'])} "
             f"| {_ratio(r['calls_tp'], r['calls_p'])} | {_ratio(r['calls_tp'], r['calls_t'])} "
-            f"| {r['ambiguous']} | {r['ingest_s_without']:.2f} / {r['ingest_s_with']:.2f} "
-            f"| {r['ingest_s_with'] / r['ingest_s_without']:.3f}x "
+            f"| {r['ambiguous']} | {r['ingest_s_before']:.2f} / {r['ingest_s_unstored']:.2f} / "
+            f"{r['ingest_s_with']:.2f} | {r['ingest_s_with'] / r['ingest_s_before']:.3f}x "
             f"| {r['callers_ms_median']:.1f} / {r['callers_ms_p95']:.1f} |"
         )
     lines.append(
