@@ -47,7 +47,7 @@ from hybrid_rag.symbols.model import SymbolMatch
 from hybrid_rag.symbols.search import OutlineEntry
 from hybrid_rag.symbols.search import find as find_symbols
 from hybrid_rag.symbols.search import outline as symbol_outline
-from hybrid_rag.symbols.served import resolve_path, served_state, shown_answer, shown_matches, shown_outline
+from hybrid_rag.symbols.served import resolve_path, served_state, shown_matches, shown_outline
 from hybrid_rag.types import QueryResult
 
 ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
@@ -509,18 +509,19 @@ class Engine:
         self._require_store()
         root = self.ingested_root()
         state = served_state(self.index_config)
+        shown = None if absolute_paths else root
         if question == "refs":
-            answer = graph.refs_answer(self.store, name, state=state)
+            answer = graph.refs_answer(self.store, name, state=state, root=shown)
         elif question == "callers":
-            answer = graph.callers_answer(self.store, name, state=state, depth=depth)
+            answer = graph.callers_answer(self.store, name, state=state, depth=depth, root=shown)
         elif question == "callees":
-            answer = graph.callees_answer(self.store, name, state=state, depth=depth)
+            answer = graph.callees_answer(self.store, name, state=state, depth=depth, root=shown)
         elif question == "impact":
             path = resolve_path(name, self.store.document_hashes(), root)
-            answer = graph.impact_answer(self.store, name, state=state, path=path, depth=depth)
+            answer = graph.impact_answer(self.store, name, state=state, path=path, depth=depth, root=shown)
         else:
             raise InputError(f"unknown question {question!r}: refs, callers, callees or impact")
-        return shown_answer(answer, None if absolute_paths else root)
+        return answer
 
     def _require_store(self) -> None:
         if not self.store.exists:

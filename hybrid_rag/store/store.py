@@ -758,10 +758,19 @@ class MetadataStore:
                 s, state=state, names=names, document_ids=document_ids, kinds=kinds, lines=lines
             )
 
-    def symbols_of(self, document_ids: Iterable[int]) -> list[Symbol]:
-        """Every definition of these document revisions, in file order."""
+    def symbols_of(
+        self,
+        document_ids: Iterable[int],
+        *,
+        positions: Iterable[int] | None = None,
+        qualified_names: Iterable[str] | None = None,
+    ) -> list[Symbol]:
+        """The definitions of these document revisions (all, or those at ``positions`` or with
+        ``qualified_names``), in file order."""
         with self._session() as s:
-            return reference_rows.symbols_of(s, document_ids)
+            return reference_rows.symbols_of(
+                s, document_ids, positions=positions, qualified_names=qualified_names
+            )
 
     def reference_count(self) -> int:
         """References in the current state."""

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.model import Reference, Symbol
 from hybrid_rag.symbols.search import find, split_qualified
 
@@ -49,6 +50,16 @@ _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _SOURCE_EXT = re.compile(r"\.[A-Za-z0-9+]+$")
 _INDEX_STEMS = ("/__init__", "/index", "/mod", "/lib")
 MAX_DEPTH = 5
+Show = Callable[[str], str]  # a stored path as answers show it
+
+
+def _same(path: str) -> str:
+    return path
+
+
+def _shower(root: str | None) -> Show:
+    """Paths relative to the ingested ``root`` (stored paths when None)."""
+    return (lambda path: display_path(path, root)) if root else _same
 
 
 class ReferenceSource(Protocol):
@@ -58,7 +69,7 @@ class ReferenceSource(Protocol):
 
     def symbols(self, **kwargs: Any) -> list[Symbol]: ...
 
-    def symbols_of(self, document_ids: Iterable[int]) -> list[Symbol]: ...
+    def symbols_of(self, document_ids: Iterable[int], **kwargs: Any) -> list[Symbol]: ...
 
     def symbol_names(self, **kwargs: Any) -> list[str]: ...
 
@@ -79,50 +90,54 @@ class Use:
     def citation(self) -> str:
         return self.reference.citation
 
-    def to_dict(self, *, scope: bool = True) -> dict[str, Any]:
+    def to_dict(self, show: Show = _same, *, scope: bool = True) -> dict[str, Any]:
         r = self.reference
+        path = show(r.path)
         out: dict[str, Any] = {
             "name": r.name,
             "kind": r.kind,
-            "path": r.path,
+            "path": path,
             "line": r.line,
-            "citation": r.citation,
+            "citation": f"{path}:{r.line}-{r.line}",
             "qualifier": r.qualifier,
             "status": self.status,
             "via": self.via,
         }
         if scope:
-            out["scope"] = _brief(self.scope) if self.scope else None
+            out["scope"] = _brief(self.scope, show) if self.scope else None
         key = "definition" if self.status == RESOLVED else "candidates"
         if self.status == RESOLVED:
-            out[key] = _brief(self.targets[0])
+            out[key] = _brief(self.targets[0], show)
         elif self.targets:
-            out[key] = [_brief(t) for t in self.targets]
+            out[key] = [_brief(t, show) for t in self.targets]
         return out
 
 
-def _brief(symbol: Symbol) -> dict[str, Any]:
+def _brief(symbol: Symbol, show: Show = _same) -> dict[str, Any]:
+    path = show(symbol.path)
     return {
         "qualified_name": symbol.qualified_name,
         "kind": symbol.kind,
-        "path": symbol.path,
+        "path": path,
         "start_line": symbol.start_line,
         "end_line": symbol.end_line,
-        "citation": symbol.citation,
+        "citation": f"{path}:{symbol.start_line}-{symbol.end_line}",
         "signature": symbol.signature,
     }
 
 
 class Resolver:
-    """Resolves uses against one store state, caching what it reads (definitions by name, a
-    document's symbols and imports) for the length of one answer."""
+    """Resolves uses against one store state, caching what it reads (definitions by name, the
+    definitions holding uses, a document's imports, which definitions are functions) for the length
+    of one answer."""
 
     def __init__(self, source: ReferenceSource, state: int | None) -> None:
         self.source = source
         self.state = state
         self._by_name: dict[str, list[Symbol]] = {}
-        self._symbols: dict[int, list[Symbol]] = {}
+        self._scopes: dict[tuple[int, int], Symbol] = {}
         self._imports: dict[int, list[Reference]] = {}
+        self._functions: dict[tuple[int, str], bool] = {}  # (document, qualified name) -> a function
 
     def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
         missing = sorted({n for n in names if n not in self._by_name})
@@ -134,28 +149,31 @@ class Resolver:
                     self._by_name[symbol.name].append(symbol)
         return self._by_name
 
-    def _load(self, document_ids: Iterable[int]) -> None:
-        missing = sorted({d for d in document_ids if d not in self._symbols})
-        if not missing:
-            return
-        for d in missing:
-            self._symbols[d], self._imports[d] = [], []
-        for symbol in self.source.symbols_of(missing):
-            self._symbols[symbol.document_id].append(symbol)
-        for ref in self.source.references(document_ids=missing, kinds=["import"], state=self.state):
-            self._imports[ref.document_id].append(ref)
+    def _load(self, refs: Sequence[Reference]) -> None:
+        """The imports of the uses' documents and the definitions holding the uses."""
+        docs = sorted({r.document_id for r in refs} - set(self._imports))
+        for d in docs:
+            self._imports[d] = []
+        if docs:
+            for ref in self.source.references(document_ids=docs, kinds=["import"], state=self.state):
+                self._imports[ref.document_id].append(ref)
+        pairs = {(r.document_id, r.scope) for r in refs if r.scope is not None} - set(self._scopes)
+        if pairs:
+            found = self.source.symbols_of({d for d, _ in pairs}, positions={p for _, p in pairs})
+            for symbol in found:
+                if (symbol.document_id, symbol.position) in pairs:
+                    self._scopes[(symbol.document_id, symbol.position)] = symbol
 
     def scope_of(self, ref: Reference) -> Symbol | None:
-        self._load([ref.document_id])
-        symbols = self._symbols[ref.document_id]
-        if ref.scope is None or not 0 <= ref.scope < len(symbols):
+        if ref.scope is None:
             return None
-        symbol = symbols[ref.scope]
-        return symbol if symbol.position == ref.scope else None
+        if (ref.document_id, ref.scope) not in self._scopes:
+            self._load([ref])
+        return self._scopes.get((ref.document_id, ref.scope))
 
     def resolve(self, refs: Sequence[Reference]) -> list[Use]:
         """Each reference resolved (module docstring), in the given order."""
-        self._load(r.document_id for r in refs)
+        self._load(refs)
         wanted = {r.name for r in refs} | {_last(r.qualifier) for r in refs if _last(r.qualifier)}
         self.definitions(wanted)
         return [self._one(r) for r in refs]
@@ -204,7 +222,14 @@ class Resolver:
         nested = [s for s in candidates if s.parent and s.kind != "method"]
         if not nested:
             return candidates
-        self._load(s.document_id for s in nested)
+        missing = [s for s in nested if (s.document_id, s.parent or "") not in self._functions]
+        if missing:
+            for s in missing:
+                self._functions[(s.document_id, s.parent or "")] = False
+            names = {s.parent or "" for s in missing}
+            for parent in self.source.symbols_of({s.document_id for s in missing}, qualified_names=names):
+                if parent.kind in {"function", "method"}:
+                    self._functions[(parent.document_id, parent.qualified_name)] = True
         inside = split_qualified(scope.qualified_name) if scope is not None else []
         out = []
         for s in candidates:
@@ -216,10 +241,7 @@ class Resolver:
         return out
 
     def _in_function(self, symbol: Symbol) -> bool:
-        for other in self._symbols.get(symbol.document_id, ()):
-            if other.qualified_name == symbol.parent and other.kind in {"function", "method"}:
-                return True
-        return False
+        return self._functions.get((symbol.document_id, symbol.parent or ""), False)
 
     def _by_qualifier(
         self, ref: Reference, scope: Symbol | None, candidates: list[Symbol], qualifier: str
@@ -366,14 +388,14 @@ class Caller:
     def ambiguous(self) -> bool:
         return all(u.status == AMBIGUOUS for u in self.uses)
 
-    def to_dict(self) -> dict[str, Any]:
-        head = _brief(self.symbol) if self.symbol else {"qualified_name": None, "path": self.path}
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
+        head = _brief(self.symbol, show) if self.symbol else {"qualified_name": None, "path": show(self.path)}
         return {
             **head,
             "depth": self.depth,
             "ambiguous": self.ambiguous,
             "lines": [u.reference.line for u in self.uses],
-            "calls": [u.to_dict(scope=False) for u in self.uses],
+            "calls": [u.to_dict(show, scope=False) for u in self.uses],
         }
 
 
@@ -468,7 +490,7 @@ class Callee:
     def status(self) -> str:
         return self.uses[0].status
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
         first = self.uses[0]
         out = {
             "name": self.name,
@@ -476,12 +498,12 @@ class Callee:
             "status": first.status,
             "caller": self.caller.qualified_name,
             "lines": [u.reference.line for u in self.uses],
-            "sites": [u.citation for u in self.uses],
+            "sites": [f"{show(u.reference.path)}:{u.reference.line}-{u.reference.line}" for u in self.uses],
         }
         if first.status == RESOLVED:
-            out["definition"] = _brief(first.targets[0])
+            out["definition"] = _brief(first.targets[0], show)
         elif first.targets:
-            out["candidates"] = [_brief(t) for t in first.targets]
+            out["candidates"] = [_brief(t, show) for t in first.targets]
         return out
 
 
@@ -537,8 +559,8 @@ class Impacted:
     edges: int
     ambiguous: int
 
-    def to_dict(self) -> dict[str, Any]:
-        head = _brief(self.symbol) if self.symbol else {"qualified_name": None, "path": self.path}
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
+        head = _brief(self.symbol, show) if self.symbol else {"qualified_name": None, "path": show(self.path)}
         return {
             **head,
             "depth": self.depth,
@@ -615,16 +637,19 @@ def _depth(depth: int) -> int:
 # -- answers: the JSON every surface gives (the CLI renders its text from it) ----------------------
 
 
-def refs_answer(source: ReferenceSource, name: str, *, state: int | None) -> dict[str, Any]:
+def refs_answer(
+    source: ReferenceSource, name: str, *, state: int | None, root: str | None = None
+) -> dict[str, Any]:
     """Every use of ``name`` grouped by file (``uses_of``)."""
+    show = _shower(root)
     graph = uses_of(source, name, state=state)
     shown = graph.uses or graph.unresolved
     files: dict[str, list[dict[str, Any]]] = {}
     for use in shown:
-        files.setdefault(use.reference.path, []).append(use.to_dict())
+        files.setdefault(show(use.reference.path), []).append(use.to_dict(show))
     return {
         "name": name,
-        "definitions": [_brief(t) for t in graph.targets],
+        "definitions": [_brief(t, show) for t in graph.targets],
         "count": len(shown),
         "resolved": sum(u.status == RESOLVED for u in shown),
         "ambiguous": sum(u.status == AMBIGUOUS for u in shown),
@@ -634,31 +659,33 @@ def refs_answer(source: ReferenceSource, name: str, *, state: int | None) -> dic
 
 
 def callers_answer(
-    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1
+    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1, root: str | None = None
 ) -> dict[str, Any]:
     """The callers of ``name`` (``callers``); without a definition in the index, the places that
     call the name all the same (unresolved)."""
+    show = _shower(root)
     graph = callers(source, name, state=state, depth=depth)
     found = graph.callers or _group(graph.unresolved, 1)
     return {
         "name": name,
         "depth": depth,
-        "definitions": [_brief(t) for t in graph.targets],
+        "definitions": [_brief(t, show) for t in graph.targets],
         "count": len(found),
-        "callers": [c.to_dict() for c in found],
+        "callers": [c.to_dict(show) for c in found],
     }
 
 
 def callees_answer(
-    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1
+    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1, root: str | None = None
 ) -> dict[str, Any]:
+    show = _shower(root)
     targets, found = callees(source, name, state=state, depth=depth)
     return {
         "name": name,
         "depth": depth,
-        "definitions": [_brief(t) for t in targets],
+        "definitions": [_brief(t, show) for t in targets],
         "count": len(found),
-        "callees": [c.to_dict() for c in found],
+        "callees": [c.to_dict(show) for c in found],
     }
 
 
@@ -670,6 +697,7 @@ def impact_answer(
     path: str | None,
     depth: int = 2,
     limit: int = 50,
+    root: str | None = None,
 ) -> dict[str, Any]:
     """What depends on the definitions of the stored ``path`` (when the target names a file) or on
     the definitions named ``target``: definitions and files, ranked (``impact``)."""
@@ -683,12 +711,15 @@ def impact_answer(
                 "(a path as `hybrid-rag documents` shows it, or a name such as parse_filter, Pool.get)"
             )
     ranked, files = impact(source, targets, state=state, depth=depth)
+    show = _shower(root)
+    for row in files:
+        row["path"] = show(row["path"])
     return {
         "target": target,
         "kind": "path" if path is not None else "name",
         "depth": depth,
-        "definitions": [_brief(t) for t in targets],
+        "definitions": [_brief(t, show) for t in targets],
         "count": len(ranked),
-        "dependents": [i.to_dict() for i in ranked[:limit]],
+        "dependents": [i.to_dict(show) for i in ranked[:limit]],
         "files": files[:limit],
     }

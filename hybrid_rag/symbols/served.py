@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.indices.live import IndexConfig, open_versions
@@ -50,30 +49,3 @@ def shown_matches(matches: Sequence[SymbolMatch], root: str | None) -> list[Symb
 
 def shown_outline(entries: Sequence[OutlineEntry], root: str | None) -> list[OutlineEntry]:
     return [dataclasses.replace(e, symbol=shown(e.symbol, root)) for e in entries]
-
-
-def shown_answer(answer: Any, root: str | None) -> Any:
-    """A reference answer (``symbols/references.py``) with every ``path``, ``citation`` and ``sites``
-    entry shown relative to ``root`` (stored paths when ``root`` is None)."""
-    if not root:
-        return answer
-    if isinstance(answer, list):
-        return [shown_answer(item, root) for item in answer]
-    if not isinstance(answer, dict):
-        return answer
-    out: dict[str, Any] = {}
-    for key, value in answer.items():
-        if key == "path" and isinstance(value, str):
-            out[key] = display_path(value, root)
-        elif key == "citation" and isinstance(value, str):
-            out[key] = _shown_citation(value, root)
-        elif key == "sites" and isinstance(value, list):
-            out[key] = [_shown_citation(v, root) for v in value]
-        else:
-            out[key] = shown_answer(value, root)
-    return out
-
-
-def _shown_citation(citation: str, root: str) -> str:
-    path, _, lines = citation.rpartition(":")
-    return f"{display_path(path, root)}:{lines}" if path else citation
