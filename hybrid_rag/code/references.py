@@ -65,7 +65,13 @@ def from_captures(
             best[name.id] = (kind, name, module)
     for kind, name, _ in list(best.values()):  # ``cli`` of ``cli.command()``: a use of cli too
         head = _qualifier_node(name) if kind != "import" else None
-        if head is not None and head.id not in best and head.id not in definition_names and _plain(head):
+        if (
+            head is not None
+            and head.id not in best
+            and head.id not in definition_names
+            and _plain(head)
+            and node_text(data, head) not in _SELF
+        ):
             best[head.id] = ("name", head, None)
     ordered = sorted(best.values(), key=lambda r: r[1].start_byte)[:MAX_REFERENCES]
     out: list[CodeReference] = []
@@ -91,8 +97,11 @@ def from_captures(
 
 
 def _plain(node: Any) -> bool:
-    """A lone identifier (not ``self``: no definition is named that)."""
-    return (node.type.endswith("identifier") or node.type in {"constant", "name"}) and node.type != "self"
+    """A lone identifier."""
+    return node.type.endswith("identifier") or node.type in {"constant", "name"}
+
+
+_SELF = frozenset({"self", "this", "cls", "super", "Self"})  # no definition is named that
 
 
 def _unquote(text: str) -> str:
