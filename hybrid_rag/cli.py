@@ -939,6 +939,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
     p.set_defaults(func=cmd_outline)
 
+    from hybrid_rag.cli_references import add_parsers as add_reference_parsers
+
+    add_reference_parsers(sub)  # refs, callers, callees, impact
+
     p = sub.add_parser("watch", help="ingest PATHs, then again whenever a file below them changes")
     p.add_argument("paths", nargs="+")
     p.add_argument("--collection", default="default")

@@ -529,6 +529,32 @@ class Engine:
         symbols = self.store.symbols(path=stored, state=served_state(self.index_config))
         return shown_outline(symbol_outline(symbols), None if absolute_paths else root)
 
+    def references(
+        self, question: str, name: str, *, depth: int = 1, absolute_paths: bool = False
+    ) -> dict[str, Any]:
+        """``question`` about ``name`` in the served index version, answered as JSON with every
+        definition cited ``path:start-end`` (``hybrid_rag/symbols/references.py``): ``refs`` (every
+        use, by file), ``callers``, ``callees`` (``depth`` levels) or ``impact`` (``name`` a file
+        as shown or stored, or a definition's name: the definitions and files depending on it)."""
+        from hybrid_rag.symbols import references as graph
+
+        self._require_store()
+        root = self.ingested_root()
+        state = served_state(self.index_config)
+        shown = None if absolute_paths else root
+        if question == "refs":
+            answer = graph.refs_answer(self.store, name, state=state, root=shown)
+        elif question == "callers":
+            answer = graph.callers_answer(self.store, name, state=state, depth=depth, root=shown)
+        elif question == "callees":
+            answer = graph.callees_answer(self.store, name, state=state, depth=depth, root=shown)
+        elif question == "impact":
+            path = resolve_path(name, self.store.document_hashes(), root)
+            answer = graph.impact_answer(self.store, name, state=state, path=path, depth=depth, root=shown)
+        else:
+            raise InputError(f"unknown question {question!r}: refs, callers, callees or impact")
+        return answer
+
     def _require_store(self) -> None:
         if not self.store.exists:
             raise NoIndexError(f"nothing ingested in {self.settings.data_dir}: run `hybrid-rag ingest PATH`")

@@ -3,6 +3,7 @@ coding agents and desktop assistants. stdio by default; ``--transport http`` ser
 at ``/mcp`` behind the same bearer keys as ``serve``.
 
 Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``find_symbol``, ``outline``,
+``find_references``, ``callers``, ``callees``, ``impact``,
 and ``ingest_path`` only with ``server.mcp_ingest_enabled`` (and then only below
 ``server.ingest_roots``). Each is a thin call into ``Engine``; the engine's errors come back as
 tool errors with their one-line message.
@@ -31,6 +32,7 @@ from hybrid_rag.server.limits import (
     SearchArgs,
     check_query,
 )
+from hybrid_rag.server.references import GraphArgs, ImpactArgs, RefsArgs
 from hybrid_rag.server.roots import confine, resolved_roots
 from hybrid_rag.server.shapes import document_dict
 from hybrid_rag.server.symbols import FindSymbolArgs, OutlineArgs
@@ -43,7 +45,8 @@ INSTRUCTIONS = (
     "Use get_context when you need evidence to answer a question: it returns quotes cited as "
     "[n] path:start-end within a token budget. Use search to locate files or code by topic and see "
     "ranked hits. Use find_symbol to find where a name is defined and outline to see what a file "
-    "defines. Cite path:start-end when you use what you found."
+    "defines; find_references, callers and callees follow the uses of a definition, impact says what "
+    "depends on a file or a definition. Cite path:start-end when you use what you found."
 )
 
 
@@ -196,6 +199,51 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
 
         return _tool_errors(run, timeout)
 
+    def find_references(name: str) -> dict[str, Any]:
+        """Every use of a definition's name (calls, types, base classes, imports), grouped by file,
+        each cited `path:line-line` with the enclosing definition and what the use resolves to: one
+        definition (`resolved`, `via` the rule: self, qualifier, same file, import, unique name),
+        several candidates (`ambiguous`: check them), or none in the index (`unresolved`)."""
+
+        def run() -> dict[str, Any]:
+            args = RefsArgs(name=name)
+            return engine.references("refs", args.name)
+
+        return _tool_errors(run, timeout)
+
+    def callers(name: str, depth: int = 1) -> dict[str, Any]:
+        """Who calls a function, method or class: the calling definitions, each cited
+        `path:start-end` with the lines of the calls; `depth` > 1 adds their callers (up to 5).
+        Callers whose call could be another definition of the same name are marked `ambiguous`."""
+
+        def run() -> dict[str, Any]:
+            args = GraphArgs(name=name, depth=depth)
+            return engine.references("callers", args.name, depth=args.depth)
+
+        return _tool_errors(run, timeout)
+
+    def callees(name: str, depth: int = 1) -> dict[str, Any]:
+        """What a function or method calls: each called definition cited `path:start-end` (with
+        the call lines), ambiguous calls with their candidates, calls to names outside the index
+        (library functions) as `unresolved`; `depth` > 1 follows the resolved ones."""
+
+        def run() -> dict[str, Any]:
+            args = GraphArgs(name=name, depth=depth)
+            return engine.references("callees", args.name, depth=args.depth)
+
+        return _tool_errors(run, timeout)
+
+    def impact(target: str, depth: int = 2) -> dict[str, Any]:
+        """What may break if a file or a definition changes: the definitions that use it (and,
+        with `depth`, those that use them), ranked by score, and their files, each cited
+        `path:start-end`. `target`: a file's path as results show it, or a definition's name."""
+
+        def run() -> dict[str, Any]:
+            args = ImpactArgs(target=target, depth=depth)
+            return engine.references("impact", args.target, depth=args.depth)
+
+        return _tool_errors(run, timeout)
+
     tools = [
         _tool(search, SearchArgs),
         _tool(get_context, ContextArgs),
@@ -203,6 +251,10 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         _tool(stats, NoArgs),
         _tool(find_symbol, FindSymbolArgs),
         _tool(outline, OutlineArgs),
+        _tool(find_references, RefsArgs),
+        _tool(callers, GraphArgs),
+        _tool(callees, GraphArgs),
+        _tool(impact, ImpactArgs),
     ]
     if limits.mcp_ingest_enabled:
         roots = resolved_roots(limits.ingest_roots)

@@ -24,7 +24,8 @@ from typing import Any
 
 from hybrid_rag.code.comments import attached_start, doc_text, node_text
 from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
-from hybrid_rag.code.units import CodeUnit
+from hybrid_rag.code.references import from_captures, unreliable_patterns
+from hybrid_rag.code.units import CodeReference, CodeUnit
 
 MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
 MAX_ERROR_SHARE = 0.25  # more of the file than this in tokens the parser could not place: it failed
@@ -91,24 +92,36 @@ def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
     grammar = grammar_for_path(path)
     if grammar is None:
         return None
+    parsed = parse_path(path, text)
+    return None if parsed is None else list(parsed[0])
+
+
+def parse_path(path: str, text: str) -> tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]] | None:
+    """(units, references) of the file at ``path`` from one parse (cached: chunking, the symbol
+    index and the reference index all ask for the same file), or None."""
+    grammar = grammar_for_path(path)
+    if grammar is None:
+        return None
     choices = [grammar, *(g for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar)]
-    units = _best(ordered(choices, text), text)
-    return None if units is None else list(units)
+    return _best(ordered(choices, text), text)
 
 
 def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
     """Units of ``text`` in the loader's ``language`` (hybrid_rag.ingest.loaders), or None."""
-    units = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
-    return None if units is None else list(units)
+    parsed = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+    return None if parsed is None else list(parsed[0])
 
 
-@functools.lru_cache(maxsize=8)  # ingest asks twice for a file: its chunks' cuts and its symbols
-def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
+Parsed = tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]]
+
+
+@functools.lru_cache(maxsize=8)  # ingest asks three times for a file: chunk cuts, symbols, references
+def _best(choices: tuple[str, ...], text: str) -> Parsed | None:
     """The first grammar's units when it parses cleanly, else the cleanest parse's (or None)."""
     data = text.encode("utf-8", errors="replace")
     if len(data) > MAX_BYTES:
         return None
-    best: tuple[float, tuple[CodeUnit, ...]] | None = None
+    best: tuple[float, Parsed] | None = None
     for name in choices:
         loaded = load(name)
         if loaded is None:
@@ -118,13 +131,14 @@ def _best(choices: tuple[str, ...], text: str) -> tuple[CodeUnit, ...] | None:
             share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0.0
             if share > MAX_ERROR_SHARE:
                 continue
-            units = tuple(_units(loaded, tree.root_node, data))
+            units, references = _units(loaded, tree.root_node, data)
+            parsed = (tuple(units), tuple(references))
         except Exception:  # a grammar (or this extractor) that cannot read the file: the regex path
             continue
         if share == 0.0:
-            return units
+            return parsed
         if best is None or share < best[0]:
-            best = (share, units)
+            best = (share, parsed)
     return None if best is None else best[1]
 
 
@@ -145,15 +159,23 @@ def _error_share(root: Any, size: int) -> float:
     return bad / max(size, 1)
 
 
-def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
+def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list[CodeReference]]:
     import tree_sitter
 
     grammar = loaded.grammar
     found: dict[int, tuple[Any, Any, str]] = {}  # name node id -> (def node, name node, kind)
-    for _, captures in tree_sitter.QueryCursor(loaded.query).matches(root):
+    refs: list[tuple[str, Any, Any]] = []  # (kind, name node, module node) of reference matches
+    skip = unreliable_patterns(loaded.query)
+    for pattern, captures in tree_sitter.QueryCursor(loaded.query).matches(root):
         names = captures.get("name")
+        if not names:
+            continue
         defs = [(k[len("definition.") :], v) for k, v in captures.items() if k.startswith("definition.")]
-        if not names or not defs:
+        if not defs:
+            kind = next((k[len("reference.") :] for k in captures if k.startswith("reference.")), None)
+            if kind is not None and pattern not in skip:
+                module = captures.get("module")
+                refs.append((kind, names[0], module[0] if module else None))
             continue
         kind, nodes = defs[0]
         node, name = nodes[0], names[0]
@@ -171,6 +193,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
     ordered = sorted(rows.values(), key=lambda r: (r[0].start_byte, -r[0].end_byte))
     package = _package(grammar, root, data)
     by_node: dict[int, tuple[str, str]] = {}  # outer id -> (qualified name, kind)
+    unit_index: dict[int, int] = {}  # outer id -> index in units
     units: list[CodeUnit] = []
     for outer, node, name_node, capture_kind in ordered:
         if node.type in grammar.package and node.parent is not None and node.parent.parent is None:
@@ -187,6 +210,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
         if prefix:
             parent = _qualify(grammar, scope, "", prefix)
         by_node[outer.id] = (qualified, kind)
+        unit_index[outer.id] = len(units)
         start = attached_start(outer)
         units.append(
             CodeUnit(
@@ -200,7 +224,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
                 parent=parent,
             )
         )
-    return units
+    return units, from_captures(refs, set(found), unit_index, data)
 
 
 def _widen(node: Any) -> Any:
@@ -335,3 +359,10 @@ def extract_units(path: str, text: str) -> list[CodeUnit] | None:
     """The definitions of ``text`` (the file at ``path``) in source order, or None when no grammar
     applies or the parse fails badly (the caller then uses the regular-expression path)."""
     return units_for_path(path, text)
+
+
+def extract_references(path: str, text: str) -> list[CodeReference] | None:
+    """The references of ``text`` (the file at ``path``) in source order, from the same cached
+    parse as its units; None when no grammar applies or the parse fails badly."""
+    parsed = parse_path(path, text)
+    return None if parsed is None else list(parsed[1])

@@ -37,6 +37,7 @@ class Grammar:
     has_tags: bool = True  # False: the wheel ships no tags query; extra_query is the whole query
     inherits: str = ""  # a wheel whose tags query this grammar's extends (TypeScript: JavaScript's)
     marker: str = ""  # a regex: text it finds is tried with this grammar first (C++ in a .h file)
+    references: str = ""  # reference patterns the wheel's tags query lacks (imports, types, scoped calls)
 
 
 _RUST_EXTRA = """
@@ -79,10 +80,127 @@ _TS_EXTRA = """
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 """
 
+# references (``@reference.KIND`` with ``@name``; an import also captures its ``@module``) the wheels'
+# tags queries lack: imports everywhere, Python's decorators, bases and annotations, Rust's ``Foo::new()``,
+# every type name in Java, Go, Rust and C/C++ (a definition's own name is never a reference), and
+# whole queries for the grammars whose wheel has none (C, C++, C#, Kotlin, Swift, Bash)
+_PY_REFS = """
+(decorator (identifier) @name) @reference.call
+(decorator (attribute attribute: (identifier) @name)) @reference.call
+(class_definition superclasses: (argument_list (identifier) @name)) @reference.class
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @name))) @reference.class
+(type (identifier) @name) @reference.type
+(type (generic_type (identifier) @name)) @reference.type
+(argument_list (identifier) @name) @reference.name
+(keyword_argument value: (identifier) @name) @reference.name
+(pair value: (identifier) @name) @reference.name
+(return_statement (identifier) @name) @reference.name
+(assignment right: (identifier) @name) @reference.name
+(list (identifier) @name) @reference.name
+(tuple (identifier) @name) @reference.name
+(import_from_statement module_name: (_) @module name: (dotted_name (identifier) @name)) @reference.import
+(import_from_statement module_name: (_) @module
+  name: (aliased_import name: (dotted_name (identifier) @name))) @reference.import
+(import_statement name: (dotted_name) @name @module) @reference.import
+(import_statement
+  name: (aliased_import name: (dotted_name) @module alias: (identifier) @name)) @reference.import
+"""
+_JS_IMPORTS = """
+(import_statement (import_clause (named_imports (import_specifier name: (identifier) @name)))
+  source: (string (string_fragment) @module)) @reference.import
+(import_statement (import_clause (identifier) @name)
+  source: (string (string_fragment) @module)) @reference.import
+"""
+_JS_REFS = (
+    _JS_IMPORTS
+    + """
+(class_heritage (identifier) @name) @reference.class
+(jsx_opening_element name: (identifier) @name) @reference.class
+(jsx_self_closing_element name: (identifier) @name) @reference.class
+"""
+)
+_TS_REFS = (
+    _JS_IMPORTS
+    + """
+(class_heritage (extends_clause value: (identifier) @name)) @reference.class
+(implements_clause (type_identifier) @name) @reference.implementation
+(generic_type name: (type_identifier) @name) @reference.type
+(extends_type_clause (type_identifier) @name) @reference.class
+"""
+)
+_TSX_REFS = (
+    _TS_REFS
+    + """
+(jsx_opening_element name: (identifier) @name) @reference.class
+(jsx_self_closing_element name: (identifier) @name) @reference.class
+"""
+)
+_JAVA_REFS = """
+(type_identifier) @name @reference.type
+(import_declaration (scoped_identifier name: (identifier) @name) @module) @reference.import
+"""
+_GO_REFS = """
+(import_spec name: (package_identifier) @name path: (_) @module) @reference.import
+(import_spec !name path: (_) @name @module) @reference.import
+"""
+_RUST_REFS = """
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(call_expression function: (generic_function function: (identifier) @name)) @reference.call
+(macro_invocation macro: (scoped_identifier name: (identifier) @name)) @reference.call
+(type_identifier) @name @reference.type
+(use_declaration argument: (scoped_identifier path: (_) @module name: (identifier) @name)) @reference.import
+(scoped_use_list path: (_) @module list: (use_list (identifier) @name)) @reference.import
+"""
+_C_REFS = """
+(call_expression function: (identifier) @name) @reference.call
+(type_identifier) @name @reference.type
+"""
+_CPP_REFS = (
+    _C_REFS
+    + """
+(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
+(call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
+(call_expression function: (template_function name: (identifier) @name)) @reference.call
+(base_class_clause (type_identifier) @name) @reference.class
+"""
+)
+_CSHARP_REFS = """
+(invocation_expression function: (identifier) @name) @reference.call
+(invocation_expression function: (member_access_expression name: (identifier) @name)) @reference.call
+(object_creation_expression type: (identifier) @name) @reference.class
+(base_list (identifier) @name) @reference.implementation
+"""
+_KOTLIN_REFS = """
+(call_expression (identifier) @name) @reference.call
+(call_expression (navigation_expression (_) (identifier) @name)) @reference.call
+(user_type (identifier) @name) @reference.type
+"""
+_SWIFT_REFS = """
+(call_expression (simple_identifier) @name) @reference.call
+(call_expression
+  (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @name))) @reference.call
+(user_type (type_identifier) @name) @reference.type
+"""
+_BASH_REFS = "(command name: (command_name (word) @name)) @reference.call"
+_RUBY_REFS = "(constant) @name @reference.type"  # the wheel's bare-identifier pattern is dropped (extract.py)
+
 GRAMMARS: tuple[Grammar, ...] = (
-    Grammar("python", "python", "tree_sitter_python", "language", (".py", ".pyi", ".pyw"), docstrings=True),
     Grammar(
-        "javascript", "javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx")
+        "python",
+        "python",
+        "tree_sitter_python",
+        "language",
+        (".py", ".pyi", ".pyw"),
+        docstrings=True,
+        references=_PY_REFS,
+    ),
+    Grammar(
+        "javascript",
+        "javascript",
+        "tree_sitter_javascript",
+        "language",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        references=_JS_REFS,
     ),
     Grammar(
         "typescript",
@@ -92,6 +210,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         (".ts", ".mts", ".cts"),
         _TS_EXTRA,
         inherits="tree_sitter_javascript",
+        references=_TS_REFS,
     ),
     Grammar(
         "tsx",
@@ -101,6 +220,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         (".tsx",),
         _TS_EXTRA,
         inherits="tree_sitter_javascript",
+        references=_TSX_REFS,
     ),
     Grammar(
         "java",
@@ -110,6 +230,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         (".java",),
         _JAVA_EXTRA,
         package=("package_declaration",),
+        references=_JAVA_REFS,
     ),
     Grammar(
         "kotlin",
@@ -120,10 +241,22 @@ GRAMMARS: tuple[Grammar, ...] = (
         _KOTLIN,
         package=("package_header",),
         has_tags=False,
+        references=_KOTLIN_REFS,
     ),
-    Grammar("go", "go", "tree_sitter_go", "language", (".go",), package=("package_clause",)),
-    Grammar("rust", "rust", "tree_sitter_rust", "language", (".rs",), _RUST_EXTRA, separator="::"),
-    Grammar("c", "c", "tree_sitter_c", "language", (".c", ".h"), separator="::"),
+    Grammar(
+        "go", "go", "tree_sitter_go", "language", (".go",), package=("package_clause",), references=_GO_REFS
+    ),
+    Grammar(
+        "rust",
+        "rust",
+        "tree_sitter_rust",
+        "language",
+        (".rs",),
+        _RUST_EXTRA,
+        separator="::",
+        references=_RUST_REFS,
+    ),
+    Grammar("c", "c", "tree_sitter_c", "language", (".c", ".h"), separator="::", references=_C_REFS),
     Grammar(
         "cpp",
         "cpp",
@@ -133,6 +266,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         _CPP_EXTRA,
         separator="::",
         marker=_CPP_MARKER,
+        references=_CPP_REFS,
     ),
     Grammar(
         "csharp",
@@ -143,14 +277,32 @@ GRAMMARS: tuple[Grammar, ...] = (
         _CSHARP,
         package=("file_scoped_namespace_declaration",),
         has_tags=False,
+        references=_CSHARP_REFS,
     ),
-    Grammar("ruby", "ruby", "tree_sitter_ruby", "language", (".rb", ".rake", ".gemspec"), separator="::"),
+    Grammar(
+        "ruby",
+        "ruby",
+        "tree_sitter_ruby",
+        "language",
+        (".rb", ".rake", ".gemspec"),
+        separator="::",
+        references=_RUBY_REFS,
+    ),
     Grammar("php", "php", "tree_sitter_php", "language_php", (".php",), _PHP_EXTRA, separator="::"),
-    Grammar("swift", "swift", "tree_sitter_swift", "language", (".swift",)),
+    Grammar("swift", "swift", "tree_sitter_swift", "language", (".swift",), references=_SWIFT_REFS),
     Grammar(
         "scala", "scala", "tree_sitter_scala", "language", (".scala", ".sc"), package=("package_clause",)
     ),
-    Grammar("bash", "shell", "tree_sitter_bash", "language", (".sh", ".bash"), _BASH, has_tags=False),
+    Grammar(
+        "bash",
+        "shell",
+        "tree_sitter_bash",
+        "language",
+        (".sh", ".bash"),
+        _BASH,
+        has_tags=False,
+        references=_BASH_REFS,
+    ),
 )
 
 BY_EXTENSION: dict[str, Grammar] = {ext: g for g in GRAMMARS for ext in g.extensions}
@@ -209,7 +361,7 @@ def load(name: str) -> Loaded | None:
 
         module = importlib.import_module(grammar.module)
         language = tree_sitter.Language(getattr(module, grammar.function)())
-        parts = [tags_query(grammar, module), grammar.extra_query]
+        parts = [tags_query(grammar, module), grammar.extra_query, grammar.references]
         if grammar.inherits:
             parts.insert(0, tags_query(grammar, importlib.import_module(grammar.inherits)))
         source = "\n".join(parts)

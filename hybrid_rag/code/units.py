@@ -34,3 +34,22 @@ class CodeUnit:
     end_line: int
     doc: str
     parent: str | None
+
+
+@dataclass(frozen=True)
+class CodeReference:
+    """One use of a name in a source file, as a grammar's tags query captures it.
+
+    ``kind`` is the capture's: call, class (``new Foo``, a base class), type, implementation,
+    interface, or import (``from a.b import name``: ``module`` is ``a.b``). ``line`` is the
+    1-based line of the name; ``qualifier`` the text before it in a member or scoped use
+    (``self`` of ``self.take()``, ``Foo`` of ``Foo::new()``, "" for a plain name); ``scope`` the
+    index, in the file's units, of the innermost definition holding the use (None at the top level).
+    """
+
+    name: str
+    kind: str
+    line: int
+    qualifier: str = ""
+    scope: int | None = None
+    module: str = ""

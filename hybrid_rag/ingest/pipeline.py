@@ -43,7 +43,7 @@ from hybrid_rag.settings import (
     LoadingSettings,
 )
 from hybrid_rag.store import FileChunks, MetadataStore
-from hybrid_rag.symbols.extract import file_symbols
+from hybrid_rag.symbols.extract import file_references, file_symbols
 from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile, SourceType
 
 CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
@@ -395,6 +395,7 @@ class Ingestor:
                 f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
                 spans = [] if f is None else with_locators(chunk_file(f, self.settings.chunking), f.locators)
                 symbols = file_symbols(f) if f is not None else []
+                references = file_references(f) if f is not None else []
                 seconds["chunk"] += time.perf_counter() - t
                 seen["bytes"] += planned.size
                 if f is not None:
@@ -403,7 +404,7 @@ class Ingestor:
                     seconds["dedupe"] += time.perf_counter() - t
                     duplicates.extend(dropped)
                     seen["chunks"] += len(spans) - len(duplicate_of)
-                    fc = FileChunks(f, spans, duplicate_of, symbols)
+                    fc = FileChunks(f, spans, duplicate_of, symbols, references)
                     writer.add(fc)
                     if ahead is not None:
                         code = f.source_type is SourceType.CODE

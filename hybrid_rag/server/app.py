@@ -32,6 +32,7 @@ from hybrid_rag.server.limits import (
     bound_schema,
     check_query,
 )
+from hybrid_rag.server.references import install as install_references
 from hybrid_rag.server.roots import confine
 from hybrid_rag.server.service import NAME, UPLOADS, Service, exclusive
 from hybrid_rag.server.service import delete as delete_document
@@ -248,6 +249,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         return {"live_version": body.version, "unserved": unserved}  # stored, back at the next write
 
     install_symbols(v1, service.call, service.engine)  # GET /v1/symbols and /v1/outline
+    install_references(v1, service.call, service.engine)  # GET /v1/refs, callers, callees, impact
     app.include_router(secured)
     app.include_router(v1)
     install_web(app, service.call, service.engine, require_key)  # the page at / and GET /v1/lines

@@ -15,7 +15,16 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
-from hybrid_rag.store.schema import GENERATION, LIVE, SCHEMA_VERSION, SYMBOLS, SYMBOLS_PENDING, _Base
+from hybrid_rag.store.schema import (
+    GENERATION,
+    LIVE,
+    REFERENCES,
+    REFERENCES_PENDING,
+    SCHEMA_VERSION,
+    SYMBOLS,
+    SYMBOLS_PENDING,
+    _Base,
+)
 
 _PG_LOCK = 0x6879627269645F72  # "hybrid_r": the advisory lock key store creation takes on PostgreSQL
 
@@ -82,6 +91,11 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
                 conn.exec_driver_sql("ALTER TABLE index_versions ADD COLUMN host VARCHAR")
                 conn.exec_driver_sql("CREATE INDEX ix_index_versions_host ON index_versions (host)")
             found = "8"
+        if found == "8":  # schema 8 had no references: the table starts empty and the next ingest
+            # rewrites the code files to record them, as for the symbols above (vectors cached)
+            _Base.metadata.create_all(conn, tables=[REFERENCES])
+            conn.execute(text("INSERT INTO meta (key, value) VALUES (:k, '1')"), {"k": REFERENCES_PENDING})
+            found = "9"
         if found == str(SCHEMA_VERSION):
             conn.execute(
                 text("UPDATE meta SET value = :v WHERE key = 'schema_version'"), {"v": str(SCHEMA_VERSION)}

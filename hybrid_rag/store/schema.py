@@ -19,14 +19,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 8  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
+SCHEMA_VERSION = 9  # 2: documents.meta and chunks.meta (JSON); 3: documents.retired (snapshots);
 # 4: embeddings.checksum (CRC-32 of the vector); 5: chunks.duplicate_of (dropped near-duplicates kept,
 # unindexed) and documents.created (the state that wrote a row); 6: chunks.lang (natural
 # language); 7: the symbols table; 8: index_versions.host (each data dir's own version history in a
-# shared store); older stores migrate
+# shared store); 9: the code_references table; older stores migrate
 GENERATION = "generation"  # the meta key of the store state: +1 on every write of documents
 SYMBOLS_PENDING = "symbols_pending"  # meta key: a store migrated from schema 4 whose code files have no
 # symbols yet; the next ingest rewrites them (``ingest/pipeline.py``) and removes the key
+REFERENCES_PENDING = "references_pending"  # meta key: the same for a store migrated from before the
+# reference index (schema 7): its code files have no references until the next ingest rewrites them
 
 
 class _Base(DeclarativeBase):
@@ -115,6 +117,25 @@ class _Symbol(_Base):
     parent: Mapped[str | None] = mapped_column(String, nullable=True)  # the enclosing qualified name
 
 
+class _Reference(_Base):
+    """One use of a name in a code document (``hybrid_rag/symbols/references.py``): a call, a type
+    or base class named, an import. Written with its document's row like a symbol, and read at the
+    same store states (``store/reference_rows.py``); resolved to definitions when it is asked for,
+    so a changed callee's file never leaves a stale edge behind. ``scope``: the ``position`` of the
+    innermost definition holding it among its document's symbols (NULL at the top level)."""
+
+    __tablename__ = "code_references"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    created: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String, index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # call, class, type, implementation, interface, import
+    line: Mapped[int] = mapped_column(Integer)
+    qualifier: Mapped[str] = mapped_column(String)  # self of self.take(), Foo of Foo::new(); "" none
+    module: Mapped[str] = mapped_column(String)  # an import's module (a.b, ./pool, crate::db); "" else
+    scope: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
 class _Embedding(_Base):
     """Cache keyed by (model, chunk sha256): text embedded once is never embedded again."""
 
@@ -163,6 +184,7 @@ DOCUMENTS = _Document.__table__
 """The documents table, for filters that compile to SQL (columns: path, collection, sha256, size,
 mtime, source_type, language, ingested_at)."""
 SYMBOLS = _Symbol.__table__
+REFERENCES = _Reference.__table__
 CHUNKS = _Chunk.__table__
 """The chunks table (columns: id, document_id, position, start_line, end_line, token_count, sha256,
 lang)."""

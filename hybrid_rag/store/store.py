@@ -52,7 +52,7 @@ from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.cost import cost_of
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.lang.detect import detect_chunk_language
-from hybrid_rag.store import symbol_rows
+from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
 from hybrid_rag.store.readers import reader_name
@@ -60,18 +60,20 @@ from hybrid_rag.store.schema import (
     CHUNKS,
     DOCUMENTS,
     GENERATION,
+    REFERENCES_PENDING,
     SYMBOLS_PENDING,
     _Chunk,
     _Document,
     _Embedding,
     _IndexVersion,
     _Meta,
+    _Reference,
     _Signature,
     _Symbol,
     _Tokens,
 )
 from hybrid_rag.store.statement_timeout import bound_to_deadline
-from hybrid_rag.symbols.model import Symbol, SymbolSpan
+from hybrid_rag.symbols.model import Reference, ReferenceSpan, Symbol, SymbolSpan
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 
@@ -108,13 +110,14 @@ class IndexVersionRecord:
 @dataclass(frozen=True)
 class FileChunks:
     """One file to (re)write in the store, with the chunks the chunker cut from it and the
-    definitions found in it (``hybrid_rag/symbols``)."""
+    definitions and the references found in it (``hybrid_rag/symbols``)."""
 
     file: LoadedFile
     spans: Sequence[ChunkSpan]
     # span index -> sha256 of the kept chunk it nearly repeats: stored, never embedded nor indexed
     duplicate_of: Mapping[int, str] = field(default_factory=dict)
     symbols: Sequence[SymbolSpan] = ()
+    references: Sequence[ReferenceSpan] = ()
 
     @property
     def kept(self) -> list[ChunkSpan]:
@@ -431,6 +434,7 @@ class MetadataStore:
                 if fc.symbols:
                     held = [(r.id, r.start_line, r.end_line) for r in rows]
                     s.add_all(symbol_rows.symbol_rows(doc.id, held, fc.symbols, generation))
+                reference_rows.write(s, doc.id, fc.references, generation)
             if embeddings:
                 self._put_embeddings(s, model, embeddings)
         return new_ids
@@ -564,6 +568,7 @@ class MetadataStore:
                 chunks += len(found)
                 shas.update(found)
                 s.execute(delete(_Symbol).where(_Symbol.document_id.in_(batch)))
+                s.execute(delete(_Reference).where(_Reference.document_id.in_(batch)))
                 s.execute(delete(_Chunk).where(_Chunk.document_id.in_(batch)))
                 s.execute(delete(_Document).where(_Document.id.in_(batch)))
             held = set()
@@ -736,14 +741,51 @@ class MetadataStore:
             return symbol_rows.names(s, state=state, path_glob=path_glob, kinds=kinds)
 
     def symbols_pending(self) -> bool:
-        """Whether the store was migrated from before symbols and no ingest has recorded them yet."""
+        """Whether the store was migrated from before symbols (or before references) and no ingest
+        has recorded them yet."""
         with self._session() as s:
-            return s.scalar(select(_Meta.value).where(_Meta.key == SYMBOLS_PENDING)) is not None
+            keys = (SYMBOLS_PENDING, REFERENCES_PENDING)
+            return s.scalar(select(_Meta.value).where(_Meta.key.in_(keys))) is not None
 
     def symbols_recorded(self) -> None:
         """Forget ``symbols_pending`` (an ingest rewrote the code files it found)."""
         with self._session() as s, s.begin():
-            s.execute(delete(_Meta).where(_Meta.key == SYMBOLS_PENDING))
+            s.execute(delete(_Meta).where(_Meta.key.in_((SYMBOLS_PENDING, REFERENCES_PENDING))))
+
+    def references(
+        self,
+        *,
+        state: int | None = None,
+        names: Iterable[str] | None = None,
+        document_ids: Iterable[int] | None = None,
+        kinds: Sequence[str] | None = None,
+        lines: tuple[int, int] | None = None,
+    ) -> list[Reference]:
+        """Uses of names seen at store state ``state``, by exact name or document, of ``kinds``,
+        within ``lines`` (``store/reference_rows.py``)."""
+        with self._session() as s:
+            return reference_rows.read(
+                s, state=state, names=names, document_ids=document_ids, kinds=kinds, lines=lines
+            )
+
+    def symbols_of(
+        self,
+        document_ids: Iterable[int],
+        *,
+        positions: Iterable[int] | None = None,
+        qualified_names: Iterable[str] | None = None,
+    ) -> list[Symbol]:
+        """The definitions of these document revisions (all, or those at ``positions`` or with
+        ``qualified_names``), in file order."""
+        with self._session() as s:
+            return reference_rows.symbols_of(
+                s, document_ids, positions=positions, qualified_names=qualified_names
+            )
+
+    def reference_count(self) -> int:
+        """References in the current state."""
+        with self._session() as s:
+            return s.scalar(select(func.count(_Reference.id)).join(_Document).where(_LIVE)) or 0
 
     def symbol_count(self) -> int:
         """Definitions in the current state."""

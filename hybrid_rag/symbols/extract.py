@@ -4,6 +4,7 @@ The parser is ``hybrid_rag.code.extract.extract_units`` (tree-sitter, every lang
 grammar for). Where it has none for a file (it returns None) or cannot be imported, Python
 source is read with the ``ast`` module, as the chunker reads it; other files have no symbols.
 A file that fails to parse has no symbols, never an error: its chunks are written all the same.
+``file_references`` gives the uses of names in the same parse (none on the ``ast`` path).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hybrid_rag.symbols.model import SymbolSpan
+from hybrid_rag.symbols.model import ReferenceSpan, SymbolSpan
 from hybrid_rag.types import LoadedFile, SourceType
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
@@ -41,6 +42,30 @@ def _units_parser() -> Callable[[str, str], Sequence[Any] | None] | None:
     except ImportError:  # the tree-sitter layer is absent: the ast path below still serves Python
         return None
     return extract_units
+
+
+def _references_parser() -> Callable[[str, str], Sequence[Any] | None] | None:
+    try:
+        from hybrid_rag.code.extract import extract_references
+    except ImportError:
+        return None
+    return extract_references
+
+
+def file_references(file: LoadedFile) -> list[ReferenceSpan]:
+    """The uses of names in a code file (calls, types, bases, imports), from the parse that gave
+    its symbols (cached): ``scope`` is the position of the holding definition among
+    ``file_symbols(file)``. None for text files or where no grammar applies."""
+    if file.source_type is not SourceType.CODE:
+        return []
+    parse = _references_parser()
+    if parse is None:
+        return []
+    try:
+        found = parse(file.path, file.text)
+    except Exception:  # as for symbols: a parser bug never loses the file
+        return []
+    return [ReferenceSpan(r.name, r.kind, int(r.line), r.qualifier, r.module, r.scope) for r in found or ()]
 
 
 def file_symbols(file: LoadedFile) -> list[SymbolSpan]:

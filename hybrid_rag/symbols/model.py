@@ -24,6 +24,39 @@ class SymbolSpan:
 
 
 @dataclass(frozen=True)
+class ReferenceSpan:
+    """One use of a name as a parser found it in a file (``hybrid_rag.code.units.CodeReference``):
+    ``scope`` is the position, among the file's ``SymbolSpan``s, of the definition holding it."""
+
+    name: str
+    kind: str
+    line: int
+    qualifier: str = ""
+    module: str = ""
+    scope: int | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A stored use of a name: its span, the document (path, language) it is in."""
+
+    id: int
+    document_id: int
+    path: str
+    language: str
+    name: str
+    kind: str
+    line: int
+    qualifier: str = ""
+    module: str = ""
+    scope: int | None = None
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.line}-{self.line}"
+
+
+@dataclass(frozen=True)
 class Symbol:
     """A stored definition: its span, the document it is in, and the chunk holding its first line
     (None when no chunk of the file does, e.g. a near-duplicate chunk was dropped)."""

@@ -1,0 +1,57 @@
+"""``hybrid-rag refs|callers|callees|impact``: the reference questions (``Engine.references``) on
+the command line, printed as text or ``--json``; kept out of ``cli.py``, which only registers them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from hybrid_rag.settings import Settings
+
+_HELP = {
+    "refs": ("every use of a name (calls, types, imports), grouped by file, cited", "NAME"),
+    "callers": ("the definitions that call NAME (--depth N: their callers too), cited", "NAME"),
+    "callees": ("what NAME calls (--depth N: what those call), cited", "NAME"),
+    "impact": ("the definitions and files that depend on a file or a definition, ranked", "PATH|NAME"),
+}
+
+
+def add_parsers(sub: Any) -> None:
+    """Register the four commands on the CLI's subparsers."""
+    for question, (text, metavar) in _HELP.items():
+        p = sub.add_parser(question, help=text)
+        p.add_argument(
+            "name",
+            metavar=metavar,
+            help="a name or qualified name (Pool.get, Foo::bar)"
+            if metavar == "NAME"
+            else "a file as `documents` shows it, or a definition's name",
+        )
+        if question != "refs":
+            default = 2 if question == "impact" else 1
+            p.add_argument(
+                "--depth", type=int, default=default, help=f"levels to follow, 1-5 (default {default})"
+            )
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
+        p.set_defaults(func=run, question=question)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Answer one question; exit 1 when it found nothing (no use, caller, callee or dependent)."""
+    from hybrid_rag import cli
+    from hybrid_rag.symbols import render
+
+    engine = cli._engine(settings)
+    try:
+        answer = engine.references(
+            args.question, args.name, depth=getattr(args, "depth", 1), absolute_paths=args.absolute_paths
+        )
+    finally:
+        engine.close()
+    if args.json:
+        cli._print_json(answer)
+    else:
+        text = getattr(render, f"{args.question}_text")(answer)
+        print(text)
+    return 0 if answer["count"] else 1

@@ -1,0 +1,141 @@
+"""A file's references from the captures the extractor's tags query run already made.
+
+Every grammar's query (``grammars.py``) captures ``@reference.KIND`` beside ``@definition.KIND``;
+``extract.py`` hands the reference matches here with the definitions it kept, and each becomes a
+``CodeReference``: its name, kind, line, the qualifier written before it (``self`` of
+``self.take()``, ``Foo`` of ``Foo::new()``), the innermost definition holding it, and for an
+import the module it names. A definition's own name is never a reference of itself; one name node
+captured by several patterns (a Java type in ``new Foo()``) is one reference, of the most precise
+kind; a pattern that relies on a predicate py-tree-sitter does not apply (Ruby's ``#is-not?
+local``, which would make every local variable a call) is left out.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hybrid_rag.code.comments import node_text
+from hybrid_rag.code.units import CodeReference
+
+MAX_REFERENCES = 20_000  # per file: a generated table of calls is not worth more
+MAX_QUALIFIER = 120  # characters
+# the kind kept when patterns capture one name node twice, most precise first
+_PRIORITY = {"import": 0, "call": 1, "implementation": 2, "class": 3, "interface": 4, "type": 5, "name": 6}
+# fields of a member or scoped node that hold what comes before the name
+_QUALIFIER_FIELDS = (
+    "object",
+    "operand",
+    "value",
+    "argument",
+    "path",
+    "scope",
+    "receiver",
+    "package",
+    "namespace",
+)
+
+
+@functools.cache
+def unreliable_patterns(query: Any) -> frozenset[int]:
+    """Patterns whose captures need a predicate this binding does not check (``#is-not? local``)."""
+    out = set()
+    for i in range(query.pattern_count):
+        if "local" in (query.pattern_assertions(i) or {}):
+            out.add(i)
+    return frozenset(out)
+
+
+def from_captures(
+    matches: Iterable[tuple[str, Any, Any]],
+    definition_names: set[int],
+    unit_index: Mapping[int, int],
+    data: bytes,
+) -> list[CodeReference]:
+    """``matches``: (kind, name node, module node or None) of each reference match, in any order;
+    ``definition_names``: the ids of the name nodes of definitions; ``unit_index``: a kept unit's
+    node id -> its index in the file's units. The references in source order."""
+    best: dict[int, tuple[str, Any, Any]] = {}
+    for kind, name, module in matches:
+        if name.id in definition_names:
+            continue
+        held = best.get(name.id)
+        if held is None or _PRIORITY.get(kind, 9) < _PRIORITY.get(held[0], 9):
+            best[name.id] = (kind, name, module)
+    for kind, name, _ in list(best.values()):  # ``cli`` of ``cli.command()``: a use of cli too
+        head = _qualifier_node(name) if kind != "import" else None
+        if (
+            head is not None
+            and head.id not in best
+            and head.id not in definition_names
+            and _plain(head)
+            and node_text(data, head) not in _SELF
+        ):
+            best[head.id] = ("name", head, None)
+    ordered = sorted(best.values(), key=lambda r: r[1].start_byte)[:MAX_REFERENCES]
+    out: list[CodeReference] = []
+    for kind, name, module in ordered:
+        text = node_text(data, name).strip()
+        modname = _unquote(node_text(data, module)) if module is not None else ""
+        if kind == "import":
+            text = _last_part(_unquote(text))
+        if not text or len(text) > 200:
+            continue
+        head = None if kind == "import" else _qualifier_node(name)
+        out.append(
+            CodeReference(
+                name=text,
+                kind=kind,
+                line=name.start_point[0] + 1,
+                qualifier="" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER],
+                scope=_scope(name, unit_index),
+                module=modname[:MAX_QUALIFIER],
+            )
+        )
+    return out
+
+
+def _plain(node: Any) -> bool:
+    """A lone identifier."""
+    return node.type.endswith("identifier") or node.type in {"constant", "name"}
+
+
+_SELF = frozenset({"self", "this", "cls", "super", "Self"})  # no definition is named that
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip("\"'`")
+
+
+def _last_part(text: str) -> str:
+    for sep in ("::", "/", "."):
+        text = text.rsplit(sep, 1)[-1]
+    return text
+
+
+def _qualifier_node(name: Any) -> Any:
+    """The node before the name in a member or scoped use (None for a plain name)."""
+    parent = name.parent
+    if parent is None:
+        return None
+    for field in _QUALIFIER_FIELDS:
+        node = parent.child_by_field_name(field)
+        if node is not None and node.id != name.id and node.end_byte <= name.start_byte:
+            return node
+    if parent.type in {"navigation_expression", "navigation_suffix"}:  # Kotlin, Swift: a.b
+        head = parent.parent if parent.type == "navigation_suffix" else parent
+        first = head.named_children[0] if head is not None and head.named_children else None
+        if first is not None and first.end_byte <= name.start_byte:
+            return first
+    return None
+
+
+def _scope(name: Any, unit_index: Mapping[int, int]) -> int | None:
+    node = name.parent
+    while node is not None:
+        index = unit_index.get(node.id)
+        if index is not None:
+            return index
+        node = node.parent
+    return None

@@ -1,0 +1,725 @@
+"""References resolved to definitions: uses of a name, callers, callees and impact.
+
+The store keeps each use of a name (``code_references``: a call, a type or base class named, an
+import) with its file, line, qualifier and the definition holding it; nothing is resolved at
+ingest, so an edit to a callee's file never leaves an inbound edge pointing at old lines. A use is
+resolved when it is asked for, against the definitions of the same store state, in this order:
+
+1. **qualifier**: ``self.take()`` / ``this.take()`` to the enclosing class's ``take``; ``Foo.bar()``
+   or ``Foo::new()`` to ``bar`` / ``new`` of a definition named ``Foo``; ``mod.f()`` where the
+   file imports ``mod`` to ``f`` in that module's files (an imported module with no such
+   definition in the index: unresolved, it is outside the repository);
+2. **same file**: a definition of the name in the use's own file;
+3. **imports**: the file imports the name (``from a.b import f``, ``import {f} from './a'``, ``use
+   crate::a::F``, ``import com.x.F``): the definitions in the module's files (an import from
+   outside the repository: unresolved);
+4. **unique name**: the one definition of the name in the repository.
+
+Otherwise the use is **ambiguous** and keeps every candidate: answers list it apart, never
+picked silently. Kinds must fit: a call resolves to a function, method, class, struct, macro ...;
+a type or base class to a class, struct, interface, trait, enum, type.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hybrid_rag.errors import InputError
+from hybrid_rag.paths import display_path
+from hybrid_rag.symbols.model import Reference, Symbol
+from hybrid_rag.symbols.search import find, split_qualified
+
+RESOLVED, AMBIGUOUS, UNRESOLVED = "resolved", "ambiguous", "unresolved"
+CALLS = ("call", "class")  # uses that run the definition: a call, ``new Foo()``, ``Foo::new()``
+_CALLABLE = frozenset({"function", "method", "class", "struct", "macro", "object", "enum", "constant"})
+_TYPES = frozenset({"class", "struct", "interface", "trait", "enum", "union", "type", "object"})
+_FITS = {
+    "name": _CALLABLE | _TYPES,
+    "call": _CALLABLE,
+    "class": _TYPES | _CALLABLE,
+    "type": _TYPES,
+    "implementation": _TYPES,
+    "interface": _TYPES,
+}
+_SELF = frozenset({"self", "this", "Self", "cls", "@", "$this", "super"})
+_IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+_SOURCE_EXT = re.compile(r"\.[A-Za-z0-9+]+$")
+_INDEX_STEMS = ("/__init__", "/index", "/mod", "/lib")
+MAX_DEPTH = 5
+Show = Callable[[str], str]  # a stored path as answers show it
+
+
+def _same(path: str) -> str:
+    return path
+
+
+def _shower(root: str | None) -> Show:
+    """Paths relative to the ingested ``root`` (stored paths when None)."""
+    return (lambda path: display_path(path, root)) if root else _same
+
+
+class ReferenceSource(Protocol):
+    """What resolution reads: ``MetadataStore``'s reference and symbol methods."""
+
+    def references(self, **kwargs: Any) -> list[Reference]: ...
+
+    def symbols(self, **kwargs: Any) -> list[Symbol]: ...
+
+    def symbols_of(self, document_ids: Iterable[int], **kwargs: Any) -> list[Symbol]: ...
+
+    def symbol_names(self, **kwargs: Any) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Use:
+    """One reference with what it resolved to: one definition (``resolved``, ``via`` says which
+    rule), its candidates (``ambiguous``), or none in the index (``unresolved``). ``scope``: the
+    definition holding the use (None at a file's top level)."""
+
+    reference: Reference
+    scope: Symbol | None
+    status: str
+    via: str
+    targets: tuple[Symbol, ...] = ()
+
+    @property
+    def citation(self) -> str:
+        return self.reference.citation
+
+    def to_dict(self, show: Show = _same, *, scope: bool = True) -> dict[str, Any]:
+        r = self.reference
+        path = show(r.path)
+        out: dict[str, Any] = {
+            "name": r.name,
+            "kind": r.kind,
+            "path": path,
+            "line": r.line,
+            "citation": f"{path}:{r.line}-{r.line}",
+            "qualifier": r.qualifier,
+            "status": self.status,
+            "via": self.via,
+        }
+        if scope:
+            out["scope"] = _brief(self.scope, show) if self.scope else None
+        key = "definition" if self.status == RESOLVED else "candidates"
+        if self.status == RESOLVED:
+            out[key] = _brief(self.targets[0], show)
+        elif self.targets:
+            out[key] = [_brief(t, show) for t in self.targets]
+        return out
+
+
+def _brief(symbol: Symbol, show: Show = _same) -> dict[str, Any]:
+    path = show(symbol.path)
+    return {
+        "qualified_name": symbol.qualified_name,
+        "kind": symbol.kind,
+        "path": path,
+        "start_line": symbol.start_line,
+        "end_line": symbol.end_line,
+        "citation": f"{path}:{symbol.start_line}-{symbol.end_line}",
+        "signature": symbol.signature,
+    }
+
+
+class Resolver:
+    """Resolves uses against one store state, caching what it reads (definitions by name, the
+    definitions holding uses, a document's imports, which definitions are functions) for the length
+    of one answer."""
+
+    def __init__(self, source: ReferenceSource, state: int | None) -> None:
+        self.source = source
+        self.state = state
+        self._by_name: dict[str, list[Symbol]] = {}
+        self._scopes: dict[tuple[int, int], Symbol] = {}
+        self._imports: dict[int, list[Reference]] = {}
+        self._functions: dict[tuple[int, str], bool] = {}  # (document, qualified name) -> a function
+
+    def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
+        missing = sorted({n for n in names if n not in self._by_name})
+        if missing:
+            for n in missing:
+                self._by_name[n] = []
+            for symbol in self.source.symbols(names=missing, state=self.state):
+                if symbol.name in self._by_name:
+                    self._by_name[symbol.name].append(symbol)
+        return self._by_name
+
+    def _load(self, refs: Sequence[Reference]) -> None:
+        """The imports of the uses' documents and the definitions holding the uses."""
+        docs = sorted({r.document_id for r in refs} - set(self._imports))
+        for d in docs:
+            self._imports[d] = []
+        if docs:
+            for ref in self.source.references(document_ids=docs, kinds=["import"], state=self.state):
+                self._imports[ref.document_id].append(ref)
+        pairs = {(r.document_id, r.scope) for r in refs if r.scope is not None} - set(self._scopes)
+        if pairs:
+            found = self.source.symbols_of({d for d, _ in pairs}, positions={p for _, p in pairs})
+            for symbol in found:
+                if (symbol.document_id, symbol.position) in pairs:
+                    self._scopes[(symbol.document_id, symbol.position)] = symbol
+
+    def scope_of(self, ref: Reference) -> Symbol | None:
+        if ref.scope is None:
+            return None
+        if (ref.document_id, ref.scope) not in self._scopes:
+            self._load([ref])
+        return self._scopes.get((ref.document_id, ref.scope))
+
+    def resolve(self, refs: Sequence[Reference]) -> list[Use]:
+        """Each reference resolved (module docstring), in the given order."""
+        self._load(refs)
+        wanted = {r.name for r in refs} | {_last(r.qualifier) for r in refs if _last(r.qualifier)}
+        self.definitions(wanted)
+        return [self._one(r) for r in refs]
+
+    def _one(self, ref: Reference) -> Use:
+        scope = self.scope_of(ref)
+        fits = _FITS.get(ref.kind)
+        family = _family(ref.language)
+        candidates = [
+            s
+            for s in self._by_name.get(ref.name, ())
+            if (fits is None or s.kind in fits) and _family(s.language) == family
+        ]
+        candidates = self._visible(_without_stubs(candidates), ref, scope)
+        if not candidates:
+            return Use(ref, scope, UNRESOLVED, "no definition")
+        if (
+            ref.kind == "name"
+            and scope is not None
+            and re.search(rf"\b{re.escape(ref.name)}\b", scope.signature)
+        ):
+            return Use(ref, scope, UNRESOLVED, "a parameter")  # a value passed on, not the definition
+        if ref.kind == "import":
+            return self._imported(ref, scope, candidates, ref.module) or Use(
+                ref, scope, UNRESOLVED, "outside the index"
+            )
+        qualifier = ref.qualifier.strip()
+        if qualifier:
+            found = self._by_qualifier(ref, scope, candidates, qualifier)
+            if found is not None:
+                return found
+        same = [s for s in candidates if s.document_id == ref.document_id]
+        if same and (not qualifier or qualifier in _SELF or len(same) == 1):
+            return _pick(ref, scope, same, "same file")
+        if not qualifier:
+            for imp in self._imports.get(ref.document_id, ()):
+                if imp.name == ref.name:
+                    return self._imported(ref, scope, candidates, imp.module) or Use(
+                        ref, scope, UNRESOLVED, "imported from outside the index"
+                    )
+        return _pick(ref, scope, candidates, "unique name")
+
+    def _visible(self, candidates: list[Symbol], ref: Reference, scope: Symbol | None) -> list[Symbol]:
+        """The candidates a use can name: a definition nested in a function (a test's local
+        ``def cli()``) only from inside that function."""
+        nested = [s for s in candidates if s.parent and s.kind != "method"]
+        if not nested:
+            return candidates
+        missing = [s for s in nested if (s.document_id, s.parent or "") not in self._functions]
+        if missing:
+            for s in missing:
+                self._functions[(s.document_id, s.parent or "")] = False
+            names = {s.parent or "" for s in missing}
+            for parent in self.source.symbols_of({s.document_id for s in missing}, qualified_names=names):
+                if parent.kind in {"function", "method"}:
+                    self._functions[(parent.document_id, parent.qualified_name)] = True
+        inside = split_qualified(scope.qualified_name) if scope is not None else []
+        out = []
+        for s in candidates:
+            if s in nested and self._in_function(s):
+                own = split_qualified(s.parent or "")
+                if s.document_id != ref.document_id or inside[: len(own)] != own:
+                    continue
+            out.append(s)
+        return out
+
+    def _in_function(self, symbol: Symbol) -> bool:
+        return self._functions.get((symbol.document_id, symbol.parent or ""), False)
+
+    def _by_qualifier(
+        self, ref: Reference, scope: Symbol | None, candidates: list[Symbol], qualifier: str
+    ) -> Use | None:
+        if qualifier in _SELF or qualifier.startswith("@"):  # a member of the enclosing type
+            owner = self._owner(scope)
+            if owner is not None:
+                mine = [s for s in candidates if s.document_id == ref.document_id and s.parent == owner]
+                if mine:
+                    return _pick(ref, scope, mine, "self")
+            return None
+        head = _last(qualifier)
+        if not head:
+            return None
+        for imp in self._imports.get(ref.document_id, ()):  # ``mod.f()``: the file imports mod
+            if imp.name == head or imp.module == qualifier:
+                module = imp.module if imp.module.endswith(imp.name) else f"{imp.module}.{imp.name}"
+                found = self._imported(ref, scope, candidates, module) or self._imported(
+                    ref, scope, candidates, imp.module
+                )
+                return found or Use(ref, scope, UNRESOLVED, f"member of {head}, outside the index")
+        members = [s for s in candidates if s.parent and split_qualified(s.parent)[-1] == head]
+        if members:  # ``Foo.bar()`` / ``Foo::new()``: bar of a definition named Foo
+            return _pick(ref, scope, members, "qualifier")
+        return None
+
+    def _owner(self, scope: Symbol | None) -> str | None:
+        """The qualified name of the type enclosing ``scope`` (a method's class)."""
+        if scope is None:
+            return None
+        if scope.kind in _TYPES or scope.kind == "impl":
+            return scope.qualified_name
+        return scope.parent
+
+    def _imported(
+        self, ref: Reference, scope: Symbol | None, candidates: list[Symbol], module: str
+    ) -> Use | None:
+        scored = [(module_holds(module, ref.path, s), s) for s in candidates]
+        best = max((n for n, _ in scored), default=0)
+        matched = [s for n, s in scored if n and n == best]
+        return _pick(ref, scope, matched, "import") if matched else None
+
+
+def _without_stubs(candidates: list[Symbol]) -> list[Symbol]:
+    """The candidates without the stubs (``.pyi``, ``.d.ts``) of a definition whose source is
+    among them: ``more.pyi``'s ``windowed`` is ``more.py``'s, not a second candidate."""
+    stubs = [s for s in candidates if s.path.endswith(_STUBS)]
+    if not stubs:
+        return candidates
+    sources = {(_stem(s.path), s.qualified_name) for s in candidates if not s.path.endswith(_STUBS)}
+    return [
+        s
+        for s in candidates
+        if not (s.path.endswith(_STUBS) and (_stem(s.path), s.qualified_name) in sources)
+    ]
+
+
+_STUBS = (".pyi", ".d.ts")
+
+
+def _stem(path: str) -> str:
+    return path.removesuffix(".d.ts").rsplit(".", 1)[0]
+
+
+def _family(language: str) -> str:
+    """Languages whose files call each other's definitions (a JavaScript call never runs Java)."""
+    return _FAMILIES.get(language, language)
+
+
+_FAMILIES = {"typescript": "javascript", "cpp": "c"}
+
+
+def _pick(ref: Reference, scope: Symbol | None, found: Sequence[Symbol], via: str) -> Use:
+    """Resolved when the candidates are one definition (a Python property's getter and setter,
+    overloads in one file: the first), else ambiguous with all of them."""
+    distinct = {(s.document_id, s.qualified_name) for s in found}
+    if len(distinct) == 1:
+        return Use(ref, scope, RESOLVED, via, (found[0],))
+    return Use(ref, scope, AMBIGUOUS, via, tuple(found))
+
+
+def _last(qualifier: str) -> str:
+    """The last identifier of a qualifier (``Foo`` of ``crate::db::Foo``), "" for an expression."""
+    text = qualifier.strip()
+    parts = split_qualified(text) if text else []
+    head = parts[-1] if parts else ""
+    return head if _IDENT.match(head) else ""
+
+
+def module_holds(module: str, from_path: str, symbol: Symbol) -> int:
+    """How well the module an import names (``a.b``, ``.b``, ``./b``, ``crate::a::b``,
+    ``com.x.Foo``, ``example.com/x/pkg``) is the definition's file or holds it (its folder, a
+    Java qualified name): the number of the module's trailing parts the file's path ends with
+    (a relative module, a qualified name: 100), 0 when it does not.
+
+    >>> s = Symbol(1, 1, None, "/r/src/pkg/db.py", "python", 0, "f", "function", "f", "", 1, 2)
+    >>> module_holds("pkg.db", "/r/src/app.py", s), module_holds(".db", "/r/src/pkg/x.py", s)
+    (2, 100)
+    >>> module_holds("other.db2", "/r/src/app.py", s)
+    0
+    """
+    text = module.strip().strip("\"'")
+    if not text:
+        return 0
+    stem = _SOURCE_EXT.sub("", symbol.path)
+    for index in _INDEX_STEMS:
+        if stem.endswith(index):
+            stem = stem[: -len(index)]
+            break
+    folder = posixpath.dirname(symbol.path)
+    if text.startswith("."):
+        if "/" in text:  # ./pool, ../db/pool (JavaScript, TypeScript)
+            base = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), _SOURCE_EXT.sub("", text)))
+        else:  # Python: .pool, ..db.pool
+            dots = len(text) - len(text.lstrip("."))
+            base = posixpath.dirname(from_path)
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            rest = text[dots:].replace(".", "/")
+            base = posixpath.join(base, rest) if rest else base
+        return 100 if stem == base or folder == base else 0
+    if symbol.qualified_name == text or text.endswith("." + symbol.qualified_name):
+        return 100  # Java: import com.x.Foo
+    parts = [p for p in re.split(r"::|/|\.|\\", text) if p and p not in {"crate", "self", "super", "@"}]
+    for n in range(len(parts), 0, -1):  # the longest tail of the module the path ends with
+        for end in (len(parts), len(parts) - 1):  # the module, or (Java, Rust) all but a name in it
+            tail = parts[max(end - n, 0) : end]
+            suffix = "/" + "/".join(tail)
+            if tail and (stem.endswith(suffix) or folder.endswith(suffix)):
+                return len(tail)
+    return 0
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A definition (None: a file's top level) that uses the target, with the lines it does."""
+
+    symbol: Symbol | None
+    path: str
+    uses: tuple[Use, ...]
+    depth: int = 1
+
+    @property
+    def ambiguous(self) -> bool:
+        return all(u.status == AMBIGUOUS for u in self.uses)
+
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
+        head = _brief(self.symbol, show) if self.symbol else {"qualified_name": None, "path": show(self.path)}
+        return {
+            **head,
+            "depth": self.depth,
+            "ambiguous": self.ambiguous,
+            "lines": [u.reference.line for u in self.uses],
+            "calls": [u.to_dict(show, scope=False) for u in self.uses],
+        }
+
+
+@dataclass
+class Graph:
+    """What one question found: the definitions it was about, and the edges (uses) around them."""
+
+    name: str
+    targets: list[Symbol]
+    uses: list[Use] = field(default_factory=list)
+    callers: list[Caller] = field(default_factory=list)
+    unresolved: list[Use] = field(default_factory=list)
+
+
+def targets_of(source: ReferenceSource, name: str, state: int | None) -> list[Symbol]:
+    """The definitions ``name`` names exactly (a plain or a qualified name)."""
+    if not name.strip():
+        raise InputError("empty name: give a definition's name such as parse_filter or Pool.get")
+    found = [m for m in find(source, name, mode="exact", state=state, limit=500) if m.match == "exact"]
+    exact = [m.symbol for m in found if m.score == 1.0]  # as written beats equal ignoring case
+    return exact or [m.symbol for m in found]
+
+
+def _wanted(name: str, targets: Sequence[Symbol]) -> set[str]:
+    parts = split_qualified(name)
+    return {t.name for t in targets} or ({parts[-1]} if parts else set())
+
+
+def uses_of(
+    source: ReferenceSource, name: str, *, state: int | None, kinds: Sequence[str] | None = None
+) -> Graph:
+    """Every use of ``name`` (its definitions' names), resolved: those resolved to one of its
+    definitions, ambiguous ones whose candidates include one, and, when the name has no definition
+    in the index, the unresolved uses of it (``print``, a library's class)."""
+    resolver = Resolver(source, state)
+    targets = targets_of(source, name, state)
+    ids = {t.id for t in targets}
+    refs = source.references(names=sorted(_wanted(name, targets)), kinds=kinds, state=state)
+    graph = Graph(name, targets)
+    for use in resolver.resolve(refs):
+        hit = any(t.id in ids for t in use.targets)
+        if hit and use.status in (RESOLVED, AMBIGUOUS):
+            graph.uses.append(use)
+        elif not targets and use.status == UNRESOLVED:
+            graph.unresolved.append(use)
+    return graph
+
+
+def callers(source: ReferenceSource, name: str, *, state: int | None, depth: int = 1) -> Graph:
+    """The definitions that call ``name`` (a call, ``new``), grouped by caller; with ``depth`` > 1
+    their callers too (through resolved calls only), each caller listed once, at its first depth."""
+    depth = _depth(depth)
+    graph = uses_of(source, name, state=state, kinds=CALLS)
+    resolver = Resolver(source, state)
+    seen = {t.id for t in graph.targets}
+    level = _group(graph.uses, 1)
+    while level:
+        graph.callers.extend(level)
+        d = level[0].depth
+        nxt = [
+            c.symbol for c in level if c.symbol is not None and not c.ambiguous and c.symbol.id not in seen
+        ]
+        seen.update(s.id for s in nxt)
+        if d >= depth or not nxt:
+            break
+        ids = {s.id for s in nxt}
+        refs = source.references(names=sorted({s.name for s in nxt}), kinds=CALLS, state=state)
+        found = [u for u in resolver.resolve(refs) if u.status == RESOLVED and u.targets[0].id in ids]
+        level = _group(found, d + 1)
+    return graph
+
+
+def _group(uses: Sequence[Use], depth: int) -> list[Caller]:
+    by: dict[tuple[str, int | None], list[Use]] = {}
+    for use in uses:
+        key = (use.reference.path, use.scope.id if use.scope else None)
+        by.setdefault(key, []).append(use)
+    out = [Caller(us[0].scope, us[0].reference.path, tuple(us), depth) for us in by.values()]
+    return sorted(out, key=lambda c: (c.ambiguous, c.path, c.symbol.start_line if c.symbol else 0))
+
+
+@dataclass(frozen=True)
+class Callee:
+    """A definition the target calls (or, unresolved, a name it calls that the index lacks)."""
+
+    name: str
+    depth: int
+    caller: Symbol
+    uses: tuple[Use, ...]
+
+    @property
+    def status(self) -> str:
+        return self.uses[0].status
+
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
+        first = self.uses[0]
+        out = {
+            "name": self.name,
+            "depth": self.depth,
+            "status": first.status,
+            "caller": self.caller.qualified_name,
+            "lines": [u.reference.line for u in self.uses],
+            "sites": [f"{show(u.reference.path)}:{u.reference.line}-{u.reference.line}" for u in self.uses],
+        }
+        if first.status == RESOLVED:
+            out["definition"] = _brief(first.targets[0], show)
+        elif first.targets:
+            out["candidates"] = [_brief(t, show) for t in first.targets]
+        return out
+
+
+def callees(
+    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1
+) -> tuple[list[Symbol], list[Callee]]:
+    """What the definitions named ``name`` call, one entry per called definition (calls it makes
+    to one name that resolve alike are one entry), resolved first; ``depth`` > 1 follows resolved
+    callees."""
+    depth = _depth(depth)
+    resolver = Resolver(source, state)
+    targets = targets_of(source, name, state)
+    out: list[Callee] = []
+    seen = {t.id for t in targets}
+    level = list(targets)
+    for d in range(1, depth + 1):
+        nxt: list[Symbol] = []
+        for symbol in level:
+            refs = source.references(
+                document_ids=[symbol.document_id],
+                kinds=CALLS,
+                lines=(symbol.start_line, symbol.end_line),
+                state=state,
+            )
+            by: dict[tuple[str, tuple[int, ...]], list[Use]] = {}
+            for use in resolver.resolve(refs):
+                key = (use.reference.name if use.status != RESOLVED else "", tuple(t.id for t in use.targets))
+                by.setdefault(key, []).append(use)
+            for uses in by.values():
+                first = uses[0]
+                label = first.targets[0].qualified_name if first.status == RESOLVED else first.reference.name
+                out.append(Callee(label, d, symbol, tuple(uses)))
+                if first.status == RESOLVED and first.targets[0].id not in seen:
+                    seen.add(first.targets[0].id)
+                    nxt.append(first.targets[0])
+        level = nxt
+        if not level:
+            break
+    order = {RESOLVED: 0, AMBIGUOUS: 1, UNRESOLVED: 2}
+    out.sort(key=lambda c: (c.depth, order[c.status], c.uses[0].reference.line))
+    return targets, out
+
+
+@dataclass(frozen=True)
+class Impacted:
+    """A definition (or a file's top level) that depends on the target, ``depth`` uses away, with
+    its score: the sum over its edges of 1 (1/candidates for an ambiguous one) over the depth."""
+
+    symbol: Symbol | None
+    path: str
+    depth: int
+    score: float
+    edges: int
+    ambiguous: int
+
+    def to_dict(self, show: Show = _same) -> dict[str, Any]:
+        head = _brief(self.symbol, show) if self.symbol else {"qualified_name": None, "path": show(self.path)}
+        return {
+            **head,
+            "depth": self.depth,
+            "score": round(self.score, 4),
+            "edges": self.edges,
+            "ambiguous": self.ambiguous,
+        }
+
+
+def impact(
+    source: ReferenceSource, targets: Sequence[Symbol], *, state: int | None, depth: int = 2
+) -> tuple[list[Impacted], list[dict[str, Any]]]:
+    """The definitions that depend on ``targets`` (any use: call, type, base class, import),
+    ``depth`` levels of dependents deep, ranked by score (``Impacted``); and the files they are
+    in, ranked by the sum of their definitions' scores."""
+    depth = _depth(depth)
+    resolver = Resolver(source, state)
+    target_ids = {t.id for t in targets}
+    found: dict[tuple[str, int | None], Impacted] = {}
+    level = list(targets)
+    for d in range(1, depth + 1):
+        if not level:
+            break
+        ids = {s.id for s in level}
+        refs = source.references(names=sorted({s.name for s in level}), state=state)
+        nxt: list[Symbol] = []
+        for use in resolver.resolve(refs):
+            hits = [t for t in use.targets if t.id in ids]
+            if not hits or use.status == UNRESOLVED:
+                continue
+            if use.scope is not None and use.scope.id in target_ids:
+                continue  # a use inside what changes is part of it
+            weight = (1.0 if use.status == RESOLVED else 1.0 / len(use.targets)) / d
+            key = (use.reference.path, use.scope.id if use.scope else None)
+            old = found.get(key)
+            if old is None:
+                found[key] = Impacted(
+                    use.scope, use.reference.path, d, weight, 1, int(use.status == AMBIGUOUS)
+                )
+                if use.scope is not None and use.status == RESOLVED:
+                    nxt.append(use.scope)
+            else:
+                found[key] = Impacted(
+                    old.symbol,
+                    old.path,
+                    old.depth,
+                    old.score + weight,
+                    old.edges + 1,
+                    old.ambiguous + int(use.status == AMBIGUOUS),
+                )
+        target_ids.update(s.id for s in nxt)
+        level = nxt
+    ranked = sorted(found.values(), key=lambda i: (-i.score, i.depth, i.symbol is None, i.path))
+    files: dict[str, dict[str, Any]] = {}
+    for item in ranked:
+        row = files.setdefault(
+            item.path, {"path": item.path, "score": 0.0, "definitions": 0, "depth": item.depth}
+        )
+        row["score"] += item.score
+        row["definitions"] += 1
+        row["depth"] = min(row["depth"], item.depth)
+    file_rows = sorted(files.values(), key=lambda r: (-r["score"], r["path"]))
+    for row in file_rows:
+        row["score"] = round(row["score"], 4)
+    return ranked, file_rows
+
+
+def _depth(depth: int) -> int:
+    if not 1 <= depth <= MAX_DEPTH:
+        raise InputError(f"depth must be 1 to {MAX_DEPTH}, got {depth}")
+    return depth
+
+
+# -- answers: the JSON every surface gives (the CLI renders its text from it) ----------------------
+
+
+def refs_answer(
+    source: ReferenceSource, name: str, *, state: int | None, root: str | None = None
+) -> dict[str, Any]:
+    """Every use of ``name`` grouped by file (``uses_of``)."""
+    show = _shower(root)
+    graph = uses_of(source, name, state=state)
+    shown = graph.uses or graph.unresolved
+    files: dict[str, list[dict[str, Any]]] = {}
+    for use in shown:
+        files.setdefault(show(use.reference.path), []).append(use.to_dict(show))
+    return {
+        "name": name,
+        "definitions": [_brief(t, show) for t in graph.targets],
+        "count": len(shown),
+        "resolved": sum(u.status == RESOLVED for u in shown),
+        "ambiguous": sum(u.status == AMBIGUOUS for u in shown),
+        "unresolved": sum(u.status == UNRESOLVED for u in shown),
+        "files": [{"path": p, "uses": us} for p, us in files.items()],
+    }
+
+
+def callers_answer(
+    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1, root: str | None = None
+) -> dict[str, Any]:
+    """The callers of ``name`` (``callers``); without a definition in the index, the places that
+    call the name all the same (unresolved)."""
+    show = _shower(root)
+    graph = callers(source, name, state=state, depth=depth)
+    found = graph.callers or _group(graph.unresolved, 1)
+    return {
+        "name": name,
+        "depth": depth,
+        "definitions": [_brief(t, show) for t in graph.targets],
+        "count": len(found),
+        "callers": [c.to_dict(show) for c in found],
+    }
+
+
+def callees_answer(
+    source: ReferenceSource, name: str, *, state: int | None, depth: int = 1, root: str | None = None
+) -> dict[str, Any]:
+    show = _shower(root)
+    targets, found = callees(source, name, state=state, depth=depth)
+    return {
+        "name": name,
+        "depth": depth,
+        "definitions": [_brief(t, show) for t in targets],
+        "count": len(found),
+        "callees": [c.to_dict(show) for c in found],
+    }
+
+
+def impact_answer(
+    source: ReferenceSource,
+    target: str,
+    *,
+    state: int | None,
+    path: str | None,
+    depth: int = 2,
+    limit: int = 50,
+    root: str | None = None,
+) -> dict[str, Any]:
+    """What depends on the definitions of the stored ``path`` (when the target names a file) or on
+    the definitions named ``target``: definitions and files, ranked (``impact``)."""
+    if path is not None:
+        targets = source.symbols(path=path, state=state)
+    else:
+        targets = targets_of(source, target, state)
+        if not targets:
+            raise InputError(
+                f"no document {target!r} in the store and no definition of that name "
+                "(a path as `hybrid-rag documents` shows it, or a name such as parse_filter, Pool.get)"
+            )
+    ranked, files = impact(source, targets, state=state, depth=depth)
+    show = _shower(root)
+    for row in files:
+        row["path"] = show(row["path"])
+    return {
+        "target": target,
+        "kind": "path" if path is not None else "name",
+        "depth": depth,
+        "definitions": [_brief(t, show) for t in targets],
+        "count": len(ranked),
+        "dependents": [i.to_dict(show) for i in ranked[:limit]],
+        "files": files[:limit],
+    }
