@@ -149,9 +149,17 @@ class AutoEmbedder:
         a sample of the prose files under ``paths``."""
         if self._inner is not None or (self._counts is not None and self._counts()):
             return
+        self.prepare_texts(_sample_texts(paths))
+
+    def prepare_texts(self, texts: Sequence[str]) -> None:
+        """:meth:`prepare` for texts already read (a judged collection ingested by ``hybrid-rag
+        eval`` and the benchmarks): the first ``_SAMPLE_FILES`` texts, their first
+        ``_SAMPLE_CHARS`` characters, as ingest samples its prose files."""
+        if self._inner is not None or (self._counts is not None and self._counts()):
+            return
         from hybrid_rag.lang.detect import detect_language
 
-        counts = Counter(detect_language(text).code for text in _sample_texts(paths))
+        counts = Counter(detect_language(text[:_SAMPLE_CHARS]).code for text in texts[:_SAMPLE_FILES])
         if counts:
             self._choose(*choose_by_languages(counts))
 
