@@ -473,7 +473,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         f"# {dataset.name}: {len(dataset.corpus)} docs, {results[0].chunks} chunks, "
         f"{results[0].queries} judged queries; ingest {results[0].ingest_seconds:.1f} s"
     )
-    print(f"# model: {results[0].model}" + (f" ({results[0].model_choice})" if results[0].model_choice else ""))
+    choice = f" ({results[0].model_choice})" if results[0].model_choice else ""
+    print(f"# model: {results[0].model}{choice}")
     print("| mode | nDCG@10 | MRR@10 | P@3 | Recall@50 | Recall@100 | mean ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:

@@ -87,3 +87,30 @@ def test_eval_prints_the_model_it_used(
     assert "# model: multilingual-e5-small (embedding.model auto: multilingual-e5-small: 100%" in out
     code = cli.main(["--data-dir", str(tmp_path / "d2"), "eval", "--dataset", str(data), "--quiet", "--json"])
     assert json.loads(capsys.readouterr().out)[0]["model"] == "multilingual-e5-small"
+
+
+def test_a_study_run_by_the_harness_says_which_models_it_embedded_with(
+    auto_models: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+    import types
+
+    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    harness = importlib.import_module("harness")
+    dataset = load_beir(_beir(tmp_path / "ru_set"))
+
+    def run(args: object) -> dict[str, object]:  # a study that evaluates the engine as eval does
+        [result] = run_experiment(dataset, Settings(), work_dir=tmp_path / "study", warmup=0)
+        return {"mrr": result.report.means["mrr@10"]}
+
+    study = types.SimpleNamespace(run=run, __doc__="a study")
+    monkeypatch.setattr(harness, "load_study", lambda name: study)
+    monkeypatch.setattr("hybrid_rag.models.auto._USED", {})
+    written = harness.run_study("tiny", ["--out", str(tmp_path / "tiny.json")])
+    said = "# embedding models used: multilingual-e5-small (embedding.model auto: multilingual-e5-small: "
+    assert said in capsys.readouterr().err
+    result = json.loads(written.read_text())
+    assert list(result["environment"]["embedding_models"]) == ["multilingual-e5-small"]
+    line = harness.environment_line(result)
+    assert "embedding model(s): multilingual-e5-small (embedding.model auto" in line
