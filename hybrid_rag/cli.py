@@ -194,6 +194,8 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 def _print_results(result: Any) -> None:
     building = f" (dense {result.trace.dense}: BM25 only for the rest)" if result.trace.dense else ""
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}{building}")
+    if result.trace.unread:  # the index cannot read this question: before the results, not after
+        print(f"# warning: {result.trace.unread}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
             f"\n[{rank}] {sc.located_citation}  "
