@@ -7,8 +7,6 @@ model that reads Russian."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hybrid_rag.engine import Engine
