@@ -127,7 +127,7 @@ def unread_message(
         lacks.append(f"its dense model {model_name.split('#', 1)[0]} reads {reads}")
     if not bm25_reads:
         lacks.append(
-            f"its text is {top_languages(counts)} and shares (almost) no words with the question (BM25)"
+            f"its text ({top_languages(counts)}) shares almost no words with it (BM25 cannot match it)"
         )
     fix = FIX
     if not multilingual_runtime_installed():
@@ -135,6 +135,6 @@ def unread_message(
     if dense_reads:  # the dense stage is off in this query (mode bm25, features.dense off)
         fix = "search with the dense stage (mode hybrid or dense), which reads it"
     return (
-        f"this index cannot read questions in {lang}: {' and '.join(lacks)}; the results are likely "
+        f"this index cannot read questions in {lang}: {', and '.join(lacks)}; the results are likely "
         f"unrelated. Fix: {fix}; or ask in {max(counts, key=lambda k: (k != 'und', counts[k]))}."
     )

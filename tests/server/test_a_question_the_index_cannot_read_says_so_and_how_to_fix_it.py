@@ -23,7 +23,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 QUESTION = "как сбросить пароль"
 LACKS = (
     "this index cannot read questions in ru: its dense model sentence-transformers/all-MiniLM-L6-v2 "
-    "reads English only and its text is en"
+    "reads English only, and its text (en"
 )
 FIX = "`HYBRID_RAG_EMBEDDING__MODEL=multilingual-e5-small hybrid-rag rebuild`"
 
@@ -60,7 +60,7 @@ def test_the_engine_says_what_the_index_lacks_and_the_fix(minilm: None, tmp_path
         result = engine.query(QUESTION)
         assert result.chunks  # still answered: a warning, not an empty result
         assert result.trace.unread.startswith(LACKS) and FIX in result.trace.unread
-        assert "shares (almost) no words with the question (BM25)" in result.trace.unread
+        assert "shares almost no words with it (BM25 cannot match it)" in result.trace.unread
         assert result.to_dict()["unread"] == result.trace.unread
         context, _ = engine.context(QUESTION)
         assert context.weak_evidence and result.trace.unread in context.notes

@@ -68,5 +68,5 @@ def test_a_russian_question_made_of_the_index_words_keeps_bm25(engine: Engine) -
 
 def test_bm25_alone_over_a_question_it_cannot_read_says_the_dense_stage_would(engine: Engine) -> None:
     result = engine.query("как сбросить пароль пользователя", mode="bm25")
-    assert result.trace.unread.startswith("this index cannot read questions in ru: its text is en 100%")
+    assert result.trace.unread.startswith("this index cannot read questions in ru: its text (en 100%) shares")
     assert "search with the dense stage (mode hybrid or dense), which reads it" in result.trace.unread
