@@ -10,7 +10,8 @@ good one only pulls it down (benchmarks/RESULTS.md sections 29 and 38):
   text shares none.
 
 In a hybrid query with both stages on: a stage that cannot read the question, beside one that
-can, gets no vote (``dense_scale`` / ``bm25_scale`` 0) and the trace says so. When neither can,
+can, gets no vote (``dense_scale`` / ``bm25_scale`` 0: ``retrieval.unread_language_dense_scale``,
+``retrieval.cross_language_bm25_scale``) and the trace says so. When neither can,
 the answer is noise whatever the fusion: :attr:`Reading.unread` says what the index lacks and how
 to fix it; the engine returns it with the result (``QueryResult.unread``; the CLI, the JSON, HTTP
 and MCP show it as it is). A question no detector is sure of (``und``), an English question over
@@ -72,6 +73,7 @@ def read_question(
     dense_on: bool,
     bm25_on: bool,
     unread_dense_scale: float,
+    cross_bm25_scale: float = 0.0,
 ) -> Reading:
     """How the stages of a ``mode`` query in language ``lang`` read it (see the module docstring).
 
@@ -107,12 +109,13 @@ def read_question(
             " (retrieval.unread_language_dense_scale; a multilingual model: configs/multilingual.yaml)"
         )
         return Reading(lang, dense_scale=unread_dense_scale, notes=(note,))
-    if both and dense_reads and not bm25_reads:  # a question across languages: the dense stage alone
+    if both and dense_reads and not bm25_reads and cross_bm25_scale < 1.0:  # across languages: dense
+        what = "BM25 skipped" if cross_bm25_scale == 0 else f"BM25 weight x{cross_bm25_scale:g}"
         note = (
-            f"BM25 skipped: the question is in {lang}, the index's text is not ({top_languages(counts)}) "
-            f"and holds too few of its words; dense only ({model_name} reads {lang})"
+            f"{what}: the question is in {lang}, the index's text is not ({top_languages(counts)}) "
+            f"and holds too few of its words; {model_name} reads {lang} (retrieval.cross_language_bm25_scale)"
         )
-        return Reading(lang, bm25_scale=0.0, notes=(note,))
+        return Reading(lang, bm25_scale=cross_bm25_scale, notes=(note,))
     return Reading(lang)
 
 

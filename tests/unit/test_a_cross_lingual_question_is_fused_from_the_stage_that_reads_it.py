@@ -70,3 +70,22 @@ def test_bm25_alone_over_a_question_it_cannot_read_says_the_dense_stage_would(en
     result = engine.query("как сбросить пароль пользователя", mode="bm25")
     assert result.trace.unread.startswith("this index cannot read questions in ru: its text (en 100%) shares")
     assert "search with the dense stage (mode hybrid or dense), which reads it" in result.trace.unread
+
+
+def test_the_cross_language_bm25_scale_keeps_bm25_as_before(tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("kept")
+    docs = root / "docs"
+    docs.mkdir()
+    for name, text in ENGLISH.items():
+        (docs / name).write_text(text + "\n", encoding="utf-8")
+    settings = Settings().with_overrides(
+        {"paths.data_dir": str(root / "data"), "retrieval.cross_language_bm25_scale": 1.0}
+    )
+    eng = Engine(settings, embedder=FakeEmbedder(64, model_name="multilingual-e5-small"))
+    try:
+        eng.ingest([docs])
+        result = eng.query("как сбросить пароль пользователя", mode="hybrid")
+        assert {"bm25", "dense"} <= _stages(result)
+        assert not any("BM25 skipped" in n for n in result.trace.notes)
+    finally:
+        eng.close()
