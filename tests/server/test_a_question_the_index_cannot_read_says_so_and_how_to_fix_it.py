@@ -107,3 +107,10 @@ def test_http_and_mcp_return_it(minilm: None, tmp_path: Path) -> None:
     finally:
         server.stop()
         engine.close()
+
+
+def test_the_page_shows_it_above_the_notes() -> None:
+    import hybrid_rag.server
+
+    script = (Path(hybrid_rag.server.__file__).parent / "static" / "app.js").read_text()
+    assert 'data.unread ? [el("div", { class: "error", text: `warning: ${data.unread}` })]' in script
