@@ -44,6 +44,7 @@ for entry in (str(ROOT), str(BENCHMARKS)):
         sys.path.insert(0, entry)
 
 from hybrid_rag.evaluation.bench import git_info, machine_info  # noqa: E402
+from hybrid_rag.models.auto import models_used  # noqa: E402
 
 
 def study_names() -> list[str]:
@@ -87,6 +88,8 @@ def run_study(name: str, argv: Sequence[str]) -> Path:
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.perf_counter()
     result = study.run(args)
+    models = models_used()  # every embedder the study built, auto's choices resolved as ingest does
+    print("# embedding models used: " + (describe_models(models) or "none"), file=sys.stderr)
     environment = {
         **machine_info(),
         "load_average_before": load_before,
@@ -94,6 +97,7 @@ def run_study(name: str, argv: Sequence[str]) -> Path:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
         "command": f"benchmarks/harness.py run {name} {' '.join(argv)}".strip(),
         "seconds": round(time.perf_counter() - started, 1),
+        "embedding_models": models,
     }
     return write_result(name, {**result, "environment": environment}, args.out)
 
@@ -115,6 +119,11 @@ def replace_block(document: str, name: str, body: str) -> str:
     return document[:start] + block + document[stop + len(end) :]
 
 
+def describe_models(models: dict[str, str]) -> str:
+    """``{"multilingual-e5-small": "embedding.model auto: ..."}`` as one line."""
+    return "; ".join(f"{name} ({how})" if how else name for name, how in models.items())
+
+
 def environment_line(result: dict[str, Any]) -> str:
     """One line stating where and when a result was measured, for every rendered section; what an
     older result did not record is left out."""
@@ -134,6 +143,8 @@ def environment_line(result: dict[str, Any]) -> str:
         parts.append(f", load average {(before or ['?'])[0]} before and {(after or ['?'])[0]} after")
     if env.get("seconds") is not None:
         parts.append(f", {env['seconds']} s")
+    if env.get("embedding_models"):
+        parts.append(f"; embedding model(s): {describe_models(env['embedding_models'])}")
     if env.get("command"):
         parts.append(f": `{env['command']}`")
     return "".join(parts) + "._"

@@ -197,6 +197,8 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 def _print_results(result: Any) -> None:
     building = f" (dense {result.trace.dense}: BM25 only for the rest)" if result.trace.dense else ""
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}{building}")
+    if result.trace.unread:  # the index cannot read this question: before the results, not after
+        print(f"# warning: {result.trace.unread}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
             f"\n[{rank}] {sc.located_citation}  "
@@ -472,6 +474,8 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         f"# {dataset.name}: {len(dataset.corpus)} docs, {results[0].chunks} chunks, "
         f"{results[0].queries} judged queries; ingest {results[0].ingest_seconds:.1f} s"
     )
+    choice = f" ({results[0].model_choice})" if results[0].model_choice else ""
+    print(f"# model: {results[0].model}{choice}")
     print("| mode | nDCG@10 | MRR@10 | P@3 | Recall@50 | Recall@100 | mean ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:

@@ -106,6 +106,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
             return {
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
+                **({"unread": result.trace.unread} if result.trace.unread else {}),  # and the fix
                 "results": [
                     {
                         "citation": hit.located_citation,

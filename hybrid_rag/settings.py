@@ -362,6 +362,9 @@ class RetrievalSettings(_Section):
     # a query in a language the dense model does not read (models/languages.py; MiniLM: English
     # only): its dense weight times this; 0 skips the dense stage and BM25 answers (RESULTS.md 29)
     unread_language_dense_scale: Float = Field(0.0, ge=0, le=1)
+    # a question across languages (its language under 5% of the chunks, fewer than half of its terms in
+    # the index) with a dense model that reads it: BM25's weight times this; 0: dense alone (RESULTS.md 38)
+    cross_language_bm25_scale: Float = Field(0.0, ge=0, le=1)
     # an expansion list's weight (PRF, HyDE, rewrites) as a share of its kind's, by source type: feedback
     # from a repository's top hits (tests, docs) misleads on code (RESULTS.md section 21)
     expansion_weight: Float = Field(0.5, ge=0)

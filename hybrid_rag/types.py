@@ -192,6 +192,9 @@ class Trace:
     timings: tuple[StageTiming, ...] = ()
     notes: tuple[str, ...] = ()
     dense: str = ""  # what the dense index lacks: "building, 41%" on a BM25-first ingest's partial version
+    # what the index lacks to read this question at all, and the fix (retrieval/reading.py): a
+    # Russian question over English text with an English-only dense model
+    unread: str = ""
 
     def seconds(self, stage: str) -> float:
         return sum(t.seconds for t in self.timings if t.stage == stage)
@@ -207,6 +210,7 @@ class Trace:
             ],
             "notes": list(self.notes),
             **({"dense": self.dense} if self.dense else {}),
+            **({"unread": self.unread} if self.unread else {}),
         }
 
 
@@ -217,6 +221,7 @@ class Tracer:
         self._timings: list[StageTiming] = []
         self._notes: list[str] = []
         self.dense = ""  # Trace.dense
+        self.unread = ""  # Trace.unread
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -230,7 +235,7 @@ class Tracer:
         self._notes.append(message)
 
     def freeze(self) -> Trace:
-        return Trace(tuple(self._timings), tuple(self._notes), self.dense)
+        return Trace(tuple(self._timings), tuple(self._notes), self.dense, self.unread)
 
 
 @dataclass(frozen=True)
@@ -282,6 +287,7 @@ class QueryResult:
             "index_version": self.index_version,
             **({"lang": self.lang} if self.lang is not None else {}),
             **({"dense": self.trace.dense} if self.trace.dense else {}),
+            **({"unread": self.trace.unread} if self.trace.unread else {}),  # the index cannot read it
             "results": results,
             "trace": self.trace.to_dict(),
         }

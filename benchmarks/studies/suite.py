@@ -132,6 +132,7 @@ def ingest(dataset: BeirDataset, settings: Settings, work: Path, embedder: Embed
             "chunks": stats.chunks,
             "vectors": int(getattr(live.dense, "window_count", len(live.dense))),
             "bytes_on_disk": dict(stats.bytes_on_disk),
+            "model": str(engine.embedder.model_name),  # embedding.model auto resolved as ingest does
         }
     finally:
         engine.close()
@@ -154,6 +155,7 @@ def result_record(
         "metrics": {k: round(v, DIGITS) for k, v in result.report.means.items()},
         "latency_ms": {s: {k: round(v, 3) for k, v in p.items()} for s, p in result.latency_ms.items()},
         "notes": list(result.notes),
+        "model": result.model,
         "seconds": round(seconds, 2),
         "settings": settings.model_dump(mode="json"),
         "per_query": {
@@ -188,7 +190,10 @@ def run_dataset(
             shutil.rmtree(work)
         log(f"{dataset.name}: ingest group {group} ({', '.join(c.name for c in members)}) into {work}")
         info["ingest"][group] = ingest(dataset, group_settings, work, embedder)
-        log(f"{dataset.name}: ingest {info['ingest'][group]['seconds']:.1f} s")
+        log(
+            f"{dataset.name}: ingest {info['ingest'][group]['seconds']:.1f} s, "
+            f"model {info['ingest'][group]['model']}"
+        )
         for config in members:
             settings = config.settings(base)
             engine, engine_notes = open_engine(settings, work, embedder)

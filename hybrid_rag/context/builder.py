@@ -60,7 +60,7 @@ from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.tokens import count_tokens
-from hybrid_rag.types import QueryResult, ScoredChunk, SourceType, StageTiming, Trace
+from hybrid_rag.types import QueryResult, ScoredChunk, SourceType, StageTiming
 from hybrid_rag.vectors import pool_windows
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
@@ -140,6 +140,9 @@ class ContextBuilder:
             weak = conf < self.cfg.confidence_threshold
         chunks = result.chunks
         notes: list[str] = []
+        if result.trace.unread:  # the index cannot read the question (retrieval/reading.py): say so
+            notes.append(result.trace.unread)
+            weak = True
         analysis = filler = None
         summarized = sm.Summaries()
         if not chunks:
@@ -418,4 +421,6 @@ def _traced(result: QueryResult, start: float, summarized: sm.Summaries) -> Quer
     if summarized.seconds:
         timings.append(StageTiming("summarize", summarized.seconds, summarized.note))
     notes = (summarized.note,) if summarized.note else ()
-    return replace(result, trace=Trace(result.trace.timings + tuple(timings), result.trace.notes + notes))
+    timed = result.trace.timings + tuple(timings)
+    trace = replace(result.trace, timings=timed, notes=result.trace.notes + notes)
+    return replace(result, trace=trace)

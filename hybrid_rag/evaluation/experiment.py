@@ -59,6 +59,8 @@ class ExperimentResult:
     ingest_seconds: float
     notes: tuple[str, ...] = ()
     run: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    model: str = ""  # the dense model the engine embedded with (``embedding.model: auto`` resolved)
+    model_choice: str = ""  # auto's choice and its reason, as ``hybrid-rag ingest`` prints it
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,6 +73,8 @@ class ExperimentResult:
             "chunks": self.chunks,
             "ingest_seconds": self.ingest_seconds,
             "notes": list(self.notes),
+            "model": self.model,
+            "model_choice": self.model_choice,
         }
         if per_query:
             out["per_query"] = {m: dict(v) for m, v in self.report.per_query.items()}
@@ -88,9 +92,17 @@ def ingest_dataset(engine: Engine, dataset: BeirDataset, progress: Progress | No
     files = [
         load_text(doc_id, text, source_type=source_type, language=language) for doc_id, text in texts.items()
     ]
+    prepare = getattr(engine.embedder, "prepare_texts", None)  # embedding.model: auto, as ingest decides:
+    if prepare is not None and source_type is SourceType.TEXT:  # by its prose (code files are not sampled)
+        prepare(list(texts.values()))
     start = time.perf_counter()
     engine.ingestor.ingest_files(files, collection=dataset.name, progress=progress)
     return time.perf_counter() - start
+
+
+def embedding_model(engine: Engine) -> tuple[str, str]:
+    """(the dense model's name, auto's choice and reason or "") of an engine that has ingested."""
+    return str(engine.embedder.model_name), str(getattr(engine.embedder, "choice", None) or "")
 
 
 def doc_run(result: QueryResult) -> dict[str, float]:
@@ -188,6 +200,7 @@ def evaluate_engine(
     for qid in list(dataset.qrels)[:warmup]:
         engine.query(dataset.queries[qid], top_k=10, mode=mode, features=features)
     run, stages, notes = run_queries(engine, dataset, mode=mode, features=features, progress=progress)
+    model, choice = embedding_model(engine)
     return ExperimentResult(
         dataset=dataset.name,
         mode=mode,
@@ -199,4 +212,6 @@ def evaluate_engine(
         ingest_seconds=ingest_seconds,
         notes=tuple(notes),
         run=run,
+        model=model,
+        model_choice=choice,
     )

@@ -365,6 +365,13 @@ class BM25IndexManager:
         scores, matched = backend.scores(terms)
         return top_k_hits(rows, scores, keep & matched & (scores > 0), k)
 
+    def known_terms(self, query: str) -> tuple[int, int]:
+        """(how many of ``query``'s distinct terms this index holds, how many it has): whether
+        BM25 can read a question at all (a Russian one over English text holds none)."""
+        terms = list(dict.fromkeys(self._tokenizer.tokenize_query(query)))
+        empty = self._seg is None and self._backend is None
+        return (0 if empty else len(self._known(terms))), len(terms)
+
     def _known(self, terms: Sequence[str]) -> list[str]:
         if self._seg is not None:
             return self._seg.known(terms)

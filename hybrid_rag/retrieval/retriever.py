@@ -23,7 +23,6 @@ from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.lang.query import query_language
-from hybrid_rag.models.languages import model_languages
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
@@ -31,6 +30,7 @@ from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
+from hybrid_rag.retrieval.reading import Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -50,9 +50,7 @@ from hybrid_rag.types import (
 )
 
 T = TypeVar("T")
-# the dense stage is distrusted for a query it cannot read only where BM25 can match it: where at
-# least this share of the live chunks is in the query's language
-QUERY_LANGUAGE_MIN_SHARE = 0.05
+READ = Reading()  # every stage reads the question
 
 
 class RetrievalMode(ConfigEnum):
@@ -148,8 +146,8 @@ class HybridRetriever:
         if allowed is not None and allowed.size == 0:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        dense_scale = self.dense_scale(text, run_mode, flags, live.version, tracer)
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, dense_scale)
+        reading = self.reading(text, run_mode, flags, live, tracer)
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading)
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
             candidates = timed(
@@ -160,7 +158,7 @@ class HybridRetriever:
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer)
-        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, dense_scale)
+        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, reading)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
@@ -186,32 +184,27 @@ class HybridRetriever:
             return np.full(len(ids), np.nan)
         return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
 
-    def dense_scale(
-        self, text: str, mode: RetrievalMode, flags: FeatureFlags, version: int, tracer: Tracer
-    ) -> float:
-        """1, or ``retrieval.unread_language_dense_scale`` when the dense model does not read the
-        query's language (``models/languages.py``; a language no detector is sure of is read) and
-        BM25 can match it: at least ``QUERY_LANGUAGE_MIN_SHARE`` of the chunks are in it. Said in
-        the trace; only a hybrid query with both stages on is changed."""
-        known = model_languages(self.embedder.model_name)
-        if known is None or mode is not RetrievalMode.HYBRID or not (flags.dense and flags.bm25):
-            return 1.0
-        scale = self.retrieval.unread_language_dense_scale
-        if scale >= 1.0:
-            return 1.0
-        lang = query_language(text).code
-        if lang == "und" or lang in known:
-            return 1.0
-        counts = self.language_counts(version)
-        total = sum(counts.values())
-        if not total or counts.get(lang, 0) / total < QUERY_LANGUAGE_MIN_SHARE:
-            return 1.0
-        what = "dense skipped, BM25 only" if scale == 0 else f"dense weight x{scale:g}"
-        tracer.note(
-            f"the dense model {self.embedder.model_name} does not read the query's language ({lang}): {what}"
-            " (retrieval.unread_language_dense_scale; a multilingual model: configs/multilingual.yaml)"
+    def reading(
+        self, text: str, mode: RetrievalMode, flags: FeatureFlags, live: LiveIndex, tracer: Tracer
+    ) -> Reading:
+        """Whether each stage reads the question (``retrieval/reading.py``): a stage that cannot,
+        beside one that can, gets no vote; when neither can, ``tracer.unread`` says what the index
+        lacks and how to fix it. Said in the trace."""
+        reading = read_question(
+            query_language(text).code,
+            self.embedder.model_name,
+            self.language_counts(live.version),
+            lambda: live.bm25.known_terms(text),
+            mode=mode.value,
+            dense_on=flags.dense,
+            bm25_on=flags.bm25,
+            unread_dense_scale=self.retrieval.unread_language_dense_scale,
+            cross_bm25_scale=self.retrieval.cross_language_bm25_scale,
         )
-        return scale
+        for note in reading.notes:
+            tracer.note(note)
+        tracer.unread = reading.unread
+        return reading
 
     def language_counts(self, version: int) -> dict[str, int]:
         """Live chunks per natural language, read once per index version."""
@@ -254,15 +247,15 @@ class HybridRetriever:
         live: LiveIndex,
         allowed: np.ndarray | None,
         tracer: Tracer,
-        dense_scale: float = 1.0,
+        reading: Reading = READ,
     ) -> Candidates:
-        """Dense and BM25 candidates (dense not searched when ``dense_scale`` is 0)."""
+        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0)."""
         r = self.retrieval
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         vector = None
         lexical = mode in (RetrievalMode.BM25, RetrievalMode.HYBRID)
-        if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense and dense_scale > 0:
+        if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense and reading.dense_scale > 0:
             try:
                 with tracer.stage("embed_query"):
                     vector = self.embedder.embed_queries([text])[0]
@@ -275,7 +268,7 @@ class HybridRetriever:
                 with tracer.stage("dense"):
                     runs["dense"] = live.dense.search(vector, r.dense_top_k, allowed)
                 probes["dense"] = vector
-        if lexical and flags.bm25:
+        if lexical and flags.bm25 and (reading.bm25_scale > 0 or "dense" not in runs):
             with tracer.stage("bm25"):
                 runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
             probes["bm25"] = text
@@ -377,7 +370,7 @@ class HybridRetriever:
         candidates: Candidates,
         runs: Mapping[str, list[Hit]],
         rows: Mapping[int, Chunk],
-        dense_scale: float = 1.0,
+        reading: Reading = READ,
     ) -> list[Fused]:
         """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights;
         expansion lists weigh by the index they searched, at their source type's expansion share.
@@ -393,7 +386,8 @@ class HybridRetriever:
         per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
-            dense *= dense_scale  # 1, or less for a query the dense model cannot read
+            dense *= reading.dense_scale  # 1, or less for a query the dense model cannot read
+            bm25 *= reading.bm25_scale  # 1, or 0 for a question in a language the index's text is not
             table = run_weights(
                 runs,
                 dense,

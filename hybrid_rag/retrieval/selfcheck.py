@@ -175,7 +175,7 @@ def merge_results(query: str, results: Sequence[QueryResult]) -> QueryResult:
     )
     timings = tuple(t for r in results for t in r.trace.timings)
     notes = tuple(dict.fromkeys(n for r in results for n in r.trace.notes))
-    trace = Trace(timings, notes, results[0].trace.dense)
+    trace = Trace(timings, notes, results[0].trace.dense, results[0].trace.unread)
     matches = {k: v for r in reversed(results) for k, v in r.matches.items()}
     return QueryResult(query, results[0].mode, chunks, trace, results[0].index_version, matches=matches)
 
@@ -261,7 +261,10 @@ class SelfCheck:
         tried = {query.strip().lower()}
         notes: list[str] = []
         use_generator = self.generator is not None
-        while len(attempts) <= self.max_retries:
+        unread = results[0].trace.unread  # the index cannot read the question (retrieval/reading.py):
+        if unread:  # a retry would search with the words of unrelated results; say so, weak
+            notes.append("self-check: no retry: the index cannot read the question's language")
+        while not unread and len(attempts) <= self.max_retries:
             best = max(range(len(attempts)), key=lambda i: (attempts[i].confidence, -i))
             if attempts[best].confidence >= self.threshold:
                 break
@@ -289,7 +292,7 @@ class SelfCheck:
             )
         best = max(range(len(attempts)), key=lambda i: (attempts[i].confidence, -i))
         chosen = attempts[best]
-        weak = bool(chosen.confidence < self.threshold)
+        weak = bool(chosen.confidence < self.threshold) or bool(unread)
         if len(attempts) > 1:
             notes.append(
                 f"self-check: confidence {attempts[0].confidence:.2f} below {self.threshold:.2f}; "

@@ -182,7 +182,8 @@ function showResults(data) {
       preview(hit));
   });
   $("results").replaceChildren(...items);
-  $("notes").replaceChildren(...data.trace.notes.map((n) => el("div", { text: `note: ${n}` })));
+  const warning = data.unread ? [el("div", { class: "error", text: `warning: ${data.unread}` })] : [];
+  $("notes").replaceChildren(...warning, ...data.trace.notes.map((n) => el("div", { text: `note: ${n}` })));
   showTimings(data.trace.timings);
 }
 
