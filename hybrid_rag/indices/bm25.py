@@ -365,6 +365,10 @@ class BM25IndexManager:
         scores, matched = backend.scores(terms)
         return top_k_hits(rows, scores, keep & matched & (scores > 0), k)
 
+    def known_terms(self, terms: Sequence[str]) -> list[str]:
+        """Those of ``terms`` the index holds, in order (what a query with them can match)."""
+        return self._known(terms)
+
     def _known(self, terms: Sequence[str]) -> list[str]:
         if self._seg is not None:
             return self._seg.known(terms)
