@@ -22,7 +22,7 @@ from hybrid_rag.indices.coverage import dense_note
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
-from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.models.languages import model_languages
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -191,18 +191,21 @@ class HybridRetriever:
     ) -> float:
         """1, or ``retrieval.unread_language_dense_scale`` when the dense model does not read the
         query's language (``models/languages.py``; a language no detector is sure of is read) and
-        BM25 can match it: at least ``QUERY_LANGUAGE_MIN_SHARE`` of the chunks are in it. Said in
-        the trace; only a hybrid query with both stages on is changed."""
+        BM25 can match it: at least ``QUERY_LANGUAGE_MIN_SHARE`` of the chunks are in it. The
+        language is the detected one unless the index lacks it and the question's script names
+        one the index holds (``lang/query.py``: ``index_reading``; a short Han question read as
+        ``ja``, ``wuu`` or ``und`` over a Chinese index is Chinese). Said in the trace; only a
+        hybrid query with both stages on is changed."""
         known = model_languages(self.embedder.model_name)
         if known is None or mode is not RetrievalMode.HYBRID or not (flags.dense and flags.bm25):
             return 1.0
         scale = self.retrieval.unread_language_dense_scale
         if scale >= 1.0:
             return 1.0
-        lang = query_language(text).code
+        counts = self.language_counts(version)
+        lang = index_reading(text, query_language(text).code, counts, QUERY_LANGUAGE_MIN_SHARE)
         if lang == "und" or lang in known:
             return 1.0
-        counts = self.language_counts(version)
         total = sum(counts.values())
         if not total or counts.get(lang, 0) / total < QUERY_LANGUAGE_MIN_SHARE:
             return 1.0
