@@ -58,6 +58,7 @@ TERM_RESOLUTION = 3
 # An expansion term must occur in at least this many feedback documents (when there are that
 # many): a word found in one document only says more about that document than about the topic.
 MIN_FEEDBACK_DF = 2
+STABLE_MEMO_LIMIT = 100_000  # expansion terms whose tokenization is remembered
 MULTI_QUERY_PROMPT = (
     "Rewrite the search query below in {n} different ways, one per line, using other words or "
     "related technical terms that a relevant document might contain. Write only the {n} "
@@ -320,6 +321,7 @@ class QueryExpander:
         self.generator = generator
         self.method = ExpansionMethod.from_str(settings.method)
         self._tokenizer = Tokenizer.for_settings(bm25)
+        self._stable: dict[tuple[str, str], bool] = {}  # (tokenizer key, term) -> tokenizes to itself
 
     def expand(
         self,
@@ -411,9 +413,18 @@ class QueryExpander:
         if not feedback:
             return []
 
+        key = tokenizer.cache_key()
+        known = self._stable
+        if len(known) > STABLE_MEMO_LIMIT:
+            known.clear()
+
         def stable(term: str) -> bool:
-            # only a term that tokenizes back to itself reaches the index unchanged as query text
-            return tokenizer.tokenize(term) == [term]
+            # only a term that tokenizes back to itself reaches the index unchanged as query text;
+            # remembered: each check detects the term's language (a fastText call)
+            found = known.get((key, term))
+            if found is None:
+                found = known[(key, term)] = tokenizer.tokenize(term) == [term]
+            return found
 
         return select_expansion_terms(
             [doc for doc, _ in feedback],

@@ -53,6 +53,7 @@ T = TypeVar("T")
 # the dense stage is distrusted for a query it cannot read only where BM25 can match it: where at
 # least this share of the live chunks is in the query's language
 QUERY_LANGUAGE_MIN_SHARE = 0.05
+TERM_MEMO_LIMIT = 50_000  # chunks whose PRF terms are kept in memory, per index version
 
 
 class RetrievalMode(ConfigEnum):
@@ -119,6 +120,7 @@ class HybridRetriever:
         self.mmr = mmr
         self.reranker = reranker
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
+        self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
 
     def query(
         self,
@@ -216,6 +218,15 @@ class HybridRetriever:
         )
         return scale
 
+    def _term_memo(self, version: int, tokenizer_key: str) -> dict[int, list[str]]:
+        """Chunk id -> BM25 terms read for PRF under one index version and tokenizer: the pool of
+        a small index's questions is the same few chunks, each read from the store's token cache
+        once per version, not once per question (RESULTS.md section 44)."""
+        memo = self._terms
+        if memo is None or memo[0] != (version, tokenizer_key) or len(memo[1]) > TERM_MEMO_LIMIT:
+            memo = self._terms = ((version, tokenizer_key), {})
+        return memo[1]
+
     def language_counts(self, version: int) -> dict[str, int]:
         """Live chunks per natural language, read once per index version."""
         if self._languages is None or self._languages[0] != version:
@@ -302,10 +313,13 @@ class HybridRetriever:
         (the fetch stage then reads only the others)."""
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
-            rows.update(self.store.chunks([i for i in ids if i not in rows]))
-            found = [rows[i] for i in ids if i in rows]
-            cached = chunk_terms(self.store, tokenizer, found, cache_new=False)
-            return {c.id: t for c, t in zip(found, cached, strict=True)}
+            memo = self._term_memo(live.version, tokenizer.cache_key())
+            todo = [i for i in ids if i not in memo]
+            rows.update(self.store.chunks([i for i in todo if i not in rows]))
+            found = [rows[i] for i in todo if i in rows]
+            fresh = chunk_terms(self.store, tokenizer, found, cache_new=False)
+            memo.update(zip([c.id for c in found], fresh, strict=True))
+            return {i: memo[i] for i in ids if i in memo}
 
         expansion = self.expander.expand(
             text,
