@@ -1,9 +1,9 @@
 """Where a query's time goes on a small index: each stage of the trace, before and after a change.
 
 xquad_en's 120 paragraphs ingested with multilingual-e5-small (``configs/multilingual.yaml``;
-vectors memoised by the ``expansion_languages`` study, embedded here when absent), then the first
-``--queries`` judged questions through ``Engine.query`` in five configurations. Each stage's p50
-from the trace (``retrieval/retriever.py``'s Tracer), the trace's sum, the wall time of the call
+vectors memoised by the ``expansion_languages`` study, embedded here when absent), then
+``--queries`` judged questions (spread evenly) through ``Engine.query`` in five configurations.
+Each stage's p50 from the trace (``retrieval/retriever.py``'s Tracer), the trace's sum, the wall time of the call
 and what lies outside the stages (the call's own work: the ingested root, the query's language,
 materialising, matching lines). The query embedding is a memo lookup here: the e5 model's own
 cost is measured beside it (``embed_query (e5, 1 thread)``), and fastText's detection of a
@@ -45,11 +45,11 @@ from hybrid_rag.evaluation.experiment import ingest_dataset
 from hybrid_rag.evaluation.metrics import load_beir
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import Settings
-from studies.languages import MemoEmbedder
+from studies.languages import MemoEmbedder, spread
 from studies._suite_configs import OPTIONAL_STAGES_OFF
 E5 = "multilingual-e5-small"
 ds = load_beir(Path(datasets) / "xquad_en")
-questions = [ds.queries[q] for q in list(ds.qrels)[:n]]
+questions = [ds.queries[q] for q in spread(list(ds.qrels), n)]  # those the expansion study embedded
 tag = hashlib.sha1(f"xquad_en/{E5}".encode()).hexdigest()[:8]
 inner = make_embedder(Settings().embedding.model_copy(update={"model": E5, "threads": 1}))
 memo = MemoEmbedder(inner, Path(work) / f"vectors-{tag}-{os.getpid()}.npz")
@@ -107,7 +107,7 @@ print(json.dumps(out))
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--datasets", default=str(DATASETS), help="folder holding xquad_en/ (%(default)s)")
     p.add_argument("--baseline", default=None, help="a folder holding an earlier commit's hybrid_rag/")
-    p.add_argument("--queries", type=int, default=150, help="judged questions (%(default)s)")
+    p.add_argument("--queries", type=int, default=100, help="judged questions, spread (%(default)s)")
     p.add_argument("--rounds", type=int, default=2, help="before/after alternations (%(default)s)")
     p.add_argument("--work", default=str(WORK), help="memoised vectors (%(default)s)")
 
