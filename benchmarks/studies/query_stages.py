@@ -3,11 +3,10 @@
 xquad_en's 120 paragraphs ingested with multilingual-e5-small (``configs/multilingual.yaml``;
 vectors memoised by the ``expansion_languages`` study, embedded here when absent), then
 ``--queries`` judged questions (spread evenly) through ``Engine.query`` in five configurations.
-Each stage's p50 from the trace (``retrieval/retriever.py``'s Tracer), the trace's sum, the wall time of the call
-and what lies outside the stages (the call's own work: the ingested root, the query's language,
-materialising, matching lines). The query embedding is a memo lookup here: the e5 model's own
-cost is measured beside it (``embed_query (e5, 1 thread)``), and fastText's detection of a
-question (``detect_language``).
+Each stage's p50 from the trace (``retrieval/retriever.py``'s Tracer), the trace's sum, the
+wall time of the call and what lies outside the stages (the call's own work: the ingested root,
+the query's language, materialising, matching lines). The query embedding is a memo lookup
+here: the e5 model's own cost is measured beside it, and fastText's detection of a question.
 
 The code measured is the working tree's (``after``) and, with ``--baseline DIR`` (a ``git
 archive`` of an earlier commit), that commit's (``before``), each in its own process, alternated
