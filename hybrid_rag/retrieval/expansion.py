@@ -58,7 +58,7 @@ TERM_RESOLUTION = 3
 # An expansion term must occur in at least this many feedback documents (when there are that
 # many): a word found in one document only says more about that document than about the topic.
 MIN_FEEDBACK_DF = 2
-STABLE_MEMO_LIMIT = 100_000  # expansion terms whose tokenization is remembered
+STABLE_MEMO_LIMIT = 50_000  # expansion terms whose tokenization is remembered (cleared past it)
 MULTI_QUERY_PROMPT = (
     "Rewrite the search query below in {n} different ways, one per line, using other words or "
     "related technical terms that a relevant document might contain. Write only the {n} "

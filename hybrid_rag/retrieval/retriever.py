@@ -53,7 +53,7 @@ T = TypeVar("T")
 # the dense stage is distrusted for a query it cannot read only where BM25 can match it: where at
 # least this share of the live chunks is in the query's language
 QUERY_LANGUAGE_MIN_SHARE = 0.05
-TERM_MEMO_LIMIT = 50_000  # chunks whose PRF terms are kept in memory, per index version
+TERM_MEMO_LIMIT = 4_000  # chunks whose PRF terms are kept in memory (cleared past it): ~100 a query
 
 
 class RetrievalMode(ConfigEnum):
