@@ -137,6 +137,7 @@ class Engine:
             bind(settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {})
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
+        self._root: tuple[int, str | None] | None = None  # (index version, ingested_root())
         self.generator = make_generator(settings.generator)
         expander = QueryExpander(
             settings.expansion,
@@ -242,8 +243,18 @@ class Engine:
             return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
 
     def ingested_root(self) -> str | None:
-        """The folder outputs show paths relative to (``hybrid_rag/paths.py``); None when empty."""
-        return ingested_root(*self.store.path_bounds()) if self.store.exists else None
+        """The folder outputs show paths relative to (``hybrid_rag/paths.py``); None when empty.
+        Read from the store once per index version served (a query asked for it each time)."""
+        if not self.store.exists:
+            return None
+        version = self.indices.versions.current()
+        cached = self._root
+        if version is not None and cached is not None and cached[0] == version:
+            return cached[1]
+        root = ingested_root(*self.store.path_bounds())
+        if version is not None:
+            self._root = (version, root)
+        return root
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         """Every document (of ``collection``) of the version served, by path (after a rollback, the

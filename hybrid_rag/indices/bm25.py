@@ -365,7 +365,11 @@ class BM25IndexManager:
         scores, matched = backend.scores(terms)
         return top_k_hits(rows, scores, keep & matched & (scores > 0), k)
 
-    def known_terms(self, query: str) -> tuple[int, int]:
+    def known_terms(self, terms: Sequence[str]) -> list[str]:
+        """Those of ``terms`` the index holds, in order (what a query with them can match)."""
+        return self._known(terms)
+
+    def held_terms(self, query: str) -> tuple[int, int]:
         """(how many of ``query``'s distinct terms this index holds, how many it has): whether
         BM25 can read a question at all (a Russian one over English text holds none)."""
         terms = list(dict.fromkeys(self._tokenizer.tokenize_query(query)))

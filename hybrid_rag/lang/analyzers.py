@@ -23,6 +23,7 @@ files read without importing spaCy) and the segmenter of the scripts it writes w
 from __future__ import annotations
 
 import importlib.util
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from typing import Any, Literal
 from hybrid_rag.indices.identifiers import split_identifier
 
 Segmenter = Literal["bigrams"]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,44 @@ def spacy_stop_words(lang: str) -> frozenset[str]:
     return frozenset(word.lower() for word in module.STOP_WORDS)
 
 
+def snowball_stemmer(algorithm: str) -> Any:
+    """A new PyStemmer stemmer for ``algorithm`` (one per analyzer: they are not thread-safe), or
+    None when the installed PyStemmer lacks it (2.x has no Polish, Czech, Estonian, Persian,
+    Esperanto or Sesotho, and llama-index-retrievers-bm25 pins ``PyStemmer<3``): that
+    language's words are then left unstemmed, said once per process."""
+    import Stemmer
+
+    if algorithm in missing_stemmers():
+        _warn_missing(algorithm)
+        return None
+    return Stemmer.Stemmer(algorithm)
+
+
+@cache
+def _warn_missing(algorithm: str) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("PyStemmer")
+    except PackageNotFoundError:
+        installed = "?"
+    log.warning(
+        "PyStemmer %s has no %r stemmer: those words are indexed and searched unstemmed "
+        "(PyStemmer >= 3 has it)",
+        installed,
+        algorithm,
+    )
+
+
+@cache
+def missing_stemmers() -> tuple[str, ...]:
+    """The table's stemmers the installed PyStemmer lacks (none with PyStemmer >= 3)."""
+    import Stemmer
+
+    available = set(Stemmer.algorithms())
+    return tuple(sorted({s.stemmer for s in LANGUAGES.values() if s.stemmer} - available))
+
+
 class Analyzer:
     """One raw token (a word, an identifier, a run of Chinese) to its terms, by one table row.
 
@@ -189,9 +229,9 @@ class Analyzer:
         if self.spec.stemmer is None or not words:
             return words
         if self._stemmer is None:
-            import Stemmer
-
-            self._stemmer = Stemmer.Stemmer(self.spec.stemmer)
+            self._stemmer = snowball_stemmer(self.spec.stemmer) or False
+        if self._stemmer is False:  # the installed PyStemmer lacks this language's algorithm
+            return words
         return list(self._stemmer.stemWords(words))
 
     def terms(self, raw: str) -> tuple[str, ...]:
@@ -226,5 +266,9 @@ def table_digest() -> str:
     and the term cache, so a change of the table is a rebuild, not a silent mismatch."""
     import hashlib
 
-    rows = sorted((code, s.stemmer or "", s.stop_words or "", s.segmenter) for code, s in LANGUAGES.items())
+    missing = set(missing_stemmers())  # other terms: an index built with them is rebuilt, not mixed
+    rows = sorted(
+        (code, "" if s.stemmer in missing else s.stemmer or "", s.stop_words or "", s.segmenter)
+        for code, s in LANGUAGES.items()
+    )
     return hashlib.sha256(repr(rows).encode()).hexdigest()[:12]

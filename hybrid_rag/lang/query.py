@@ -11,7 +11,8 @@ language without each signature carrying it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -69,4 +70,54 @@ def _detected(text: str) -> Language:
     return detect_language(text)
 
 
-__all__ = ["UNDETERMINED", "language_override", "normalize_code", "overridden", "query_language"]
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+
+
+def script_language(text: str) -> str | None:
+    """The language a question's script names when its letters are mostly of one written only
+    by it: kana ``ja``, Hangul ``ko``, Han without kana ``zh``; None for any other script.
+
+    >>> script_language("长城有多长"), script_language("東京はどこ"), script_language("hello")
+    ('zh', 'ja', None)
+    """
+    letters = sum(ch.isalpha() for ch in text)
+    if not letters:
+        return None
+    if _KANA.search(text):
+        return "ja"
+    for code, pattern in (("ko", _HANGUL), ("zh", _HAN)):
+        if 2 * len(pattern.findall(text)) >= letters:
+            return code
+    return None
+
+
+def index_reading(text: str, code: str, index_languages: Mapping[str, int], min_share: float) -> str:
+    """The language question ``text`` (read as ``code``) counts as against an index holding
+    ``index_languages`` (chunks per language): ``code`` when the index holds at least
+    ``min_share`` of its chunks in it; else the language its script names when the index holds
+    that one (a short Han question that fastText reads as Japanese, Wu or ``und`` over a Chinese
+    index is Chinese); else ``code``. A language the caller gave (``--lang``) is kept as given.
+
+    >>> index_reading("长城多长", "wuu", {"zh": 120}, 0.05), index_reading("长城多长", "wuu", {"en": 9}, 0.05)
+    ('zh', 'wuu')
+    """
+    total = sum(index_languages.values())
+    if overridden() is not None or not total or index_languages.get(code, 0) >= min_share * total:
+        return code
+    by_script = script_language(text)
+    if by_script is not None and index_languages.get(by_script, 0) >= min_share * total:
+        return by_script
+    return code
+
+
+__all__ = [
+    "UNDETERMINED",
+    "index_reading",
+    "language_override",
+    "normalize_code",
+    "overridden",
+    "query_language",
+    "script_language",
+]

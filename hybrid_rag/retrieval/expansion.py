@@ -32,7 +32,9 @@ import numpy as np
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError, describe
 from hybrid_rag.indices.live import LiveIndex
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.indices.tokenize import MIN_SHARE, Tokenizer
+from hybrid_rag.lang.detect import UNDETERMINED
+from hybrid_rag.lang.query import query_language
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import BM25Settings, ExpansionSettings, RetrievalSettings
@@ -56,6 +58,7 @@ TERM_RESOLUTION = 3
 # An expansion term must occur in at least this many feedback documents (when there are that
 # many): a word found in one document only says more about that document than about the topic.
 MIN_FEEDBACK_DF = 2
+STABLE_MEMO_LIMIT = 50_000  # expansion terms whose tokenization is remembered (cleared past it)
 MULTI_QUERY_PROMPT = (
     "Rewrite the search query below in {n} different ways, one per line, using other words or "
     "related technical terms that a relevant document might contain. Write only the {n} "
@@ -318,6 +321,7 @@ class QueryExpander:
         self.generator = generator
         self.method = ExpansionMethod.from_str(settings.method)
         self._tokenizer = Tokenizer.for_settings(bm25)
+        self._stable: dict[tuple[str, str], bool] = {}  # (tokenizer key, term) -> tokenizes to itself
 
     def expand(
         self,
@@ -376,8 +380,11 @@ class QueryExpander:
         probes: dict[str, np.ndarray | str] = {}
         terms: list[tuple[str, float]] = []
         notes: list[str] = []
-        if "bm25" in fp.runs:
-            tokenizer = self._tokenizer_for(fp.live)
+        tokenizer = self._tokenizer_for(fp.live)
+        skip = lexical_skip_reason(fp.query, fp.runs, tokenizer, getattr(fp.live.bm25, "known_terms", None))
+        if skip:
+            notes.append(f"prf: lexical expansion skipped: {skip}")
+        elif "bm25" in fp.runs:
             query_terms = tokenizer.tokenize_query(fp.query)
             terms = self._prf_terms(fp, query_terms, feedback, tokenizer)
             if terms:
@@ -406,9 +413,18 @@ class QueryExpander:
         if not feedback:
             return []
 
+        key = tokenizer.cache_key()
+        known = self._stable
+        if len(known) > STABLE_MEMO_LIMIT:
+            known.clear()
+
         def stable(term: str) -> bool:
-            # only a term that tokenizes back to itself reaches the index unchanged as query text
-            return tokenizer.tokenize(term) == [term]
+            # only a term that tokenizes back to itself reaches the index unchanged as query text;
+            # remembered: each check detects the term's language (a fastText call)
+            found = known.get((key, term))
+            if found is None:
+                found = known[(key, term)] = tokenizer.tokenize(term) == [term]
+            return found
 
         return select_expansion_terms(
             [doc for doc, _ in feedback],
@@ -464,6 +480,43 @@ class QueryExpander:
         """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""
         tokenizer = getattr(live.bm25, "tokenizer", None)
         return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
+
+
+def lexical_skip_reason(
+    query: str,
+    first_pass: Mapping[str, Sequence[Hit]],
+    tokenizer: Tokenizer,
+    known_terms: Callable[[Sequence[str]], Sequence[str]] | None = None,
+) -> str | None:
+    """Why RM3 must not run for ``query``, or None. Its terms come from the feedback documents
+    and are searched with the question's own, so it cannot help where BM25 cannot read the
+    question: its own BM25 list is empty, or its language (detected, or the caller's) is not
+    among the index's (under ``MIN_SHARE`` of its chunks) and most of its terms are not in the
+    index (``known_terms``): a short question misdetected ("faiss index" reads as French) whose
+    words the index holds is still expanded. An undetermined question, and an index whose
+    languages are not known, are expanded. Where it ran, a Russian question over English
+    paragraphs got the dense top 5's English terms as its BM25 query, fused as evidence: the
+    hybrid fell below its dense stage (RESULTS.md section 44)."""
+    if "bm25" not in first_pass:
+        return None
+    if not first_pass["bm25"]:
+        return "the question's own BM25 list is empty"
+    present = tokenizer.index_languages if tokenizer.languages else {}
+    total = sum(present.values())
+    if not total or known_terms is None:
+        return None
+    lang = query_language(query).code
+    if lang == UNDETERMINED or present.get(lang, 0) >= MIN_SHARE * total:
+        return None
+    terms = tokenizer.tokenize_query(query)
+    known = len(known_terms(terms))
+    if not terms or 2 * known >= len(terms):
+        return None
+    major = sorted((c for c, n in present.items() if n >= MIN_SHARE * total), key=lambda c: (-present[c], c))
+    return (
+        f"the question's language ({lang}) is not among the index's ({', '.join(major)}) "
+        f"and {len(terms) - known} of its {len(terms)} terms are not in the index"
+    )
 
 
 def merge_expansions(parts: Sequence[Expansion]) -> Expansion:

@@ -22,7 +22,7 @@ from hybrid_rag.indices.coverage import dense_note
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
-from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
@@ -30,7 +30,7 @@ from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
-from hybrid_rag.retrieval.reading import Reading, read_question
+from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -51,6 +51,7 @@ from hybrid_rag.types import (
 
 T = TypeVar("T")
 READ = Reading()  # every stage reads the question
+TERM_MEMO_LIMIT = 4_000  # chunks whose PRF terms are kept in memory (cleared past it): ~100 a query
 
 
 class RetrievalMode(ConfigEnum):
@@ -117,6 +118,7 @@ class HybridRetriever:
         self.mmr = mmr
         self.reranker = reranker
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
+        self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
 
     def query(
         self,
@@ -190,11 +192,14 @@ class HybridRetriever:
         """Whether each stage reads the question (``retrieval/reading.py``): a stage that cannot,
         beside one that can, gets no vote; when neither can, ``tracer.unread`` says what the index
         lacks and how to fix it. Said in the trace."""
+        counts = self.language_counts(live.version)
+        # a short Han question read as ja/wuu/und over a Chinese index is Chinese (lang/query.py)
+        lang = index_reading(text, query_language(text).code, counts, QUERY_LANGUAGE_MIN_SHARE)
         reading = read_question(
-            query_language(text).code,
+            lang,
             self.embedder.model_name,
-            self.language_counts(live.version),
-            lambda: live.bm25.known_terms(text),
+            counts,
+            lambda: live.bm25.held_terms(text),
             mode=mode.value,
             dense_on=flags.dense,
             bm25_on=flags.bm25,
@@ -205,6 +210,15 @@ class HybridRetriever:
             tracer.note(note)
         tracer.unread = reading.unread
         return reading
+
+    def _term_memo(self, version: int, tokenizer_key: str) -> dict[int, list[str]]:
+        """Chunk id -> BM25 terms read for PRF under one index version and tokenizer: the pool of
+        a small index's questions is the same few chunks, each read from the store's token cache
+        once per version, not once per question (RESULTS.md section 44)."""
+        memo = self._terms
+        if memo is None or memo[0] != (version, tokenizer_key) or len(memo[1]) > TERM_MEMO_LIMIT:
+            memo = self._terms = ((version, tokenizer_key), {})
+        return memo[1]
 
     def language_counts(self, version: int) -> dict[str, int]:
         """Live chunks per natural language, read once per index version."""
@@ -292,10 +306,13 @@ class HybridRetriever:
         (the fetch stage then reads only the others)."""
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
-            rows.update(self.store.chunks([i for i in ids if i not in rows]))
-            found = [rows[i] for i in ids if i in rows]
-            cached = chunk_terms(self.store, tokenizer, found, cache_new=False)
-            return {c.id: t for c, t in zip(found, cached, strict=True)}
+            memo = self._term_memo(live.version, tokenizer.cache_key())
+            todo = [i for i in ids if i not in memo]
+            rows.update(self.store.chunks([i for i in todo if i not in rows]))
+            found = [rows[i] for i in todo if i in rows]
+            fresh = chunk_terms(self.store, tokenizer, found, cache_new=False)
+            memo.update(zip([c.id for c in found], fresh, strict=True))
+            return {i: memo[i] for i in ids if i in memo}
 
         expansion = self.expander.expand(
             text,
