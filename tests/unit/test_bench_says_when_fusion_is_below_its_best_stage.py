@@ -30,7 +30,7 @@ def bench(ndcg: dict[str, float]) -> dict:
         ({"bm25": 0.632, "dense": 0.886, "hybrid": 0.8807}, "dense", "0.005"),  # cosqa's default
     ],
 )
-def test_a_fused_score_below_its_best_stage_is_explained(ndcg: dict[str, float], stage: str, gap: str) -> None:
+def test_a_fused_score_below_its_best_stage_is_explained(ndcg: dict[str, float], stage: str, gap: str):
     text = format_quick_bench(bench(ndcg))
     (line,) = [ln for ln in text.splitlines() if ln.startswith("note:")]
     assert f"hybrid nDCG@10 {ndcg['hybrid']:.3f} is {gap} below {stage} alone ({ndcg[stage]:.3f})" in line

@@ -6,8 +6,6 @@ geometry module) and a cookie example in JavaScript."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from context_cases import EMBED, ingested, query_result, scored_chunk
 
@@ -37,7 +35,12 @@ GEOMETRY = '''def polygon_area(points):
     return abs(total) / 2
 '''
 QUESTION = "how long is a password reset link valid?"
-ANSWER = "The link is valid for fifteen minutes and can be used only once; after that the user must ask for another link."
+ANSWER = " ".join(
+    [
+        "The link is valid for fifteen minutes and can be used only once;",
+        "after that the user must ask for another link.",
+    ]
+)
 BACKUPS = ("Backups run", "copied to a second region", "environment to prove that it can be read back.")
 BUDGETS = (60, 120, 200, 400)
 
@@ -61,7 +64,7 @@ def joined(text: str) -> str:
 
 
 @pytest.mark.parametrize("budget", BUDGETS)
-def test_every_budget_quotes_the_answering_sentence_whole_or_says_the_budget_it_needs(contexts, budget) -> None:
+def test_every_budget_quotes_the_answering_sentence_whole_or_names_the_budget_it_needs(contexts, budget):
     ctx = contexts[budget]
     assert ctx.token_count <= budget
     if not ctx.quotes:  # too small for the answer: nothing else stands in for it
