@@ -329,7 +329,7 @@ def fusion_shortfall(
         f"note: {fused} nDCG@10 {have[fused]:.3f} is {gap:.3f} below {best} alone ({have[best]:.3f}); "
         f"fusion is a trade-off on this set: it weighs the weaker stage too ({weaker}), whose wrong "
         f"hits outrank some of {best}'s right ones; it can fall below its best stage where one stage "
-        "is far weaker than the other (docs/retrieval.md, \"When fusion falls below its best stage\")"
+        'is far weaker than the other (docs/retrieval.md, "When fusion falls below its best stage")'
     )
 
 
