@@ -58,7 +58,7 @@ from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import query_language
 from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
-from hybrid_rag.retrieval.selfcheck import Checked, confidence, kept_confidence
+from hybrid_rag.retrieval.selfcheck import DENSE_CEIL, DENSE_FLOOR, Checked, confidence, kept_confidence
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -113,8 +113,12 @@ class ContextBuilder:
         generator: Generator | None = None,
         *,
         encoding: str = "cl100k_base",
+        cosines: Callable[[], tuple[float, float]] | None = None,
     ) -> None:
+        """``cosines``: the dense model's ``selfcheck.cosine_range`` (asked at each build: an
+        ``auto`` model is chosen at the first ingest); MiniLM's when not given."""
         self.cfg = settings
+        self.cosines = cosines or (lambda: (DENSE_FLOOR, DENSE_CEIL))
         self.embed = embed
         self.generator = generator
         self.encoding = encoding  # chunking.encoding: the budget counts as the chunker does
@@ -144,7 +148,7 @@ class ContextBuilder:
         if checked is not None:
             conf, weak = checked.confidence, checked.weak
         else:
-            conf = confidence(result, query)
+            conf = confidence(result, query, cosines=self.cosines())
             weak = conf < self.cfg.confidence_threshold
         chunks = result.chunks
         notes: list[str] = []
@@ -346,7 +350,7 @@ class ContextBuilder:
             return conf, weak, []
         chunks = result.chunks
         kept = {chunks[i].id: "\n".join(a.lines[i][lo : hi + 1]) for i, (lo, hi) in plan.windows.items()}
-        held = min(conf, kept_confidence(result, query, kept))
+        held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines()))
         held_weak = weak or held < self.cfg.confidence_threshold
         if held_weak and not weak and kept:
             note = (
