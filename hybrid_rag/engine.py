@@ -40,7 +40,7 @@ from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
 from hybrid_rag.retrieval.retriever import resolve_flags
-from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
+from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
@@ -195,6 +195,7 @@ class Engine:
             cached_embed(self.embedder, self.store),
             self.generator,
             encoding=settings.chunking.encoding,
+            cosines=lambda: cosine_range(self.embedder.model_name),
         )
         self.querylog = QueryLog.in_dir(settings.logs_dir)
 
@@ -438,7 +439,10 @@ class Engine:
                     self.querylog.append(make_record(text, result))
                 return result, None
             relevance = self.retriever.dense_scores
-            check = SelfCheck(self.settings.context, run, self.generator, relevance=relevance)
+            cosines = cosine_range(self.embedder.model_name)
+            check = SelfCheck(
+                self.settings.context, run, self.generator, relevance=relevance, cosines=cosines
+            )
             checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))

@@ -6,9 +6,13 @@
    equal share of the budget, keeping room for the cheapest first quote of each later topic that
    the budget can hold after the better topics' (``served``: at a small budget the best topic's
    evidence comes first, and a later topic that cannot fit takes no room from it);
-   a topic none of whose chunks fits then gets its single most relevant line that fits what is
-   left (at most ``quote_max_tokens``), so that one topic's long line cannot take the room of
-   the others' first quotes; then the first quotes grow back to the share where room allows;
+   a topic none of whose chunks fits then gets its single most relevant statement that fits
+   what is left (at most ``quote_max_tokens``), so that one topic's long line cannot take the
+   room of the others' first quotes; then the first quotes grow back to the share where room
+   allows. A topic's first quote holds a whole statement (a sentence, a code line or a
+   bracketed code statement) scoring at least ``FIRST_QUOTE_SHARE`` of its best one
+   (``first_floor``): a topic opens with the lines that answer, never with a cheap line that
+   matches less while its answer fits the budget, nor with the tail of a sentence;
 2. the topics' summaries;
 3. the topics' next chunks, round-robin (one a topic before any topic's next);
 4. longer windows (up to ``quote_max_tokens``) for the quoted chunks, best first;
@@ -30,6 +34,7 @@ import hybrid_rag.context.evidence as ev
 from hybrid_rag.types import ScoredChunk
 
 MIN_SHARE = 40  # tokens: the smallest first-pass share of the budget a quote is offered
+FIRST_QUOTE_SHARE = 0.5  # a topic's first quote holds a statement this close to its best one
 NOTE_RESERVE = 40  # tokens set aside for the notes the fill itself may add
 
 
@@ -78,6 +83,10 @@ class Filler:
         fixed_cost: int,
         budget: int,
         quote_max_tokens: int,
+        *,
+        reach: Sequence[Sequence[int]] | None = None,
+        lead: Sequence[Sequence[float]] | None = None,
+        summary_now: Callable[[int, Plan], int | None] | None = None,
     ) -> None:
         self.chunks = chunks
         self.scores = scores
@@ -88,6 +97,14 @@ class Filler:
         self.summary_cost = summary_cost
         self.budget = budget
         self.quote_max = quote_max_tokens
+        self.reach: list[list[int]] = []
+        self.lead: list[list[float]] = []
+        for i in range(len(chunks)):
+            n = len(line_costs[i])
+            self.reach.append(list(reach[i]) if reach is not None else list(range(n)))
+            self.lead.append(list(lead[i]) if lead is not None else [float(x) for x in scores[i]])
+            self.whole(i)
+        self.summary_now = summary_now
         self.topics = sorted(set(self.labels))
         self.members = {t: [i for i, label in enumerate(self.labels) if label == t] for t in self.topics}
         rounds = max((len(m) for m in self.members.values()), default=0)
@@ -95,6 +112,7 @@ class Filler:
             self.members[t][r] for r in range(rounds) for t in self.topics if r < len(self.members[t])
         ]
         self.plan = Plan()
+        self.floor = {t: self.first_floor(t) for t in self.topics}
         self.need = {t: self.cheapest(t) for t in self.topics}  # a first quote's fewest tokens
         self.used = fixed_cost + NOTE_RESERVE
         self.served = self.first_quotes_that_fit()
@@ -105,9 +123,10 @@ class Filler:
 
     def fill(self) -> Plan:
         for t in self.topics:
-            any(self.offer(i, self.share, reserve=self.reserve(t)) for i in self.members[t])
+            if not any(self.offer(i, self.share, reserve=self.reserve(t)) for i in self.members[t]):
+                self.offer_line(t, self.reserve(t))
         for t in self.topics:
-            if not self.topic_open(t) and not self.offer_line(t, self.reserve(t)):
+            if not self.topic_open(t):
                 self.offer_line(t, 0)
         for i in list(self.plan.windows):
             self.extend(i, self.share)
@@ -152,6 +171,31 @@ class Filler:
 
     # -- steps ---------------------------------------------------------------------------------
 
+    def whole(self, i: int) -> None:
+        """Frees chunk ``i``'s statements longer than ``quote_max_tokens`` (no quote can hold one
+        whole): each of their lines may then be quoted alone, as a statement of the same score."""
+        reach, lead = self.reach[i], self.lead[i]
+        for j, r in enumerate(list(reach)):
+            if r > j and self.cost(i, (j, r)) > self.quote_max:
+                for k in range(j, r + 1):
+                    reach[k] = min(reach[k], k) if k > j else k
+                    lead[k] = max(lead[k], lead[j])
+
+    def first_floor(self, t: int) -> float:
+        """The least lead a first quote of topic ``t`` holds: ``FIRST_QUOTE_SHARE`` of its best
+        statement that a quote can hold (so a topic opens with its evidence, not a line of it
+        that happens to be cheap)."""
+        best = max(
+            (
+                self.lead[i][j]
+                for i in self.members[t]
+                for j in range(len(self.costs[i]))
+                if self.cost(i, (j, self.reach[i][j])) <= self.quote_max
+            ),
+            default=0.0,
+        )
+        return FIRST_QUOTE_SHARE * best
+
     def cost(self, i: int, window: tuple[int, int]) -> int:
         return sum(self.costs[i][window[0] : window[1] + 1])
 
@@ -164,8 +208,10 @@ class Filler:
         costs = [
             self.overhead[i] + self.heading_cost + cost
             for i in self.members[t]
-            for cost, score in zip(self.costs[i], self.scores[i], strict=True)
-            if score > 0 and cost <= self.quote_max
+            for j, lead in enumerate(self.lead[i])
+            if lead > 0
+            and lead >= self.floor[t]
+            and (cost := self.cost(i, (j, self.reach[i][j]))) <= self.quote_max
         ]
         return min(costs, default=None)
 
@@ -196,7 +242,17 @@ class Filler:
 
     def window(self, i: int, cap: int) -> tuple[int, int] | None:
         """The best window of chunk ``i`` within ``cap`` tokens, off the lines other quotes hold."""
-        return ev.best_window(self.scores[i], self.costs[i], cap, self.blocked(i))
+        t = self.labels[i]
+        least = 0.0 if self.topic_open(t) else self.floor[t]
+        return ev.best_window(
+            self.scores[i],
+            self.costs[i],
+            cap,
+            self.blocked(i),
+            reach=self.reach[i],
+            lead=self.lead[i],
+            least=least,
+        )
 
     def extra(self, i: int) -> int:
         """What quoting chunk ``i`` costs besides its lines: its references, and its topic's heading."""
@@ -217,21 +273,26 @@ class Filler:
         return True
 
     def offer_line(self, t: int, reserve: int) -> bool:
-        """The single most relevant line of topic ``t``'s chunks that fits what is left less
+        """The single most relevant statement of topic ``t``'s chunks (``evidence.best_statement``:
+        a line, or the lines one sentence or statement spans) that fits what is left less
         ``reserve`` (at most ``quote_max_tokens``); ties go to the better-ranked chunk."""
-        best: tuple[float, int, int] | None = None
+        best: tuple[float, int, tuple[int, int]] | None = None
         for i in self.members[t]:
             cap = min(self.quote_max, self.budget - self.used - reserve - self.extra(i))
-            line = ev.best_line(self.scores[i], self.costs[i], cap, self.blocked(i))
-            if line is not None and (best is None or self.scores[i][line] > best[0]):
-                best = (float(self.scores[i][line]), i, line)
+            w = ev.best_statement(
+                self.lead[i], self.costs[i], cap, self.blocked(i), reach=self.reach[i], least=self.floor[t]
+            )
+            if w is not None and (best is None or self.lead[i][w[0]] > best[0]):
+                best = (self.lead[i][w[0]], i, w)
         if best is None:
             return False
-        self.take(best[1], (best[2], best[2]))
+        self.take(best[1], best[2])
         return True
 
     def offer_summary(self, t: int, room: int) -> bool:
-        cost = self.summary_cost.get(t)
+        """Show topic ``t``'s summary if it fits ``room``: its cost as the quotes now stand
+        (``summary_now``: a summary drawn from its own quotes), else the estimate."""
+        cost = self.summary_cost.get(t) if self.summary_now is None else self.summary_now(t, self.plan)
         if cost is None or t in self.plan.summaries or not self.topic_open(t) or cost > room:
             return False
         self.plan.add_summary(t)

@@ -5,13 +5,16 @@
 1. **analyse**: embed the chunks, the query and up to ``max_embedded_units`` sentences / code
    lines in one call; score every line of every chunk against the query (``evidence``); group
    the chunks into topics with seeded MiniBatchKMeans.
-2. **summarise** each topic (``summaries``): extractive (the sentences and signatures closest to
-   the topic's centroid), or map-reduced through the Generator when one is given; the note of a
-   generator failure goes to the Context's notes and to its trace.
+2. **summarise** each topic (``summaries``): map-reduced through the Generator when one is given
+   (the note of a generator failure goes to the Context's notes and to its trace), else
+   extractive, written from the topic's own quotes as the budget is filled (the quoted sentences
+   and signatures that match the question best).
 3. **fill** the budget by priority (``budget.Filler``): one quote a topic (best topic first),
    then the summaries, then the topics' next chunks round-robin, then longer windows for quoted
-   chunks. Each quote is the best-scoring contiguous run of lines that fits its share, cut on
-   line boundaries, never overlapping another quote of the same file.
+   chunks. Each quote is the contiguous run of lines that fits its share holding the line that
+   matches the question best (then the highest total), cut on line boundaries and never inside a
+   statement (a sentence, a code statement whose brackets are open: one longer than
+   ``quote_max_tokens`` excepted), never overlapping another quote of the same file.
 4. **verify**: the whole rendered text is counted with ``hybrid_rag.tokens``; while it is over
    the budget the last step is taken back, then what is left is offered again against the
    exact count. If not even the header fits, its most important note alone, and failing that
@@ -55,7 +58,7 @@ from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import query_language
 from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
-from hybrid_rag.retrieval.selfcheck import Checked, confidence, kept_confidence
+from hybrid_rag.retrieval.selfcheck import DENSE_CEIL, DENSE_FLOOR, Checked, confidence, kept_confidence
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -91,8 +94,13 @@ class _Analysis:
     lines: list[list[str]]
     scores: list[np.ndarray]
     labels: np.ndarray
-    summaries: dict[int, str]
+    generated: dict[int, str]  # the generator's summaries, by topic (the others: from the quotes)
     cuts: list[Cuts]  # per chunk: a piece of an over-long line cut before / after (``fragments``)
+    units: list[ev.Unit]
+    relevance: list[float]  # per unit: its match with the question (``evidence.relevance``)
+    reach: list[list[int]]  # per chunk: ``evidence.statement_reach`` of its lines
+    lead: list[list[float]]  # per chunk: ``evidence.statement_leads`` of its lines
+    code: list[bool]  # per chunk: whether it is code
 
 
 class ContextBuilder:
@@ -105,8 +113,12 @@ class ContextBuilder:
         generator: Generator | None = None,
         *,
         encoding: str = "cl100k_base",
+        cosines: Callable[[], tuple[float, float]] | None = None,
     ) -> None:
+        """``cosines``: the dense model's ``selfcheck.cosine_range`` (asked at each build: an
+        ``auto`` model is chosen at the first ingest); MiniLM's when not given."""
         self.cfg = settings
+        self.cosines = cosines or (lambda: (DENSE_FLOOR, DENSE_CEIL))
         self.embed = embed
         self.generator = generator
         self.encoding = encoding  # chunking.encoding: the budget counts as the chunker does
@@ -136,7 +148,7 @@ class ContextBuilder:
         if checked is not None:
             conf, weak = checked.confidence, checked.weak
         else:
-            conf = confidence(result, query)
+            conf = confidence(result, query, cosines=self.cosines())
             weak = conf < self.cfg.confidence_threshold
         chunks = result.chunks
         notes: list[str] = []
@@ -178,16 +190,31 @@ class ContextBuilder:
         chunk_vecs, query_vec, unit_vecs = vectors[:n], vectors[n], vectors[n + 1 :]
         cosine = dict(zip(picked, (unit_vecs @ query_vec).tolist(), strict=True))
         per_chunk: list[list[tuple[ev.Unit, float]]] = [[] for _ in chunks]
+        relevance = []
         for j, unit in enumerate(units):
             overlap = ev.term_overlap(query_terms, content_terms(unit.text, lang))
-            per_chunk[unit.chunk].append((unit, ev.relevance(cosine.get(j, 0.0), overlap, bool(query_terms))))
+            relevance.append(ev.relevance(cosine.get(j, 0.0), overlap, bool(query_terms)))
+            per_chunk[unit.chunk].append((unit, relevance[-1]))
         scores = [ev.line_scores(len(lines[i]), lines[i], per_chunk[i]) for i in range(n)]
+        code = [c.source_type is SourceType.CODE for c in chunks]
+        statements = [ev.code_statements(lines[i]) if code[i] else [] for i in range(n)]
+        spans = [[(u.first, u.last) for u, _ in per_chunk[i]] + statements[i] for i in range(n)]
+        reach = [ev.statement_reach(len(lines[i]), spans[i]) for i in range(n)]
+        lead = [ev.statement_leads(len(lines[i]), per_chunk[i], statements[i]) for i in range(n)]
         k = ev.cluster_count(n, self.cfg.max_clusters)
         labels = ev.cluster_labels(chunk_vecs, k, self.cfg.seed)
-        embedded = {j: unit_vecs[p] for p, j in enumerate(picked)}
-        summaries = self.summarizer.summarize(query, chunks, units, embedded, chunk_vecs, labels)
+        summaries = self.summarizer.summarize(query, chunks, labels)
         cuts = [fragments.get(c.id, NO_CUTS) for c in chunks]
-        return _Analysis(lines, scores, labels, summaries.texts, cuts), summaries
+        analysis = _Analysis(
+            lines, scores, labels, summaries.texts, cuts, units, relevance, reach, lead, code
+        )
+        return analysis, summaries
+
+    def summary(self, a: _Analysis, topic: int, windows: Mapping[int, tuple[int, int]]) -> str:
+        """Topic ``topic``'s summary: the generator's, else drawn from its quoted ``windows``."""
+        if topic in a.generated:
+            return a.generated[topic]
+        return self.summarizer.from_quotes(topic, windows, a.units, a.relevance, a.code, a.labels.tolist())
 
     # -- fill ------------------------------------------------------------------------------------
 
@@ -218,21 +245,31 @@ class ContextBuilder:
             + (6 if code[i] else 0)
             for i, c in enumerate(chunks)
         ]
-        n_topics = len(set(a.labels.tolist()))
-        summary_cost = {t: self.count(text) + 2 for t, text in a.summaries.items() if text}
+        topics = sorted(set(a.labels.tolist()))
+        everything = {i: (0, len(lines) - 1) for i, lines in enumerate(a.lines)}
+        estimate = {t: self.summary(a, t, everything) for t in topics}  # as if every line were quoted
+        summary_cost = {t: self.count(text) + 2 for t, text in estimate.items() if text}
+
+        def summary_now(t: int, plan: Plan) -> int | None:
+            text = self.summary(a, t, plan.windows)
+            return self.count(text) + 2 if text else None
+
         return Filler(
             chunks,
             a.scores,
             a.labels,
             costs,
             overhead,
-            heading_cost=self.count(topic_heading(n_topics, "", [])) + 1,
+            heading_cost=self.count(topic_heading(len(topics), "", [])) + 1,
             summary_cost=summary_cost,
             fixed_cost=self.count(
                 render_context(query, conf, weak, notes, [], [], [], self.cfg.citation_style)
             ),
             budget=budget,
             quote_max_tokens=self.cfg.quote_max_tokens,
+            reach=a.reach,
+            lead=a.lead,
+            summary_now=summary_now,
         )
 
     # -- verify and assemble ---------------------------------------------------------------------
@@ -316,7 +353,7 @@ class ContextBuilder:
             return conf, weak, []
         chunks = result.chunks
         kept = {chunks[i].id: "\n".join(a.lines[i][lo : hi + 1]) for i, (lo, hi) in plan.windows.items()}
-        held = min(conf, kept_confidence(result, query, kept))
+        held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines()))
         held_weak = weak or held < self.cfg.confidence_threshold
         if held_weak and not weak and kept:
             note = (
@@ -393,10 +430,10 @@ class ContextBuilder:
                             locator=quote_locator(c.chunk.meta, c.start_line + lo, c.start_line + hi),
                         )
                     )
-                summary = a.summaries.get(t, "") if t in plan.summaries else ""
+                summary = self.summary(a, t, plan.windows) if t in plan.summaries else ""
                 members = tuple(chunks[i].id for i in range(len(chunks)) if labels[i] == t)
                 topics.append(Topic(number, summary, tuple(cited), members))
-            missing = sum(1 for t in shown if a.summaries.get(t) and t not in plan.summaries)
+            missing = sum(1 for t in shown if t not in plan.summaries and self.summary(a, t, plan.windows))
             if missing:
                 all_notes.append(
                     f"summaries of {missing} topic(s) dropped to fit the budget of {budget} tokens"

@@ -35,6 +35,8 @@ _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])\s*(?=\S)|(?<=[।॥])\s*(?=\S)")
 _BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|>)")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`\\]|\\.)*`")
+_COMMENT = re.compile(r"(?:#|//).*$")
 _IMPORT = re.compile(r"^\s*(?:import\s+[\w.]|from\s+[\w.]+\s+import\b)")
 _SIGNATURE = re.compile(
     r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*"
@@ -152,55 +154,157 @@ def line_scores(n_lines: int, lines: Sequence[str], units: Iterable[tuple[Unit, 
     return scores
 
 
+def code_statements(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """``(first, last)`` of each code statement that spans several lines: while a ``(`` or ``[`` is
+    open, or a ``{`` opened as a value (after ``=``, ``:``, ``(``, ``[``, ``,`` or ``return``), the
+    statement goes on (a block's ``{`` does not hold its body together). Strings and ``#`` / ``//``
+    comments are skipped; a rough reading, for where a quote may end.
+
+    >>> code_statements(["Cookies.set('id', 'v', {", "  expires: 1", "})", "f()"])
+    [(0, 2)]
+    >>> code_statements(["function f() {", "  g(1,", "    2)", "}"])
+    [(1, 2)]
+    """
+    out: list[tuple[int, int]] = []
+    stack: list[bool] = []  # per open bracket: whether it holds a statement together
+    start = 0
+    before = ""  # the last code character read (across lines)
+    for i, line in enumerate(lines):
+        code = _COMMENT.sub("", _STRING.sub('""', line))
+        if not any(stack):
+            start = i
+        for k, ch in enumerate(code):
+            if ch in "([":
+                stack.append(True)
+            elif ch == "{":
+                stack.append(before in "=:([," or code[:k].rstrip().endswith("return"))
+            elif ch in ")]}" and stack:
+                stack.pop()
+            if not ch.isspace():
+                before = ch
+        if any(stack):
+            continue
+        if i > start:
+            out.append((start, i))
+    if any(stack) and len(lines) - 1 > start:
+        out.append((start, len(lines) - 1))
+    return out
+
+
+def statement_reach(n_lines: int, spans: Iterable[tuple[int, int]]) -> list[int]:
+    """Per line: the last line of the longest statement (a unit, a code statement) that starts on
+    it; the line itself when none goes on past it. A quote that holds a statement's first line
+    holds its last (``best_window``'s ``reach``)."""
+    reach = list(range(n_lines))
+    for first, last in spans:
+        if 0 <= first < n_lines:
+            reach[first] = max(reach[first], min(last, n_lines - 1))
+    return reach
+
+
+def statement_leads(
+    n_lines: int, units: Iterable[tuple[Unit, float]], statements: Iterable[tuple[int, int]] = ()
+) -> list[float]:
+    """Per line: the score (``LINE_BASE_SCORE`` + relevance) of the best unit that starts on it, 0
+    when none does (a blank line, a heading, a line that only goes on with a sentence); a
+    multi-line code ``statement`` leads with its best line's score from its first line only.
+
+    >>> statement_leads(3, [(Unit(0, 0, 1, "a b."), 0.5), (Unit(0, 1, 2, "c d."), 0.2)])
+    [0.52, 0.22, 0.0]
+    """
+    lead = [0.0] * n_lines
+    for unit, score in units:
+        if not unit.heading and 0 <= unit.first < n_lines:
+            lead[unit.first] = max(lead[unit.first], round(LINE_BASE_SCORE + score, 12))
+    for first, last in statements:
+        inner = range(first + 1, min(last, n_lines - 1) + 1)
+        lead[first] = max([lead[first], *(lead[k] for k in inner)])
+        for k in inner:
+            lead[k] = 0.0
+    return lead
+
+
 def best_window(
     scores: Sequence[float],
     costs: Sequence[int],
     cap: int,
     blocked: Sequence[bool] | None = None,
+    *,
+    reach: Sequence[int] | None = None,
+    peak_first: bool = False,
+    lead: Sequence[float] | None = None,
+    least: float = 0.0,
 ) -> tuple[int, int] | None:
     """The contiguous lines ``(a, b)`` (inclusive) with the highest total score whose costs sum
     to at most ``cap``, never crossing a ``blocked`` line; ties go to the cheaper, then the
     earlier window. Blank lines at either end are trimmed. None when no scored line fits.
 
+    ``reach`` (``statement_reach``): a window that holds a statement's first line holds its last
+    (whole statements; it may start inside one). ``peak_first``: the window with the best line
+    wins, the highest total among those (the lines that answer, not many lines that half match).
+    ``lead``: per line, the score of the best statement that starts on it (0: none); given, a
+    window's best line is its best whole statement, it must hold one, of at least ``least``, and
+    ``peak_first`` is implied (a piece of a statement alone is never the quote's reason).
+
     >>> best_window([0.1, 0.9, 0.0, 0.5], [5, 5, 1, 5], 11)
     (1, 3)
     >>> best_window([0.1, 0.9, 0.0, 0.5], [5, 5, 1, 5], 10)
     (0, 1)
+    >>> scores = [.35, .35, .6]
+    >>> best_window(scores, [5, 5, 9], 10), best_window(scores, [5, 5, 9], 10, peak_first=True)
+    ((0, 1), (2, 2))
+    >>> best_window([.5, .9, .1], [5, 5, 5], 10), best_window([.5, .9, .1], [5, 5, 5], 10, reach=[0, 2, 2])
+    ((0, 1), (1, 2))
     """
     n = len(scores)
-    best: tuple[float, int, int, int] | None = None  # (score, -cost, -a, b) maximised
-    a, total, gain = 0, 0, 0.0
+    s = np.asarray(scores, dtype=np.float64)
+    pc = np.concatenate([[0], np.cumsum(np.asarray(costs, dtype=np.int64))])
+    ps = np.concatenate([[0.0], np.cumsum(s)])
+    if lead is not None:
+        peak_first = True
+    top = np.asarray(lead if lead is not None else scores, dtype=np.float64)
+    bad = [-1] * n  # per line h: the last line j <= h whose statement goes on past h
+    if reach is not None:
+        for j, r in enumerate(reach):
+            for h in range(j, min(r, n)):
+                bad[h] = j
+    best: tuple[float, float, int, int, int] | None = None  # (peak, score, -cost, -a, b) maximised
+    a = 0
     for b in range(n):
         if blocked is not None and blocked[b]:
-            a, total, gain = b + 1, 0, 0.0
+            a = b + 1
             continue
-        total += costs[b]
-        gain += scores[b]
-        while a <= b and total > cap:
-            total -= costs[a]
-            gain -= scores[a]
+        while a <= b and pc[b + 1] - pc[a] > cap:
             a += 1
-        if a > b:
+        lo, hi = max(a, bad[b] + 1), b
+        if lo > hi:
             continue
-        lo, hi = a, b
-        while lo < hi and scores[lo] <= 0:
+        while lo < hi and s[lo] <= 0:
             lo += 1
-        while hi > lo and scores[hi] <= 0:
+        while hi > lo and s[hi] <= 0 and bad[hi - 1] < lo:
             hi -= 1
-        if scores[lo] <= 0:
+        if s[lo] <= 0:
             continue
-        cost = sum(costs[lo : hi + 1])
-        key = (round(gain, 9), -cost, -lo, hi)
+        peak = float(top[lo : hi + 1].max()) if peak_first else 0.0
+        if lead is not None and (peak <= 0 or peak < least):
+            continue
+        key = (round(peak, 9), round(float(ps[b + 1] - ps[lo]), 9), -int(pc[hi + 1] - pc[lo]), -lo, hi)
         if best is None or key > best:
             best = key
-    return None if best is None else (-best[2], best[3])
+    return None if best is None else (-best[3], best[4])
 
 
 def best_line(
-    scores: Sequence[float], costs: Sequence[int], cap: int, blocked: Sequence[bool] | None = None
+    scores: Sequence[float],
+    costs: Sequence[int],
+    cap: int,
+    blocked: Sequence[bool] | None = None,
+    *,
+    reach: Sequence[int] | None = None,
 ) -> int | None:
     """The one line with the highest score (above 0) that costs at most ``cap``, off the
-    ``blocked`` lines; ties go to the cheaper, then the earlier line. None when none fits.
+    ``blocked`` lines and, given ``reach``, not the first line of a statement that goes on past
+    it; ties go to the cheaper, then the earlier line. None when none fits.
 
     >>> best_line([0.1, 0.9, 0.9, 0.5], [5, 9, 7, 5], 8)
     2
@@ -208,9 +312,48 @@ def best_line(
     fits = [
         i
         for i in range(len(scores))
-        if scores[i] > 0 and costs[i] <= cap and not (blocked is not None and blocked[i])
+        if scores[i] > 0
+        and costs[i] <= cap
+        and not (blocked is not None and blocked[i])
+        and (reach is None or reach[i] <= i)
     ]
     return max(fits, key=lambda i: (scores[i], -costs[i], -i), default=None)
+
+
+def best_statement(
+    lead: Sequence[float],
+    costs: Sequence[int],
+    cap: int,
+    blocked: Sequence[bool] | None = None,
+    *,
+    reach: Sequence[int] | None = None,
+    least: float = 0.0,
+) -> tuple[int, int] | None:
+    """The best statement alone: the fewest lines ``(a, b)`` that hold the statement starting on
+    a line ``a`` whole (``reach``, and the statements that start inside it), with the highest
+    ``lead`` (above 0 and at least ``least``), costing at most ``cap``, off the ``blocked``
+    lines; ties go to the cheaper, then the earlier. None when none fits.
+
+    >>> best_statement([0.1, 0.9, 0.0, 0.5], [5, 5, 5, 5], 9, reach=[0, 2, 2, 3])
+    (3, 3)
+    >>> best_statement([0.1, 0.9, 0.0, 0.5], [5, 5, 5, 5], 9, reach=[0, 1, 2, 3])
+    (1, 1)
+    """
+    best: tuple[float, int, int, int] | None = None  # (lead, -cost, -a, b) maximised
+    for a, value in enumerate(lead):
+        if value <= 0 or value < least:
+            continue
+        b = a if reach is None else reach[a]
+        k = a
+        while reach is not None and k < b:
+            k += 1
+            b = max(b, reach[k])
+        if blocked is not None and any(blocked[a : b + 1]):
+            continue
+        cost = int(sum(costs[a : b + 1]))
+        if cost <= cap and (best is None or (value, -cost, -a, b) > best):
+            best = (value, -cost, -a, b)
+    return None if best is None else (-best[2], best[3])
 
 
 def cluster_count(n: int, max_clusters: int) -> int:
@@ -245,13 +388,6 @@ def cluster_labels(vectors: np.ndarray, k: int, seed: int) -> np.ndarray:
     for label in raw:
         order.setdefault(int(label), len(order))
     return np.array([order[int(label)] for label in raw], dtype=np.int64)
-
-
-def centroid(vectors: np.ndarray) -> np.ndarray:
-    """The unit-length mean of the rows (the zero vector stays zero)."""
-    mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
-    norm = np.linalg.norm(mean)
-    return mean / norm if norm > 0 else mean
 
 
 def pick_units(

@@ -1,8 +1,12 @@
 """Topic summaries: extractive (offline), or map-reduce through a Generator.
 
-* **Extractive**: the topic's embedded units closest to its centroid, prose sentences and code
-  signatures alike (other code lines only when the topic has neither), at most
-  ``summary_sentences`` of them; code in backticks.
+* **Extractive**: drawn from the topic's own quotes, never from lines it does not quote: the
+  whole units (sentences, code lines) inside its quoted windows, prose sentences and code
+  signatures alike (other code lines only when the quotes hold neither), those that match the
+  question best (the evidence relevance that chose the quotes; at least ``RELEVANT_SHARE`` of the
+  best one's, so that an unrelated quote of the same topic is not mixed in), at most
+  ``summary_sentences`` of them, in relevance order; code in backticks. It is written as the
+  budget is filled (``from_quotes``): a summary says what the quotes below it say.
 * **Map-reduce**: map = one short summary per member chunk (the topic's best
   ``summary_map_chunks``, in rank order); reduce = one call that combines a topic's partial
   summaries (skipped when there is one). A topic whose map or reduce fails gets its extractive
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,8 +29,9 @@ import hybrid_rag.context.evidence as ev
 from hybrid_rag.errors import describe
 from hybrid_rag.protocols import Generator
 from hybrid_rag.settings import ContextSettings
-from hybrid_rag.types import ScoredChunk, SourceType
+from hybrid_rag.types import ScoredChunk
 
+RELEVANT_SHARE = 0.5  # a summary's units match the question at least this share of its best unit
 _TEST_SIGNATURE = re.compile(r"^\s*(?:async\s+)?def\s+test")
 SYSTEM = "You summarise retrieved passages for a search engine. Reply with one or two plain sentences."
 MAP_PROMPT = (
@@ -75,11 +80,6 @@ def candidates(
     return chosen or list(pool)
 
 
-def by_closeness(pool: Sequence[int], vectors: dict[int, np.ndarray], center: np.ndarray) -> list[int]:
-    """``pool`` by cosine to ``center``, closest first; ties by index."""
-    return sorted(pool, key=lambda j: (-float(vectors[j] @ center), j))
-
-
 def map_reduce(
     generator: Generator,
     query: str,
@@ -123,33 +123,42 @@ class Summarizer:
         self.generator = generator
         self.count = count
 
-    def summarize(
-        self,
-        query: str,
-        chunks: Sequence[ScoredChunk],
-        units: Sequence[ev.Unit],
-        embedded: dict[int, np.ndarray],
-        chunk_vecs: np.ndarray,
-        labels: np.ndarray,
-    ) -> Summaries:
-        """Each topic's summary (topics are ``labels``; ``embedded``: the vectors of the units
-        embedded, by index into ``units``)."""
+    def summarize(self, query: str, chunks: Sequence[ScoredChunk], labels: np.ndarray) -> Summaries:
+        """The generated summary of each topic a generator wrote (topics are ``labels``); the
+        others are extractive, written from the quotes by ``from_quotes``."""
         topics = sorted(set(labels.tolist()))
-        code = [c.source_type is SourceType.CODE for c in chunks]
         start = time.perf_counter()
         generated, note = self.generated(query, chunks, labels, topics)
         seconds = time.perf_counter() - start if self.generator is not None else 0.0
-        texts = {}
-        for t in topics:
-            if t in generated:
-                texts[t] = self.cut(generated[t])
-                continue
-            center = ev.centroid(chunk_vecs[np.flatnonzero(labels == t)])
-            members = [j for j in embedded if labels[units[j].chunk] == t]
-            pool = candidates(units, members, code, tests=self.cfg.heading_tests)
-            ranked = by_closeness(pool, embedded, center)
-            texts[t] = self.cut(extractive(units, ranked, code, self.cfg.summary_sentences))
+        texts = {t: self.cut(generated[t]) for t in topics if t in generated}
         return Summaries(texts, note, seconds)
+
+    def from_quotes(
+        self,
+        topic: int,
+        windows: Mapping[int, tuple[int, int]],
+        units: Sequence[ev.Unit],
+        relevance: Sequence[float],
+        code: Sequence[bool],
+        labels: Sequence[int],
+    ) -> str:
+        """Topic ``topic``'s extractive summary from its quoted ``windows`` (chunk index -> its
+        quoted lines, inclusive): module docstring. "" when it quotes no whole unit."""
+        inside = [
+            j
+            for j, u in enumerate(units)
+            if labels[u.chunk] == topic
+            and u.chunk in windows
+            and not u.heading
+            and windows[u.chunk][0] <= u.first
+            and u.last <= windows[u.chunk][1]
+        ]
+        pool = candidates(units, inside, code, tests=self.cfg.heading_tests)
+        if not pool:
+            return ""
+        floor = RELEVANT_SHARE * max(relevance[j] for j in pool)
+        ranked = sorted((j for j in pool if relevance[j] >= floor), key=lambda j: (-relevance[j], j))
+        return self.cut(extractive(units, ranked, code, self.cfg.summary_sentences))
 
     def generated(
         self, query: str, chunks: Sequence[ScoredChunk], labels: np.ndarray, topics: Sequence[int]

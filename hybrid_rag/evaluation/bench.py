@@ -287,6 +287,7 @@ def run_quick_bench(
         "kind": "quick-bench",
         "ok": all(c["ok"] for c in checks),
         "checks": checks,
+        "notes": [n for n in [fusion_shortfall(modes)] if n],
         "corpus": {
             "docs": len(dataset.corpus),
             "queries": len(dataset.queries),
@@ -304,8 +305,37 @@ def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
     return {"name": name, "ok": bool(ok), "detail": detail}
 
 
+def fusion_shortfall(
+    modes: Mapping[str, Any], *, fused: str = "hybrid", stages: Sequence[str] = ("bm25", "dense")
+) -> str | None:
+    """A line saying that ``fused``'s nDCG@10 is below its best single stage's, which stage, by
+    how much, and why that is a trade-off rather than a fault; None when it is not below (or a
+    mode is missing). See docs/retrieval.md, "When fusion falls below its best stage".
+
+    >>> modes = {m: {"metrics": {"ndcg@10": v}} for m, v in [("bm25", 1.0), ("dense", .46), ("hybrid", .942)]}
+    >>> fusion_shortfall(modes).split("; ")[0]
+    'note: hybrid nDCG@10 0.942 is 0.058 below bm25 alone (1.000)'
+    """
+    try:
+        have = {m: float(modes[m]["metrics"]["ndcg@10"]) for m in (fused, *stages)}
+    except (KeyError, TypeError, ValueError):
+        return None
+    best = max(stages, key=lambda m: (have[m], m == stages[0]))
+    gap = have[best] - have[fused]
+    if round(gap, 3) <= 0:
+        return None
+    weaker = ", ".join(f"{m} {have[m]:.3f}" for m in stages if m != best)
+    return (
+        f"note: {fused} nDCG@10 {have[fused]:.3f} is {gap:.3f} below {best} alone ({have[best]:.3f}); "
+        f"fusion is a trade-off on this set: it weighs the weaker stage too ({weaker}), whose wrong "
+        f"hits outrank some of {best}'s right ones; it can fall below its best stage where one stage "
+        'is far weaker than the other (docs/retrieval.md, "When fusion falls below its best stage")'
+    )
+
+
 def format_quick_bench(result: Mapping[str, Any]) -> str:
-    """The quick bench as a few lines of text: the corpus, a row per mode, the checks."""
+    """The quick bench as a few lines of text: the corpus, a row per mode, a note when the fused
+    mode is below its best stage (``fusion_shortfall``), the checks."""
     c = result["corpus"]
     lines = [
         f"quick bench: {c['docs']} docs, {c['chunks']} chunks, {c['queries']} judged queries, "
@@ -319,6 +349,9 @@ def format_quick_bench(result: Mapping[str, Any]) -> str:
             f"{mode:8} {m['ndcg@10']:8.3f} {m['mrr@10']:8.3f} {m['recall@50']:8.3f} "
             f"{lat['p50']:8.2f} {lat['p95']:8.2f}"
         )
+    shortfall = fusion_shortfall(result["modes"])
+    if shortfall:
+        lines.append(shortfall)
     for check in result["checks"]:
         mark = "ok  " if check["ok"] else "FAIL"
         lines.append(f"{mark} {check['name']}" + (f" ({check['detail']})" if check["detail"] else ""))

@@ -3,7 +3,9 @@
 ``confidence(result, query)`` is a weighted mean, in [0, 1], of the signals that are available:
 
 * **dense** (weight 0.45): the best dense cosine among the top ``TOP_EVIDENCE`` hits
-  (``breakdown["dense"]``), mapped linearly from [``DENSE_FLOOR``, ``DENSE_CEIL``] to [0, 1];
+  (``breakdown["dense"]``), mapped linearly from the model's range of cosines (``cosine_range``:
+  [``DENSE_FLOOR``, ``DENSE_CEIL``] for MiniLM-class models; the e5 family's cosines lie in a
+  narrow band far higher, where an unrelated question's best hit is near 0.75) to [0, 1];
   absent when no top hit came from the dense index (BM25-only runs);
 * **coverage** (weight 0.40): the share of the query's content terms (stop words dropped,
   identifiers split) found in the top ``TOP_EVIDENCE`` hits; absent for a query of stop words;
@@ -37,6 +39,7 @@ from hybrid_rag.types import Hit, QueryResult, ScoredChunk, StageTiming, Trace
 
 TOP_EVIDENCE = 3
 DENSE_FLOOR, DENSE_CEIL = 0.15, 0.65  # cosines of unrelated / clearly related text for MiniLM-class models
+E5_RANGE = (0.77, 0.87)  # multilingual-e5-small: median off-topic / answerable top-1 cosine (RESULTS 42.3)
 WEIGHTS = {"dense": 0.45, "coverage": 0.40, "margin": 0.15}
 EXPANSION_TERMS = 5
 MAX_PARTS = 3
@@ -70,11 +73,31 @@ def _clip(x: float) -> float:
     return min(max(x, 0.0), 1.0)
 
 
-def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = None) -> float:
+def cosine_range(model_name: str) -> tuple[float, float]:
+    """The dense cosines of unrelated and of clearly related text for the embedding model
+    ``model_name``: the e5 family's (``multilingual-e5-small``, ``e5-...``), else MiniLM-class.
+
+    >>> cosine_range("sentence-transformers/all-MiniLM-L6-v2#defs2") == (DENSE_FLOOR, DENSE_CEIL)
+    True
+    >>> cosine_range("multilingual-e5-small") == E5_RANGE
+    True
+    """
+    name = model_name.rsplit("/", 1)[-1].lower()
+    return E5_RANGE if name.startswith(("e5-", "multilingual-e5")) else (DENSE_FLOOR, DENSE_CEIL)
+
+
+def confidence(
+    result: QueryResult,
+    query: str,
+    dense: Sequence[float] | None = None,
+    *,
+    cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
+) -> float:
     """How likely ``result`` holds the answer to ``query``, in [0, 1]; see the module docstring.
 
     ``dense``: the top hits' cosines to ``query``, in place of their ``breakdown["dense"]`` (which
-    is the cosine to whatever query retrieved them); NaN for a hit without a vector."""
+    is the cosine to whatever query retrieved them); NaN for a hit without a vector. ``cosines``:
+    the model's ``cosine_range``."""
     chunks = result.chunks
     if not chunks:
         return 0.0
@@ -85,7 +108,8 @@ def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = 
     else:
         dense = [d for d in dense[: len(top)] if d == d]  # NaN != NaN
     if dense:
-        signals["dense"] = _clip((max(dense) - DENSE_FLOOR) / (DENSE_CEIL - DENSE_FLOOR))
+        floor, ceil = cosines
+        signals["dense"] = _clip((max(dense) - floor) / (ceil - floor))
     lang = query_language(query).code  # the hits are read in the question's language
     terms = set(content_terms(query, lang))
     if terms:
@@ -100,14 +124,20 @@ def confidence(result: QueryResult, query: str, dense: Sequence[float] | None = 
     return float(sum(WEIGHTS[k] * v for k, v in signals.items()) / sum(WEIGHTS[k] for k in signals))
 
 
-def kept_confidence(result: QueryResult, query: str, kept: Mapping[int, str]) -> float:
+def kept_confidence(
+    result: QueryResult,
+    query: str,
+    kept: Mapping[int, str],
+    *,
+    cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
+) -> float:
     """``confidence`` of what a context kept: the quoted chunks alone, in rank order (``kept``:
     chunk id -> its quoted lines), the coverage counted on the quoted lines; 0 when none is kept.
 
     A context at a small budget quotes a few lines of a few results: this says how well those
     answer, where ``confidence`` says how well everything retrieved does."""
     chunks = tuple(replace(c, chunk=replace(c.chunk, text=kept[c.id])) for c in result.chunks if c.id in kept)
-    return confidence(replace(result, chunks=chunks), query)
+    return confidence(replace(result, chunks=chunks), query, cosines=cosines)
 
 
 def keywords(query: str) -> str:
@@ -239,9 +269,13 @@ class SelfCheck:
         retrieve: Callable[[str], QueryResult],
         generator: Generator | None = None,
         relevance: Callable[[str, Sequence[int]], Sequence[float]] | None = None,
+        *,
+        cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
     ) -> None:
         """``relevance(query, chunk_ids)``: dense cosines of the chunks to ``query`` (NaN where
-        there is no vector), to judge a retry against the original question."""
+        there is no vector), to judge a retry against the original question. ``cosines``: the
+        dense model's ``cosine_range``."""
+        self.cosines = cosines
         self.threshold = settings.confidence_threshold
         self.max_retries = settings.max_retries
         self.retrieve = retrieve
@@ -252,12 +286,14 @@ class SelfCheck:
         """A retry's confidence as an answer to the original ``query`` (module docstring)."""
         top = result.chunks[:TOP_EVIDENCE]
         if self.relevance is None or not any("dense" in c.breakdown for c in top):
-            return confidence(result, query)
-        return confidence(result, query, dense=list(self.relevance(query, [c.id for c in top])))
+            return confidence(result, query, cosines=self.cosines)
+        dense = list(self.relevance(query, [c.id for c in top]))
+        return confidence(result, query, dense=dense, cosines=self.cosines)
 
     def run(self, query: str) -> Checked:
         results = [self.retrieve(query)]
-        attempts = [Attempt(query, "original", confidence(results[0], query), results[0].trace.timings)]
+        first = confidence(results[0], query, cosines=self.cosines)
+        attempts = [Attempt(query, "original", first, results[0].trace.timings)]
         tried = {query.strip().lower()}
         notes: list[str] = []
         use_generator = self.generator is not None

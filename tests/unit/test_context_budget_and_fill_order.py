@@ -149,10 +149,11 @@ def _filler(costs: list[list[int]], scores: list[list[float]], labels: list[int]
 
 def test_every_topic_gets_its_cheapest_fitting_quote_before_any_topic_gets_a_second():
     """Topic A's two best chunks are single 60-token lines (over the 40-token share); its third
-    is a 10-token line. Topic B's three chunks are 10-token lines. In rank order A0 B0 A1 B1 A2 B2."""
+    is a 10-token line that answers nearly as well. Topic B's three chunks are 10-token lines. In
+    rank order A0 B0 A1 B1 A2 B2."""
     labels = [0, 1, 0, 1, 0, 1]
     costs = [[60], [10], [60], [10], [10], [10]]
-    scores = [[0.9], [0.7], [0.8], [0.6], [0.3], [0.5]]
+    scores = [[0.9], [0.7], [0.8], [0.6], [0.6], [0.5]]
     filler = _filler(costs, scores, labels, budget=130)
     assert filler.share == 40
     plan = filler.fill()
@@ -161,6 +162,17 @@ def test_every_topic_gets_its_cheapest_fitting_quote_before_any_topic_gets_a_sec
     assert 4 in plan.windows and 1 in plan.windows  # A's cheap chunk and B's best
     assert 0 not in plan.windows  # A's 60-token line did not take B's room
     assert filler.used <= filler.budget
+
+
+def test_a_cheap_line_that_matches_far_less_does_not_open_a_topic_whose_answer_fits():
+    """As above, but A's cheap line matches a third as well as its best (below half of it): A
+    opens with its best line, which the budget holds, and B gets the room that is left."""
+    labels = [0, 1, 0, 1, 0, 1]
+    costs = [[60], [10], [60], [10], [10], [10]]
+    scores = [[0.9], [0.7], [0.8], [0.6], [0.3], [0.5]]
+    plan = _filler(costs, scores, labels, budget=130).fill()
+    assert plan.windows[0] == (0, 0) and 4 not in plan.windows
+    assert plan.log[0][:2] == ("quote", 0), "the best topic's evidence comes first"
 
 
 def test_a_topic_whose_lines_are_all_over_its_share_gets_its_best_line_not_a_long_window():

@@ -136,12 +136,13 @@ def test_a_mixed_topic_is_summarised_from_sentences_and_signatures_alike():
     }
     assert sm.candidates(units[1:3], [0, 1], code) == [0, 1]  # no signature, no prose: every code line
     result = query_result(
-        "how is the configuration loaded",
+        "where does load_config read the configuration",
         scored_chunk(1, CODE, path="config.py", code=True),
         scored_chunk(2, PROSE, path="config.md"),
     )
     cfg = Settings().with_overrides({"context.summary_sentences": 4, "context.summary_max_tokens": 200})
     (topic,) = ContextBuilder(cfg.context, EMBED).build(result.query, result).clusters
-    assert "`def load_config(path)`" in topic.summary and "`class ConfigCache`" in topic.summary
+    assert "`def load_config(path)`" in topic.summary  # a signature and a sentence, both matching
     assert "The configuration is read from a YAML file." in topic.summary
-    assert "read(path)" not in topic.summary
+    assert "read(path)" not in topic.summary  # a code line that is not a signature
+    assert "Every key has a default value." not in topic.summary  # matches nothing asked
