@@ -19,13 +19,14 @@ Nothing here is specific to one language except what ``grammars.Grammar`` says.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from hybrid_rag.code.comments import attached_start, doc_text, node_text
 from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
 from hybrid_rag.code.links import Links
-from hybrid_rag.code.units import CodeUnit
+from hybrid_rag.code.units import UNIT_KINDS, CodeUnit
 
 MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
 MAX_ERROR_SHARE = 0.25  # more of the file than this in tokens the parser could not place: it failed
@@ -65,25 +66,7 @@ _KIND_WORDS = (  # a word of the node type -> the kind (first match wins)
 )
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "union", "impl", "object", "type"})
 CONTAINER_KINDS = frozenset({"namespace", "module"})  # what they hold is top level for chunking
-_KEEP_KINDS = frozenset(
-    {
-        "function",
-        "method",
-        "class",
-        "struct",
-        "interface",
-        "trait",
-        "enum",
-        "union",
-        "type",
-        "impl",
-        "module",
-        "namespace",
-        "object",
-        "macro",
-        "constant",
-    }
-)
+_KEEP_KINDS = frozenset(UNIT_KINDS)
 _NOT_SIGNATURE = ("@", "#", "//", "/*", "* ", "*/")  # annotation and comment lines in a head
 
 
@@ -189,7 +172,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
         kind = _kind(node, capture_kind, enclosing[1] if enclosing else None, bool(prefix))
         if kind not in _KEEP_KINDS or (kind == "constant" and enclosing is not None):
             continue
-        name = node_text(data, name_node)
+        name = bare_name(node_text(data, name_node))
         scope = enclosing[0] if enclosing else package
         qualified = _qualify(grammar, scope, prefix, name)
         parent = enclosing[0] if enclosing else None
@@ -202,7 +185,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> list[CodeUnit]:
                 name=name,
                 kind=kind,
                 qualified_name=qualified,
-                signature=_signature(node, outer, data, links),
+                signature=_signature(node, outer, data, links, declaration=kind != "constant"),
                 start_line=start.start_point[0] + 1,
                 end_line=_end_line(outer),
                 doc=doc_text(grammar, node, outer, data, links),
@@ -255,7 +238,7 @@ def _name_prefix(name: Any, data: bytes, links: Links) -> str:
         full = node_text(data, parent)
         own = node_text(data, name)
         if full.endswith(own):
-            return full[: -len(own)].rstrip(":").strip()
+            return bare_name(full[: -len(own)].rstrip(":").strip())
     if parent is not None and parent.type == "method_declaration":
         receiver = parent.child_by_field_name("receiver")
         if receiver is not None:
@@ -263,6 +246,30 @@ def _name_prefix(name: Any, data: bytes, links: Links) -> str:
                 if node.type == "type_identifier":
                     return node_text(data, node)
     return ""
+
+
+_INLINE_COMMENT = re.compile(r"/\*.*?\*/")
+_GENERIC_ARGS = re.compile(r"<[^<>]*>")
+_REFERENCE = re.compile(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|\*\s*)")
+
+
+def bare_name(name: str) -> str:
+    """A name without its generic arguments (``Deserializer<R>``, ``PrettyFormatter<'a>``,
+    C++ ``Pool<T>::take``'s ``Pool<T>``) or a reference's ``&``: the path a reader looks it up by;
+    the signature keeps them. An operator's name (``operator<<``) is left as it is.
+
+    >>> bare_name("Deserializer<R>"), bare_name("Map<K, Vec<V>>"), bare_name("&'a mut Slice<T>")
+    ('Deserializer', 'Map', 'Slice')
+    """
+    if "operator" in name:
+        return name
+    name = _REFERENCE.sub("", name.strip())
+    while "<" in name:
+        shorter = _GENERIC_ARGS.sub("", name)
+        if shorter == name:
+            break
+        name = shorter
+    return " ".join(name.split())
 
 
 def _descendants(node: Any) -> Iterator[Any]:
@@ -293,8 +300,11 @@ def _package(grammar: Grammar, root: Any, data: bytes) -> str | None:
     return None
 
 
-def _signature(node: Any, outer: Any, data: bytes, links: Links) -> str:
-    """The definition's head: from its first line (decorators off) to its body, whitespace collapsed."""
+def _signature(node: Any, outer: Any, data: bytes, links: Links, declaration: bool = True) -> str:
+    """The definition's head: from its first line (decorators off) to its body, whitespace collapsed.
+    A ``declaration`` (of a function, a method, a type: not a constant) that has no body and ends in
+    ``;`` keeps it: ``int take();`` is how a reader (and the symbol lookup) tells it from the
+    definition."""
     head = outer
     if head.type == "decorated_definition":
         head = head.child_by_field_name("definition") or node
@@ -313,7 +323,10 @@ def _signature(node: Any, outer: Any, data: bytes, links: Links) -> str:
         raw = _bodiless_head(raw)
     lines = [ln for ln in raw.splitlines() if not ln.lstrip().startswith(_NOT_SIGNATURE)] or raw.splitlines()
     sig = " ".join(" ".join(lines).split())
+    declared = declaration and body is None and sig.endswith(";")
     sig = sig.removesuffix("=>").rstrip("{:;=").rstrip()
+    if declared:  # a declaration without its body keeps its ";" (a C++ header's ``int take();``)
+        return sig[: MAX_SIGNATURE - 1] + ";"
     return sig[:MAX_SIGNATURE]
 
 
@@ -326,8 +339,8 @@ def _bodiless_head(raw: str) -> str:
     'int take(int a,\n         int b);'
     """
     lines = raw.split("\n")
-    if "=" in lines[0].split("(", 1)[0]:
-        return lines[0].split("{", 1)[0]
+    if "=" in lines[0].split("(", 1)[0]:  # a constant: its first line, an inline comment and open call off
+        return _INLINE_COMMENT.sub(" ", lines[0].split("{", 1)[0]).rstrip().rstrip("(")
     depth, kept = 0, []
     for line in lines:
         kept.append(line)
@@ -347,9 +360,11 @@ def _candidates(node: Any, value: Any, head: Any, links: Links) -> Iterator[Any]
         yield value
     yield head
     current = node
-    while current.id != head.id and head.start_byte <= current.start_byte and current.end_byte <= head.end_byte:
+    while current.id != head.id:
         current = links.parent(current)
-        if current is None or not (head.start_byte <= current.start_byte and current.end_byte <= head.end_byte):
+        if current is None or not (
+            head.start_byte <= current.start_byte and current.end_byte <= head.end_byte
+        ):
             return
         yield current
 

@@ -73,16 +73,33 @@ _JAVA_EXTRA = """
 (record_declaration name: (identifier) @name) @definition.class
 (constructor_declaration name: (identifier) @name) @definition.method
 """
-_TS_EXTRA = """
+# an exported constant that holds a class or what a call builds (zod's ``export const $ZodString =
+# core.$constructor(...)``, ``export const registry = new Map()``) is a definition; the wheel's query
+# has those holding a function (``const f = (x) => ...``) already
+_JS_EXPORTED = """
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name
+  value: [(call_expression) (new_expression)]) @definition.constant))
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name
+  value: (class)) @definition.class))
+"""
+_TS_EXTRA = (
+    _JS_EXPORTED
+    + """
 (enum_declaration name: (identifier) @name) @definition.enum
 (type_alias_declaration name: (type_identifier) @name) @definition.type
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 """
+)
 
 GRAMMARS: tuple[Grammar, ...] = (
     Grammar("python", "python", "tree_sitter_python", "language", (".py", ".pyi", ".pyw"), docstrings=True),
     Grammar(
-        "javascript", "javascript", "tree_sitter_javascript", "language", (".js", ".mjs", ".cjs", ".jsx")
+        "javascript",
+        "javascript",
+        "tree_sitter_javascript",
+        "language",
+        (".js", ".mjs", ".cjs", ".jsx"),
+        _JS_EXPORTED,
     ),
     Grammar(
         "typescript",

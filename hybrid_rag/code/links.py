@@ -15,6 +15,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
+_UNKNOWN = object()
+
 
 class Links:
     """``parent(node)`` and ``prev_sibling(node)`` for the nodes on the way to ``targets``."""
@@ -35,12 +37,12 @@ class Links:
                     stack.append(child)
 
     def parent(self, node: Any) -> Any:
-        key = node.id
-        return self._parent[key] if key in self._parent else node.parent
+        found = self._parent.get(node.id, _UNKNOWN)
+        return node.parent if found is _UNKNOWN else found  # not .get(id, node.parent): that pays
 
     def prev_sibling(self, node: Any) -> Any:
-        key = node.id
-        return self._prev[key] if key in self._prev else node.prev_sibling
+        found = self._prev.get(node.id, _UNKNOWN)
+        return node.prev_sibling if found is _UNKNOWN else found
 
 
 class Plain:
