@@ -44,6 +44,8 @@ _RUST_EXTRA = """
 (function_signature_item name: (identifier) @name) @definition.method
 """
 _CPP_EXTRA = """
+(function_definition declarator: (function_declarator declarator: (qualified_identifier
+  scope: (template_type) name: (identifier) @name))) @definition.method
 (namespace_definition name: (_) @name) @definition.namespace
 (function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.function
 """
