@@ -64,6 +64,9 @@ def test_the_identifier_boost_finds_the_generic_method(engine: Engine) -> None:
     hits = symbol_hits(engine.store, "where is Deserializer::end defined?", state=None)
     end = engine.symbols("Deserializer::end")[0].symbol
     assert hits[0].id == end.chunk_id and hits[0].score == EXACT  # the name as written, unshared
+    struct = engine.symbols("Deserializer", kinds=["struct"])[0].symbol
+    hits = symbol_hits(engine.store, "where is Deserializer defined?", state=None)
+    assert [(h.id, h.score) for h in hits] == [(struct.chunk_id, EXACT)]  # its impl block shares nothing
 
 
 def test_a_go_outline_nests_methods_under_their_receivers_type(engine: Engine) -> None:
