@@ -339,8 +339,8 @@ def _bodiless_head(raw: str) -> str:
     'int take(int a,\n         int b);'
     """
     lines = raw.split("\n")
-    if "=" in lines[0].split("(", 1)[0]:  # a constant: its first line, an inline comment and open call off
-        return _INLINE_COMMENT.sub(" ", lines[0].split("{", 1)[0]).rstrip().rstrip("(")
+    if "=" in lines[0].split("(", 1)[0]:  # a constant: its first line (an inline comment off)
+        return _INLINE_COMMENT.sub(" ", lines[0].split("{", 1)[0])
     depth, kept = 0, []
     for line in lines:
         kept.append(line)
