@@ -10,10 +10,15 @@ For each ``@definition.KIND`` capture with its ``@name`` the extractor finds
   Python the docstring, when there is one;
 * its kind: the capture's, made precise by the node's type (a Rust ``struct_item`` captured as
   ``definition.class`` is a struct) and its place (a function inside a class is a method);
-* its enclosing units (by node ancestry), which give the qualified name and the parent, and the
-  package a file declares (Java, Kotlin, Go, Scala, C#), which prefixes it.
+* its enclosing units (the units still open where it starts, in one pass over them in source
+  order), which give the qualified name and the parent, and the package a file declares (Java,
+  Kotlin, Go, Scala, C#), which prefixes it; names without generic arguments
+  (``Deserializer::end`` for a method of ``impl<R> Deserializer<R>``), signatures with them.
 
-Nothing here is specific to one language except what ``grammars.Grammar`` says.
+The work is linear in the file however deep its definitions nest: no walk up the tree per
+definition (a tree-sitter node's ``parent`` costs its depth); the parents and siblings needed come
+from one pruned walk down (``links.py``). Nothing here is specific to one language except what
+``grammars.Grammar`` says.
 """
 
 from __future__ import annotations
