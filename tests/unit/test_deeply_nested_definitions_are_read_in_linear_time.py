@@ -1,8 +1,9 @@
 """A file of deeply nested definitions is read as fast as one of as many flat ones.
 
-A small hostile file (3,000 nested JavaScript functions, 62 KB) once took more than 20 minutes of
-symbol extraction, holding the writer lock: each definition walked all its ancestors, and a
-tree-sitter node's ``parent`` itself costs its depth, so the work grew with the cube of the depth.
+A small hostile file (3,000 nested JavaScript functions, 62 KB; Rust and Java alike) once took
+more than 20 minutes of symbol extraction, holding the writer lock: each definition walked all
+its ancestors, and a tree-sitter node's ``parent`` itself costs its depth, so the work grew with
+the cube of the depth.
 Each case runs in a child process with a time limit (the old code never came back) and its CPU
 time is compared with the flat file's, measured in the same process: the bound (10x plus half a
 second) is far above what a linear reader needs and far below what a quadratic one takes.
@@ -20,7 +21,7 @@ import pytest
 from hybrid_rag.code.grammars import load
 
 pytestmark = pytest.mark.skipif(
-    load("javascript") is None or load("python") is None, reason="tree-sitter grammars not installed"
+    any(load(g) is None for g in ("javascript", "python", "rust", "java")), reason="grammars not installed"
 )
 
 _CHILD = textwrap.dedent(
@@ -59,21 +60,29 @@ def _run(cases: list[tuple[str, str, str, str]], limit: float = 120.0) -> dict[s
     return json.loads(done.stdout)
 
 
-def _js_nested(n: int) -> str:
-    return "".join(f"function f{i}() {{\n" for i in range(n)) + "return 1;\n" + "}\n" * n
+NESTED = {  # 3,000 definitions each inside the one before, and 3,000 side by side
+    "javascript": (
+        "deep.js",
+        lambda n: "".join(f"function f{i}() {{\n" for i in range(n)) + "return 1;\n" + "}\n" * n,
+        lambda n: "".join(f"function f{i}() {{\nreturn 1;\n}}\n" for i in range(n)),
+    ),
+    "rust": (
+        "deep.rs",
+        lambda n: "".join(f"fn f{i}() {{\n" for i in range(n)) + "}\n" * n,
+        lambda n: "".join(f"fn f{i}() {{\n}}\n" for i in range(n)),
+    ),
+    "java": (
+        "Deep.java",
+        lambda n: "".join(f"class C{i} {{\n" for i in range(n)) + "}\n" * n,
+        lambda n: "".join(f"class C{i} {{\n}}\n" for i in range(n)),
+    ),
+}
 
 
-def _js_flat(n: int) -> str:
-    return "".join(f"function f{i}() {{\nreturn 1;\n}}\n" for i in range(n))
-
-
-def test_three_thousand_nested_javascript_functions_cost_what_flat_ones_do() -> None:
-    found = _run(
-        [
-            ("flat", "flat.js", "javascript", _js_flat(3000)),
-            ("nested", "deep.js", "javascript", _js_nested(3000)),
-        ]
-    )
+@pytest.mark.parametrize("language", sorted(NESTED))
+def test_three_thousand_nested_definitions_cost_what_flat_ones_do(language: str) -> None:
+    path, nested, flat = NESTED[language]
+    found = _run([("flat", path, language, flat(3000)), ("nested", path, language, nested(3000))])
     assert found["nested"]["units"] == found["flat"]["units"] == 3000
     assert found["nested"]["symbols"] == 3000
     assert found["nested"]["seconds"] <= 10 * found["flat"]["seconds"] + 0.5, found
@@ -92,7 +101,7 @@ def test_nested_python_functions_cost_what_flat_ones_do() -> None:
 def test_nested_units_keep_their_enclosing_names() -> None:
     from hybrid_rag.code.extract import extract_units
 
-    units = extract_units("deep.js", _js_nested(50)) or []
+    units = extract_units("deep.js", NESTED["javascript"][1](50)) or []
     assert [u.qualified_name for u in units[:3]] == ["f0", "f0.f1", "f0.f1.f2"]
     assert units[-1].parent == ".".join(f"f{i}" for i in range(49))
     assert units[10].signature == "function f10()" and units[10].start_line == 11
