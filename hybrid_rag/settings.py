@@ -289,6 +289,10 @@ class EmbeddingSettings(_Section):
     # at the lines where a def / class / function starts, so a window holds one definition, headed by
     # the class or function lines that enclose it; RESULTS.md section 21)
     window_split: Literal["tokens", "definitions"] = "definitions"
+    # definitions: a chunk whose definition windows would be more than this (hundreds of tiny or
+    # deeply nested definitions) gets plain token windows instead, so embedding a chunk costs at
+    # most its length's worth of windows (vectors.definition_window_texts; RESULTS.md section 42.2)
+    max_definition_windows: Int = Field(32, ge=1)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
 

@@ -75,6 +75,7 @@ def definition_window_texts(
     overlap: int,
     min_tokens: int = 24,
     scopes: bool = False,
+    max_windows: int | None = None,
 ) -> list[str]:
     r"""Like :func:`window_texts`, but a text too long for one window is first cut where a
     definition starts (a ``def``/``class``/``function``/``fn`` ... line, with the decorator lines
@@ -86,7 +87,12 @@ def definition_window_texts(
 
     ``scopes``: each window is headed by the lines of the definitions that enclose it within
     ``text`` (a method's window by its ``class`` line; a long function's later windows by its
-    ``def`` line), so a window says whose body it is; the heading counts against ``window``.
+    ``def`` line), so a window says whose body it is; the heading counts against ``window`` and
+    takes at most half of it (the innermost enclosing lines are kept).
+
+    ``max_windows``: a text whose definition windows would outnumber it (hundreds of small nested
+    definitions) gets plain token windows instead (:func:`window_texts`, as many as its length
+    needs): the cost of embedding a chunk stays linear in its length whatever its shape.
 
     >>> text = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n"
     >>> offsets = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
@@ -126,12 +132,17 @@ def definition_window_texts(
             merged[-1] = (merged[-1][0], len(offsets))
         else:
             merged.append((carry, len(offsets)))
+    if max_windows is not None and len(merged) > max_windows:  # each piece is a window at least
+        return window_texts(text, offsets, window, overlap)
     if not scopes:
-        return [
+        plain = [
             text[offsets[a + s][0] : offsets[a + e - 1][1]]
             for a, b in merged
             for s, e in window_spans(b - a, window, overlap)
         ]
+        if max_windows is not None and len(plain) > max_windows:
+            return window_texts(text, offsets, window, overlap)
+        return plain
 
     def cost(heading: Sequence[int]) -> int:  # the heading lines' tokens
         return sum(
@@ -140,16 +151,28 @@ def definition_window_texts(
             for j in heading
         )
 
+    def bounded(heading: list[int]) -> list[int]:  # the innermost lines within half a window
+        kept: list[int] = []
+        used = 0
+        for j in reversed(heading):
+            used += cost([j])
+            if used > window // 2:
+                break
+            kept.append(j)
+        return kept[::-1]
+
     out: list[str] = []
     for a, b in merged:
         first_line = bisect_right(line_starts, offsets[a][0]) - 1
         own = _definition_line(lines, first_line, braces)
-        outer = _enclosing(lines, first_line, braces)
-        inner = [*outer, *([own] if own is not None else [])]
+        outer = bounded(_enclosing(lines, first_line, braces))
+        inner = bounded([*outer, *([own] if own is not None else [])])
         spans = _headed_spans(b - a, window - cost(outer), window - cost(inner), overlap)
         for k, (s, e) in enumerate(spans):
             head = "".join(lines[j].strip() + "\n" for j in (outer if k == 0 else inner))
             out.append(head + text[offsets[a + s][0] : offsets[a + e - 1][1]])
+        if max_windows is not None and len(out) > max_windows:
+            return window_texts(text, offsets, window, overlap)
     return out
 
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from hybrid_rag.code.grammars import Grammar
+from hybrid_rag.code.links import Plain
 
 _ATTRIBUTES = frozenset({"attribute_item", "attribute", "annotation", "decorator", "marker_annotation"})
 _COMMENT_LINE = re.compile(r"^\s*(?:/{2,}!?|/\*+!?|\*+/|\*(?!/)|#+!?|--+|;+)\s?")
@@ -23,34 +24,34 @@ def node_text(data: bytes, node: Any) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
-def _attached(outer: Any) -> list[Any]:
+def _attached(outer: Any, links: Any = Plain) -> list[Any]:
     """Comments and attributes right above ``outer`` (nearest first), with no blank line between
-    and none that trails code on its own line."""
+    and none that trails code on its own line. ``links`` answers parents and previous siblings
+    (``hybrid_rag.code.links``)."""
     out: list[Any] = []
     top_row = outer.start_point[0]
     anchor = outer  # a comment above a block's first statement can sit outside the block node
-    while (
-        anchor.prev_sibling is None
-        and anchor.parent is not None
-        and anchor.parent.start_byte == anchor.start_byte
-    ):
-        anchor = anchor.parent
-    sib = anchor.prev_sibling
+    while True:
+        up = links.parent(anchor)
+        if links.prev_sibling(anchor) is not None or up is None or up.start_byte != anchor.start_byte:
+            break
+        anchor = up
+    sib = links.prev_sibling(anchor)
     while sib is not None and ("comment" in sib.type or sib.type in _ATTRIBUTES):
         if sib.end_point[0] < top_row - 1:
             break  # a blank line between
-        before = sib.prev_sibling
+        before = links.prev_sibling(sib)
         if before is not None and before.end_point[0] == sib.start_point[0] and "comment" not in before.type:
             break  # a comment trailing the code before it
         out.append(sib)
         top_row = sib.start_point[0]
-        sib = sib.prev_sibling
+        sib = before
     return out
 
 
-def attached_start(outer: Any) -> Any:
+def attached_start(outer: Any, links: Any = Plain) -> Any:
     """The first node of a unit: its topmost attached comment or attribute, else itself."""
-    attached = [n for n in _attached(outer) if not _inner_doc(n)]
+    attached = [n for n in _attached(outer, links) if not _inner_doc(n)]
     return attached[-1] if attached else outer
 
 
@@ -60,13 +61,13 @@ def _inner_doc(node: Any) -> bool:
     return text.startswith((b"//!", b"/*!"))
 
 
-def doc_text(grammar: Grammar, node: Any, outer: Any, data: bytes) -> str:
+def doc_text(grammar: Grammar, node: Any, outer: Any, data: bytes, links: Any = Plain) -> str:
     """The unit's doc: its docstring (Python), else the comments right above it, markers off."""
     if grammar.docstrings:
         docstring = _docstring(node, data)
         if docstring:
             return docstring
-    comments = [n for n in reversed(_attached(outer)) if "comment" in n.type and not _inner_doc(n)]
+    comments = [n for n in reversed(_attached(outer, links)) if "comment" in n.type and not _inner_doc(n)]
     return clean_comment("\n".join(node_text(data, n) for n in comments))
 
 

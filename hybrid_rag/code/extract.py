@@ -10,22 +10,29 @@ For each ``@definition.KIND`` capture with its ``@name`` the extractor finds
   Python the docstring, when there is one;
 * its kind: the capture's, made precise by the node's type (a Rust ``struct_item`` captured as
   ``definition.class`` is a struct) and its place (a function inside a class is a method);
-* its enclosing units (by node ancestry), which give the qualified name and the parent, and the
-  package a file declares (Java, Kotlin, Go, Scala, C#), which prefixes it.
+* its enclosing units (the units still open where it starts, in one pass over them in source
+  order), which give the qualified name and the parent, and the package a file declares (Java,
+  Kotlin, Go, Scala, C#), which prefixes it; names without generic arguments
+  (``Deserializer::end`` for a method of ``impl<R> Deserializer<R>``), signatures with them.
 
-Nothing here is specific to one language except what ``grammars.Grammar`` says.
+The work is linear in the file however deep its definitions nest: no walk up the tree per
+definition (a tree-sitter node's ``parent`` costs its depth); the parents and siblings needed come
+from one pruned walk down (``links.py``). Nothing here is specific to one language except what
+``grammars.Grammar`` says.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from hybrid_rag.code.comments import attached_start, doc_text, node_text
 from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
+from hybrid_rag.code.links import Links
 from hybrid_rag.code.references import from_captures, unreliable_patterns
-from hybrid_rag.code.units import CodeReference, CodeUnit
+from hybrid_rag.code.units import UNIT_KINDS, CodeReference, CodeUnit
 
 MAX_BYTES = 2_000_000  # a larger file (generated, minified) goes the regex way
 MAX_ERROR_SHARE = 0.25  # more of the file than this in tokens the parser could not place: it failed
@@ -65,25 +72,7 @@ _KIND_WORDS = (  # a word of the node type -> the kind (first match wins)
 )
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "union", "impl", "object", "type"})
 CONTAINER_KINDS = frozenset({"namespace", "module"})  # what they hold is top level for chunking
-_KEEP_KINDS = frozenset(
-    {
-        "function",
-        "method",
-        "class",
-        "struct",
-        "interface",
-        "trait",
-        "enum",
-        "union",
-        "type",
-        "impl",
-        "module",
-        "namespace",
-        "object",
-        "macro",
-        "constant",
-    }
-)
+_KEEP_KINDS = frozenset(UNIT_KINDS)
 _NOT_SIGNATURE = ("@", "#", "//", "/*", "* ", "*/")  # annotation and comment lines in a head
 
 
@@ -185,56 +174,62 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
         if held is None or (node.end_byte - node.start_byte) < (held[0].end_byte - held[0].start_byte):
             found[name.id] = (node, name, kind)
     # the unit node (widened) for each capture, in source order, one per node
+    links = Links(root, [n for node, name, _ in found.values() for n in (node, name)])
     rows: dict[int, tuple[Any, Any, Any, str]] = {}  # outer id -> (outer, def, name, kind)
     for node, name, kind in found.values():
-        outer = _widen(node)
+        outer = _widen(node, links)
         if outer.id not in rows:
             rows[outer.id] = (outer, node, name, kind)
     ordered = sorted(rows.values(), key=lambda r: (r[0].start_byte, -r[0].end_byte))
     package = _package(grammar, root, data)
-    by_node: dict[int, tuple[str, str]] = {}  # outer id -> (qualified name, kind)
-    unit_index: dict[int, int] = {}  # outer id -> index in units
+    # the units that enclose the current one, outermost first: (end byte, qualified name, kind).
+    # Rows come in source order, outer before inner, and syntax nodes nest, so the nearest
+    # enclosing unit is the innermost one still open: one pass, no walk up the tree (a node's
+    # ``parent`` costs its depth, and a walk per definition made deep nesting cubic)
+    open_units: list[tuple[int, str, str]] = []
+    unit_spans: list[tuple[int, int, int]] = []  # (start byte, end byte, index) of each unit's node
     units: list[CodeUnit] = []
     for outer, node, name_node, capture_kind in ordered:
-        if node.type in grammar.package and node.parent is not None and node.parent.parent is None:
+        while open_units and open_units[-1][0] < outer.end_byte:
+            open_units.pop()
+        up = links.parent(node) if node.type in grammar.package else None
+        if up is not None and links.parent(up) is None:
             continue  # the file's package clause names the others' prefix, it is no unit
-        enclosing = _enclosing(outer, by_node)
-        prefix = _name_prefix(name_node, data)
+        enclosing = (open_units[-1][1], open_units[-1][2]) if open_units else None
+        prefix = _name_prefix(name_node, data, links)
         kind = _kind(node, capture_kind, enclosing[1] if enclosing else None, bool(prefix))
         if kind not in _KEEP_KINDS or (kind == "constant" and enclosing is not None):
             continue
-        name = node_text(data, name_node)
+        name = bare_name(node_text(data, name_node))
         scope = enclosing[0] if enclosing else package
         qualified = _qualify(grammar, scope, prefix, name)
         parent = enclosing[0] if enclosing else None
         if prefix:
             parent = _qualify(grammar, scope, "", prefix)
-        by_node[outer.id] = (qualified, kind)
-        unit_index[outer.id] = len(units)
-        start = attached_start(outer)
+        open_units.append((outer.end_byte, qualified, kind))
+        unit_spans.append((outer.start_byte, outer.end_byte, len(units)))
+        start = attached_start(outer, links)
         units.append(
             CodeUnit(
                 name=name,
                 kind=kind,
                 qualified_name=qualified,
-                signature=_signature(node, outer, data),
+                signature=_signature(node, outer, data, links, declaration=kind != "constant"),
                 start_line=start.start_point[0] + 1,
                 end_line=_end_line(outer),
-                doc=doc_text(grammar, node, outer, data),
+                doc=doc_text(grammar, node, outer, data, links),
                 parent=parent,
             )
         )
-    return units, from_captures(refs, set(found), unit_index, data)
+    return units, from_captures(refs, set(found), unit_spans, data)
 
 
-def _widen(node: Any) -> Any:
+def _widen(node: Any, links: Links) -> Any:
     """The statement that holds a captured definition (declarators and wrappers walked up)."""
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type.endswith("declarator") or parent.type in _WRAPPERS:
-            node = parent
-        else:
-            break
+    parent = links.parent(node)
+    while parent is not None and (parent.type.endswith("declarator") or parent.type in _WRAPPERS):
+        node = parent
+        parent = links.parent(node)
     return node
 
 
@@ -242,17 +237,6 @@ def _end_line(node: Any) -> int:
     """1-based last line (a node that ends at column 0 ends on the line before)."""
     row, col = node.end_point
     return row if col == 0 and row > node.start_point[0] else row + 1
-
-
-def _enclosing(outer: Any, by_node: dict[int, tuple[str, str]]) -> tuple[str, str] | None:
-    """(qualified name, kind) of the nearest enclosing unit, or None."""
-    node = outer.parent
-    while node is not None:
-        held = by_node.get(node.id)
-        if held is not None:
-            return held
-        node = node.parent
-    return None
 
 
 def _kind(node: Any, capture: str, parent_kind: str | None, scoped: bool = False) -> str:
@@ -276,14 +260,14 @@ def _kind(node: Any, capture: str, parent_kind: str | None, scoped: bool = False
     return kind
 
 
-def _name_prefix(name: Any, data: bytes) -> str:
+def _name_prefix(name: Any, data: bytes, links: Links) -> str:
     """The scope written into the name itself (C++ ``Foo::bar``, a Go method's receiver type)."""
-    parent = name.parent
+    parent = links.parent(name)
     if parent is not None and parent.type in {"qualified_identifier", "scoped_identifier"}:
         full = node_text(data, parent)
         own = node_text(data, name)
         if full.endswith(own):
-            return full[: -len(own)].rstrip(":").strip()
+            return bare_name(full[: -len(own)].rstrip(":").strip())
     if parent is not None and parent.type == "method_declaration":
         receiver = parent.child_by_field_name("receiver")
         if receiver is not None:
@@ -291,6 +275,30 @@ def _name_prefix(name: Any, data: bytes) -> str:
                 if node.type == "type_identifier":
                     return node_text(data, node)
     return ""
+
+
+_INLINE_COMMENT = re.compile(r"/\*.*?\*/")
+_GENERIC_ARGS = re.compile(r"<[^<>]*>")
+_REFERENCE = re.compile(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|\*\s*)")
+
+
+def bare_name(name: str) -> str:
+    """A name without its generic arguments (``Deserializer<R>``, ``PrettyFormatter<'a>``,
+    C++ ``Pool<T>::take``'s ``Pool<T>``) or a reference's ``&``: the path a reader looks it up by;
+    the signature keeps them. An operator's name (``operator<<``) is left as it is.
+
+    >>> bare_name("Deserializer<R>"), bare_name("Map<K, Vec<V>>"), bare_name("&'a mut Slice<T>")
+    ('Deserializer', 'Map', 'Slice')
+    """
+    if "operator" in name:
+        return name
+    name = _REFERENCE.sub("", name.strip())
+    while "<" in name:
+        shorter = _GENERIC_ARGS.sub("", name)
+        if shorter == name:
+            break
+        name = shorter
+    return " ".join(name.split())
 
 
 def _descendants(node: Any) -> Iterator[Any]:
@@ -321,14 +329,17 @@ def _package(grammar: Grammar, root: Any, data: bytes) -> str | None:
     return None
 
 
-def _signature(node: Any, outer: Any, data: bytes) -> str:
-    """The definition's head: from its first line (decorators off) to its body, whitespace collapsed."""
+def _signature(node: Any, outer: Any, data: bytes, links: Links, declaration: bool = True) -> str:
+    """The definition's head: from its first line (decorators off) to its body, whitespace collapsed.
+    A ``declaration`` (of a function, a method, a type: not a constant) that has no body and ends in
+    ``;`` keeps it: ``int take();`` is how a reader (and the symbol lookup) tells it from the
+    definition."""
     head = outer
     if head.type == "decorated_definition":
         head = head.child_by_field_name("definition") or node
     body = None
     value = node.child_by_field_name("value")  # const f = (x) => ...: the function is the value
-    for candidate in (node, *([value] if value is not None else []), head, *_chain(node, head)):
+    for candidate in _candidates(node, value, head, links):
         body = candidate.child_by_field_name("body") or next(  # Kotlin's and Swift's bodies have no field
             (c for c in candidate.named_children if c.type.endswith("body")),
             None,
@@ -338,21 +349,53 @@ def _signature(node: Any, outer: Any, data: bytes) -> str:
     end = body.start_byte if body is not None and body.start_byte > head.start_byte else head.end_byte
     raw = data[head.start_byte : end].decode("utf-8", errors="replace")
     if body is None:
-        raw = raw.split("{", 1)[0] if "{" in raw.split("\n", 1)[0] else raw.split("\n", 1)[0]
+        raw = _bodiless_head(raw)
     lines = [ln for ln in raw.splitlines() if not ln.lstrip().startswith(_NOT_SIGNATURE)] or raw.splitlines()
     sig = " ".join(" ".join(lines).split())
+    declared = declaration and body is None and sig.endswith(";")
     sig = sig.removesuffix("=>").rstrip("{:;=").rstrip()
+    if declared:  # a declaration without its body keeps its ";" (a C++ header's ``int take();``)
+        return sig[: MAX_SIGNATURE - 1] + ";"
     return sig[:MAX_SIGNATURE]
 
 
-def _chain(node: Any, top: Any) -> Iterator[Any]:
-    """Ancestors of ``node`` up to ``top``."""
-    current = node.parent
-    while current is not None:
-        yield current
-        if current.id == top.id:
+def _bodiless_head(raw: str) -> str:
+    r"""The head of a definition without a body (a declaration, a constant, a C ``typedef struct``):
+    its first line, or more while a parenthesis of a declaration stays open (parameters written
+    on several lines; not an assignment's value), cut before a brace.
+
+    >>> _bodiless_head("int take(int a,\n         int b);\nint next;")
+    'int take(int a,\n         int b);'
+    """
+    lines = raw.split("\n")
+    if "=" in lines[0].split("(", 1)[0]:  # a constant: its first line (an inline comment off)
+        return _INLINE_COMMENT.sub(" ", lines[0].split("{", 1)[0])
+    depth, kept = 0, []
+    for line in lines:
+        kept.append(line)
+        depth += line.count("(") - line.count(")")
+        if depth <= 0 or "{" in line:
+            break
+    return "\n".join(kept).split("{", 1)[0]
+
+
+def _candidates(node: Any, value: Any, head: Any, links: Links) -> Iterator[Any]:
+    """Where a definition's body may be, nearest first: the captured node, its value (an arrow
+    function), the unit's head, then the ancestors of ``node`` that lie inside the head. Lazy and
+    bounded by the head: walking on to the root for every definition (``parent`` itself costs the
+    node's depth) made a deeply nested file cubic to read."""
+    yield node
+    if value is not None:
+        yield value
+    yield head
+    current = node
+    while current.id != head.id:
+        current = links.parent(current)
+        if current is None or not (
+            head.start_byte <= current.start_byte and current.end_byte <= head.end_byte
+        ):
             return
-        current = current.parent
+        yield current
 
 
 def extract_units(path: str, text: str) -> list[CodeUnit] | None:

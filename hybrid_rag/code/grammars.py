@@ -45,6 +45,8 @@ _RUST_EXTRA = """
 (function_signature_item name: (identifier) @name) @definition.method
 """
 _CPP_EXTRA = """
+(function_definition declarator: (function_declarator declarator: (qualified_identifier
+  scope: (template_type) name: (identifier) @name))) @definition.method
 (namespace_definition name: (_) @name) @definition.namespace
 (function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.function
 """
@@ -74,11 +76,23 @@ _JAVA_EXTRA = """
 (record_declaration name: (identifier) @name) @definition.class
 (constructor_declaration name: (identifier) @name) @definition.method
 """
-_TS_EXTRA = """
+# an exported constant that holds a class or what a call builds (zod's ``export const $ZodString =
+# core.$constructor(...)``, ``export const registry = new Map()``) is a definition; the wheel's query
+# has those holding a function (``const f = (x) => ...``) already
+_JS_EXPORTED = """
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name
+  value: [(call_expression) (new_expression)]) @definition.constant))
+(export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name
+  value: (class)) @definition.class))
+"""
+_TS_EXTRA = (
+    _JS_EXPORTED
+    + """
 (enum_declaration name: (identifier) @name) @definition.enum
 (type_alias_declaration name: (type_identifier) @name) @definition.type
 (abstract_class_declaration name: (type_identifier) @name) @definition.class
 """
+)
 
 # references (``@reference.KIND`` with ``@name``; an import also captures its ``@module``) the wheels'
 # tags queries lack: imports everywhere, Python's decorators, bases and annotations, Rust's ``Foo::new()``,
@@ -200,6 +214,7 @@ GRAMMARS: tuple[Grammar, ...] = (
         "tree_sitter_javascript",
         "language",
         (".js", ".mjs", ".cjs", ".jsx"),
+        _JS_EXPORTED,
         references=_JS_REFS,
     ),
     Grammar(

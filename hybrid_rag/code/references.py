@@ -13,7 +13,7 @@ local``, which would make every local variable a call) is left out.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hybrid_rag.code.comments import node_text
@@ -50,12 +50,13 @@ def unreliable_patterns(query: Any) -> frozenset[int]:
 def from_captures(
     matches: Iterable[tuple[str, Any, Any]],
     definition_names: set[int],
-    unit_index: Mapping[int, int],
+    unit_spans: Sequence[tuple[int, int, int]],
     data: bytes,
 ) -> list[CodeReference]:
     """``matches``: (kind, name node, module node or None) of each reference match, in any order;
-    ``definition_names``: the ids of the name nodes of definitions; ``unit_index``: a kept unit's
-    node id -> its index in the file's units. The references in source order."""
+    ``definition_names``: the ids of the name nodes of definitions; ``unit_spans``: (start byte,
+    end byte, index in the file's units) of each kept unit's node, in source order, outer before
+    inner. The references in source order."""
     best: dict[int, tuple[str, Any, Any]] = {}
     for kind, name, module in matches:
         if name.id in definition_names:
@@ -74,8 +75,9 @@ def from_captures(
         ):
             best[head.id] = ("name", head, None)
     ordered = sorted(best.values(), key=lambda r: r[1].start_byte)[:MAX_REFERENCES]
+    scopes = _scopes([name.start_byte for _, name, _ in ordered], unit_spans)
     out: list[CodeReference] = []
-    for kind, name, module in ordered:
+    for (kind, name, module), scope in zip(ordered, scopes, strict=True):
         text = node_text(data, name).strip()
         modname = _unquote(node_text(data, module)) if module is not None else ""
         if kind == "import":
@@ -89,7 +91,7 @@ def from_captures(
                 kind=kind,
                 line=name.start_point[0] + 1,
                 qualifier="" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER],
-                scope=_scope(name, unit_index),
+                scope=scope,
                 module=modname[:MAX_QUALIFIER],
             )
         )
@@ -131,11 +133,21 @@ def _qualifier_node(name: Any) -> Any:
     return None
 
 
-def _scope(name: Any, unit_index: Mapping[int, int]) -> int | None:
-    node = name.parent
-    while node is not None:
-        index = unit_index.get(node.id)
-        if index is not None:
-            return index
-        node = node.parent
-    return None
+def _scopes(starts: Sequence[int], spans: Sequence[tuple[int, int, int]]) -> list[int | None]:
+    """The innermost unit holding each reference (``starts`` ascending), by one sweep over the
+    units' byte spans: syntax nodes nest, so the units still open at a reference form a stack.
+    A walk up the tree per reference cost its depth twice over (``node.parent`` is itself
+    O(depth)): cubic in nesting, as the definitions' walk was (RESULTS.md section 42.2)."""
+    out: list[int | None] = []
+    stack: list[tuple[int, int, int]] = []
+    i = 0
+    for start in starts:
+        while i < len(spans) and spans[i][0] <= start:
+            while stack and stack[-1][1] <= spans[i][0]:
+                stack.pop()
+            stack.append(spans[i])
+            i += 1
+        while stack and stack[-1][1] <= start:
+            stack.pop()
+        out.append(stack[-1][2] if stack else None)
+    return out

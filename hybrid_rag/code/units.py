@@ -11,6 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# every kind a unit (and so a symbol) can have; ``hybrid-rag symbols --kind`` takes these
+UNIT_KINDS = (
+    "class",
+    "constant",
+    "enum",
+    "function",
+    "impl",
+    "interface",
+    "macro",
+    "method",
+    "module",
+    "namespace",
+    "object",
+    "struct",
+    "trait",
+    "type",
+    "union",
+)
+
 
 @dataclass(frozen=True)
 class CodeUnit:

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -265,6 +265,9 @@ class SentenceTransformerEmbedder:
             suffix += f"#overlap={settings.window_overlap_tokens}"
         if settings.long_text == "windows" and settings.window_split == "definitions":
             suffix += _DEFINITIONS_SUFFIX
+            cap = settings.max_definition_windows
+            if cap != EmbeddingSettings.model_fields["max_definition_windows"].default:
+                suffix += f"#maxwin={cap}"
         if (self.query_prefix, self.passage_prefix) != (family_query, family_passage):
             digest = hashlib.sha256(f"{self.query_prefix}\x00{self.passage_prefix}".encode()).hexdigest()
             suffix += f"#prefix={digest[:8]}"
@@ -333,7 +336,11 @@ class SentenceTransformerEmbedder:
         if budget < 2:
             raise ConfigError(f"embedding.passage_prefix leaves no room in the model's {limit} word pieces")
         overlap = min(self.settings.window_overlap_tokens, budget // 2)
-        cut = _cut_at_definitions if self.settings.window_split == "definitions" else window_texts
+        cut = (
+            partial(_cut_at_definitions, max_windows=self.settings.max_definition_windows)
+            if self.settings.window_split == "definitions"
+            else window_texts
+        )
         windows: list[str] = []
         owners: list[int] = []
         for i, (text, offsets) in enumerate(zip(texts, self._token_offsets(texts), strict=True)):
@@ -437,10 +444,10 @@ DEFINITION_MIN_TOKENS = 8  # a smaller piece (a one-line method) joins the next 
 
 
 def _cut_at_definitions(
-    text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int
+    text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int, max_windows: int | None = None
 ) -> list[str]:
     return definition_window_texts(
-        text, offsets, window, overlap, min_tokens=DEFINITION_MIN_TOKENS, scopes=True
+        text, offsets, window, overlap, min_tokens=DEFINITION_MIN_TOKENS, scopes=True, max_windows=max_windows
     )
 
 

@@ -14,6 +14,7 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.server.errors import ApiError, documented
 from hybrid_rag.server.limits import _Body
 from hybrid_rag.symbols.render import matches_json, outline_json
+from hybrid_rag.symbols.search import check_kinds
 
 MAX_SYMBOLS = 200  # definitions one /v1/symbols answer may hold
 MAX_NAME = 500
@@ -62,6 +63,10 @@ def install(v1: APIRouter, call: Callable[..., Any], engine: Engine) -> None:
     ) -> dict[str, Any]:
         """Where a name is defined: exact, then prefix, then fuzzy matches, each cited
         ``path:start-end`` (as `hybrid-rag symbols NAME --json`)."""
+        try:
+            kind = check_kinds(kind)
+        except InputError as exc:
+            raise ApiError(422, f"kind: {exc}", field="kind") from None
         found = await call(
             engine.symbols, name, mode=mode, kinds=kind, path=path, limit=limit, absolute_paths=absolute_paths
         )

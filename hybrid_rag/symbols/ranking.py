@@ -10,7 +10,10 @@ query's only one besides stop words and question words (it counts only as an exa
 * 1.0 the name (or the qualified name) as written; 0.7 equal ignoring case;
 * 0.4 a part: the last part of a qualified token whose qualifier does not match, or its qualifier;
 * divided by the square root of the number of definitions sharing the name (``get`` in forty
-  classes says little about which one), halved for definitions under tests.
+  classes says little about which one), halved for definitions under tests;
+* a Rust ``impl`` block named like a type the corpus defines is not the type's definition: the
+  struct, enum or trait is (``Deserializer``'s ``impl<R: Read> Deserializer<R>`` blocks neither
+  share its score nor are boosted for it; their methods are, by their own names).
 
 ``boost`` adds the list to the fused ranking: ``weight * score`` standard deviations of the fused
 scores of the query's candidates, the scale ``retrieval/priors.py`` uses, so the same weight means
@@ -163,6 +166,9 @@ def symbol_hits(
     by_name: dict[str, list[Symbol]] = {}
     for symbol in found:
         by_name.setdefault(symbol.name.lower(), []).append(symbol)
+    for name, group in by_name.items():
+        if any(s.kind == "impl" for s in group) and any(s.kind != "impl" for s in group):
+            by_name[name] = [s for s in group if s.kind != "impl"]
     best: dict[int, float] = {}
     for token in tokens:
         for symbol, strength in _matches(token, by_name):

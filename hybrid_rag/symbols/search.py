@@ -5,7 +5,9 @@ separator: ``Pool.get``, ``Foo::bar``, ``pkg.Class.method``), then names that st
 when there are neither (mode ``auto``), close names (``difflib``'s ratio, at least
 ``FUZZY_CUTOFF``): a misspelt name still finds its definition, a right one is not buried.
 Case-sensitive equality beats case-insensitive; within a tier, definitions outside tests come
-first, then by path and position.
+first, then definitions before bare declarations (a C++ header's ``int take();``, whose signature
+keeps its ``;``), then by path and position. Go's method spelling ``(*Mux).Mount`` is read as
+``Mux.Mount``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hybrid_rag.code.units import UNIT_KINDS
 from hybrid_rag.errors import InputError
 from hybrid_rag.symbols.model import Symbol, SymbolMatch
 from hybrid_rag.types import ConfigEnum
 
 FUZZY_CUTOFF = 0.75  # difflib ratio: "ConectionPool" finds "ConnectionPool" (0.96), "Pool" does not
 _SEPARATORS = re.compile(r"::|->|[.#/\\]")
+_RECEIVER = re.compile(r"^\(\s*[*&]?\s*([A-Za-z_][\w.]*)\s*\)")  # Go: (*Mux).Mount, (Mux).Mount
 _TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|spec|__tests__)(?:/|$)|(?:^|/)test_[^/]*$|_test\.\w+$")
 
 
@@ -45,8 +49,11 @@ def split_qualified(name: str) -> list[str]:
 
     >>> split_qualified("ClientOptions.compression"), split_qualified("Foo::bar")
     (['ClientOptions', 'compression'], ['Foo', 'bar'])
+    >>> split_qualified("(*Mux).Mount")
+    ['Mux', 'Mount']
     """
-    return [p for p in _SEPARATORS.split(name.strip()) if p]
+    name = _RECEIVER.sub(r"\1", name.strip())
+    return [p for p in _SEPARATORS.split(name) if p]
 
 
 def mode_of(value: str | None) -> LookupMode:
@@ -55,6 +62,18 @@ def mode_of(value: str | None) -> LookupMode:
     except Exception:
         valid = ", ".join(m.value for m in LookupMode)
         raise InputError(f"unknown lookup mode {value!r}; valid modes: {valid}") from None
+
+
+def check_kinds(kinds: Sequence[str] | None) -> list[str] | None:
+    """``kinds`` lower-cased; an unknown one is an error naming the valid kinds (it would find
+    nothing, silently)."""
+    if not kinds:
+        return None
+    wanted = [k.strip().lower() for k in kinds]
+    unknown = [k for k in wanted if k not in UNIT_KINDS]
+    if unknown:
+        raise InputError(f"unknown kind {unknown[0]!r}; valid kinds: {', '.join(UNIT_KINDS)}")
+    return wanted
 
 
 def find(
@@ -69,6 +88,7 @@ def find(
 ) -> list[SymbolMatch]:
     """Definitions matching ``name`` (see the module docstring), best first, at most ``limit``."""
     lookup = mode_of(mode)
+    kinds = check_kinds(kinds)
     if not name:
         raise InputError("empty symbol name: give a name such as ConnectionPool or Pool.get")
     parts = split_qualified(name)
@@ -102,8 +122,9 @@ def find(
     return ranked[:limit]
 
 
-def _order(m: SymbolMatch) -> tuple[float, bool, str, int]:
-    return (-m.score, is_test_path(m.symbol.path), m.symbol.path, m.symbol.position)
+def _order(m: SymbolMatch) -> tuple[float, bool, bool, str, int]:
+    declared = m.symbol.signature.endswith(";")  # a declaration without its body (extract._signature)
+    return (-m.score, is_test_path(m.symbol.path), declared, m.symbol.path, m.symbol.position)
 
 
 def is_test_path(path: str) -> bool:
@@ -150,15 +171,42 @@ class OutlineEntry:
 
 
 def outline(symbols: Sequence[Symbol]) -> list[OutlineEntry]:
-    """A file's definitions in file order, each with its depth under its enclosing definitions."""
+    """A file's definitions as a tree, flattened: each definition under its parent (the definition
+    its ``parent`` names: the one whose lines hold it, else the first of that name, as a Go method
+    under its receiver's type wherever the type is declared), children in file order, each with its
+    depth; a definition whose parent is not in the file is at the top level."""
     ordered = sorted(symbols, key=lambda s: (s.start_line, -s.end_line, s.position))
-    depth_of: dict[str, int] = {}
+    by_name: dict[str, list[int]] = {}
+    for i, symbol in enumerate(ordered):
+        by_name.setdefault(symbol.qualified_name, []).append(i)
+    parent_of: dict[int, int] = {}
+    for i, symbol in enumerate(ordered):
+        candidates = [j for j in by_name.get(symbol.parent or "", ()) if j != i]
+        if not candidates:
+            continue
+        holding = [j for j in candidates if _holds(ordered[j], symbol)]
+        parent_of[i] = holding[-1] if holding else candidates[0]
+    children: dict[int | None, list[int]] = {}
+    for i in range(len(ordered)):
+        children.setdefault(parent_of.get(i), []).append(i)
     out: list[OutlineEntry] = []
-    for symbol in ordered:
-        depth = depth_of.get(symbol.parent, -1) + 1 if symbol.parent else 0
-        depth_of.setdefault(symbol.qualified_name, depth)
-        out.append(OutlineEntry(symbol, depth))
+    seen: set[int] = set()
+    for root in [*children.get(None, []), *range(len(ordered))]:  # then any cycle's, at the top
+        if root in seen:
+            continue
+        stack = [(root, 0)]
+        while stack:  # depth first, without recursion (a file can nest thousands deep)
+            i, depth = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            out.append(OutlineEntry(ordered[i], depth))
+            stack.extend((c, depth + 1) for c in reversed(children.get(i, [])))
     return out
+
+
+def _holds(outer: Symbol, inner: Symbol) -> bool:
+    return outer.start_line <= inner.start_line and inner.end_line <= outer.end_line
 
 
 def outline_tree(entries: Sequence[OutlineEntry]) -> list[dict[str, Any]]:

@@ -35,6 +35,10 @@ def test_cli_symbols_and_outline_cite_the_definition(
         "function parse_config_file  src/geometry.py:11-18",
     ]
     assert main([*data, "symbols", "no_such_name"]) == 1
+    capsys.readouterr()
+    assert main([*data, "symbols", "circle_area", "--kind", "methd"]) == 2  # not "nothing found"
+    err = capsys.readouterr().err
+    assert "unknown kind 'methd'; valid kinds: class, constant" in err and len(err.strip().splitlines()) == 1
 
 
 def test_http_routes_answer_with_citations(live: LiveServer) -> None:
@@ -44,11 +48,14 @@ def test_http_routes_answer_with_citations(live: LiveServer) -> None:
         missing = http.get("/v1/outline", params={"path": "src/nope.py"})
         bad = http.get("/v1/symbols", params={"name": "x", "limit": 0})
         mode = http.get("/v1/symbols", params={"name": "x", "mode": "regex"})
+        kind = http.get("/v1/symbols", params={"name": "x", "kind": ["method", "methd"]})
     assert [s["citation"] for s in found["symbols"]] == [CIRCLE]
     assert [s["name"] for s in outline["symbols"]] == ["circle_area", "parse_config_file"]
     assert missing.status_code == 404 and missing.json()["error"]["field"] == "path"
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "limit"
     assert mode.status_code == 422 and mode.json()["error"]["field"] == "mode"
+    assert kind.status_code == 422 and kind.json()["error"]["field"] == "kind"
+    assert "valid kinds: class, constant" in kind.json()["error"]["message"]
     with live.client(key=None) as http:
         assert http.get("/v1/symbols", params={"name": "circle_area"}).status_code == 401
 
@@ -81,6 +88,8 @@ def test_mcp_tools_answer_with_citations(live: LiveServer) -> None:
     ):
         with pytest.raises(ToolError):
             anyio.run(lambda name=name, arguments=arguments: server.call_tool(name, arguments))
+    with pytest.raises(ToolError, match=r"unknown kind 'methd'; valid kinds: class, [a-z, ]+$"):
+        anyio.run(lambda: server.call_tool("find_symbol", {"name": "x", "kind": ["methd"]}))
 
 
 def test_the_tools_are_listed_for_agents(live: LiveServer) -> None:

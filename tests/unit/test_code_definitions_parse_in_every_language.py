@@ -51,6 +51,26 @@ EXPECTED: dict[str, list[tuple[str, str, int, int, str]]] = {
         ("interface", "Pool", 13, 16, "What a pool can do."),
         ("function", "createPool", 18, 21, "Creates a pool."),
     ],
+    "de.rs": [  # methods of generic types: the bare path (Deserializer::end), not Deserializer<R>::end
+        ("struct", "Deserializer", 5, 8, "Reads values from a byte source."),
+        ("impl", "Deserializer", 10, 15, ""),
+        ("method", "Deserializer::end", 11, 14, "Expects the input to end here."),
+        ("struct", "PrettyFormatter", 17, 20, "Writes indented output."),
+        ("impl", "PrettyFormatter", 22, 27, ""),
+        ("method", "PrettyFormatter::with_indent", 23, 26, "A formatter with the given indent."),
+    ],
+    "mux.go": [  # methods after a constructor and before their type: qualified by the receiver
+        ("struct", "chi.Mux", 3, 6, "Mux routes requests to handlers."),
+        ("interface", "chi.Handler", 8, 11, "Handler handles one request."),
+        ("function", "chi.NewMux", 13, 16, "NewMux returns an empty router."),
+        ("method", "chi.Mux.Mount", 18, 21, "Mount attaches a sub-router under a patt"),
+        ("interface", "chi.compressFlusher", 23, 26, "compressFlusher is a writer that can flu"),
+        ("method", "chi.compressResponseWriter.Flush", 28, 31, "Flush sends what is buffered (its type i"),
+        ("struct", "chi.Compressor", 33, 36, "Compressor picks an encoder per content "),
+        ("function", "chi.NewCompressor", 38, 41, "NewCompressor returns a compressor at a "),
+        ("method", "chi.Compressor.SetEncoder", 43, 46, "SetEncoder sets the encoder of an encodi"),
+        ("struct", "chi.compressResponseWriter", 48, 51, "compressResponseWriter compresses what a"),
+    ],
     "pool.c": [
         ("struct", "pool", 3, 7, "A pool of reusable connections."),
         ("function", "pool_new", 9, 14, "Creates an empty pool."),
@@ -106,6 +126,14 @@ EXPECTED: dict[str, list[tuple[str, str, int, int, str]]] = {
     "pool.sh": [
         ("function", "take_connection", 4, 7, "Takes a connection, opening one when non"),
         ("function", "create_pool", 9, 12, "Creates a pool."),
+    ],
+    "schemas.ts": [  # zod's exported constants built by a call or holding a class are definitions
+        ("interface", "$ZodTypeInternals", 3, 6, "What every schema holds."),
+        ("constant", "$ZodString", 8, 14, "Validates strings."),
+        ("constant", "globalRegistry", 16, 17, "A registry of schemas."),
+        ("function", "parse", 19, 20, "Parses with a schema."),
+        ("class", "ZodNumber", 22, 27, "A schema class made at run time."),
+        ("method", "ZodNumber.check", 24, 26, ""),
     ],
     "pool.ts": [
         ("interface", "PoolOptions", 3, 6, "Options of a pool."),
@@ -181,3 +209,47 @@ def test_tsx_and_cpp_headers_parse_with_the_neighbouring_grammar() -> None:
     header = "namespace db {\nclass Pool {\n public:\n  int take();\n};\n}\n"
     units = extract_units("db/pool.h", header)
     assert units is not None and [u.qualified_name for u in units] == ["db", "db::Pool", "db::Pool::take"]
+
+
+def test_a_generic_type_is_found_by_its_bare_path_and_shown_with_its_generics() -> None:
+    units = {(u.kind, u.qualified_name): u for u in _units("de.rs")}
+    end = units["method", "Deserializer::end"]
+    assert (end.name, end.parent) == ("end", "Deserializer")
+    assert units["impl", "Deserializer"].signature == "impl<R: Read> Deserializer<R>"
+    assert units["impl", "PrettyFormatter"].signature == "impl<'a> PrettyFormatter<'a>"
+    assert units["struct", "PrettyFormatter"].signature == "pub struct PrettyFormatter<'a>"
+    cpp = "template <typename T>\nint Pool<T>::take() {\n  return 0;\n}\n"
+    assert [u.qualified_name for u in extract_units("pool.cpp", cpp) or []] == ["Pool::take"]
+    operators = "struct S {};\nbool operator<(const S& a, const S& b) {\n  return true;\n}\n"
+    assert "operator<" in [u.name for u in extract_units("s.cpp", operators) or []]  # not a generic
+
+
+def test_exported_constants_are_definitions_in_javascript_too() -> None:
+    js = (
+        "/** Validates strings. */\n"
+        'export const $ZodString = /*@__PURE__*/ core.$constructor("$ZodString", (inst) => {\n'
+        "  inst.ok = true;\n"
+        "});\n"
+        "export const Registry = class {};\n"
+        "export const VERSION = 4;\n"
+        "const local = make();\n"
+    )
+    units = extract_units("schemas.js", js) or []
+    assert [(u.kind, u.name, u.start_line, u.doc) for u in units] == [
+        ("constant", "$ZodString", 1, "Validates strings."),
+        ("class", "Registry", 5, ""),
+    ]
+    assert units[0].signature.startswith("export const $ZodString = core.$constructor(")  # no comment
+
+
+def test_a_declaration_keeps_its_semicolon_and_a_definition_does_not() -> None:
+    cpp = {(u.qualified_name, u.start_line): u.signature for u in _units("pool.cpp")}
+    assert cpp["db::ConnectionPool::take", 10] == "int take();"
+    assert cpp["db::ConnectionPool::take", 16] == "int ConnectionPool::take()"
+    java = {u.qualified_name: u.signature for u in _units("Pool.java")}
+    assert java["com.example.db.Pool.size"] == "int size();"  # an interface's method: no body
+    assert java["com.example.db.ConnectionPool.take"] == "public int take()"
+    header = "int pool_take(struct pool *p,\n              int wait);\n"
+    assert [u.signature for u in extract_units("pool.h", header) or []] == [
+        "int pool_take(struct pool *p, int wait);"  # its parameters on two lines, both kept
+    ]
