@@ -63,8 +63,9 @@ def _run(cases: list[tuple[str, str, str, str]], limit: float = 120.0) -> dict[s
 NESTED = {  # 3,000 definitions each inside the one before, and 3,000 side by side
     "javascript": (
         "deep.js",
-        lambda n: "".join(f"function f{i}() {{\n" for i in range(n)) + "return 1;\n" + "}\n" * n,
-        lambda n: "".join(f"function f{i}() {{\nreturn 1;\n}}\n" for i in range(n)),
+        # each body calls a function: a reference's enclosing definition is found for each use too
+        lambda n: "".join(f"function f{i}() {{\ng{i}();\n" for i in range(n)) + "return 1;\n" + "}\n" * n,
+        lambda n: "".join(f"function f{i}() {{\ng{i}();\nreturn 1;\n}}\n" for i in range(n)),
     ),
     "rust": (
         "deep.rs",
@@ -104,4 +105,4 @@ def test_nested_units_keep_their_enclosing_names() -> None:
     units = extract_units("deep.js", NESTED["javascript"][1](50)) or []
     assert [u.qualified_name for u in units[:3]] == ["f0", "f0.f1", "f0.f1.f2"]
     assert units[-1].parent == ".".join(f"f{i}" for i in range(49))
-    assert units[10].signature == "function f10()" and units[10].start_line == 11
+    assert units[10].signature == "function f10()" and units[10].start_line == 21  # two lines a level
