@@ -30,7 +30,7 @@ from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
 from hybrid_rag.ingest.loaders import iter_files, load_file
-from hybrid_rag.ingest.metadata import with_metadata
+from hybrid_rag.ingest.metadata import check_metadata, with_metadata
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper, revive_duplicates, scope_of
 from hybrid_rag.locators import chunk_meta
@@ -211,6 +211,7 @@ class Ingestor:
         """Ingest folders and files, each document with ``metadata`` (over its front matter);
         raises InputError when they hold nothing ingestible. ``bm25_first`` overrides
         ``ingest.publish_bm25_first`` for this call."""
+        check_metadata(metadata)  # refused whole (over a limit) before any file is read
         start = time.perf_counter()
         files: list[LoadedFile] = []  # without their texts: a file is read again when it is written
         skipped: list[SkippedFile] = []
