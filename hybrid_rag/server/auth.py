@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.ingest.protected import keys_file_path
 from hybrid_rag.private_files import private_dir
 from hybrid_rag.settings import Settings
 
@@ -58,8 +59,7 @@ def is_loopback(host: str) -> bool:
 
 
 def keys_file(settings: Settings) -> Path:
-    configured = settings.server.api_keys_file
-    return Path(configured) if configured else settings.data_dir / DEFAULT_KEYS_FILE
+    return keys_file_path(settings)  # one definition: the ingest never reads it (ingest/protected.py)
 
 
 def read_keys_file(path: Path) -> tuple[str, ...]:
