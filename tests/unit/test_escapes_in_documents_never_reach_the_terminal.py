@@ -80,3 +80,25 @@ def test_the_helper_keeps_newlines_tabs_and_ordinary_text() -> None:
     text = "línea\tdos\nпривет 日本 ✓"
     assert terminal_safe(text) == text
     assert terminal_safe("\x00\x1f\x7f\x85\u202a\u2069") == "\\x00\\x1f\\x7f\\x85\\u202a\\u2069"
+
+
+def test_progress_bars_keep_their_own_control_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tqdm's bars move the cursor with \\r: they write to the terminal itself, not through the
+    neutralising stream (they show stage names and numbers only)."""
+    import io
+    import sys
+
+    from hybrid_rag.cli import _Bars, safe_terminal
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with safe_terminal(stdout=True):
+        bars = _Bars(True)
+        for done in range(0, 101, 25):
+            bars("chunks", done, 100)
+        bars.close()
+    assert "\r" in tty.getvalue() and "\\x0d" not in tty.getvalue()
