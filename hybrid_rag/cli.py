@@ -63,7 +63,7 @@ class _Bars:
         bar = self._bars.get(stage)
         if bar is None:
             unit = {"files": "file", "chunks": "chunk"}.get(stage, "item")
-            raw = getattr(sys.stderr, "wrapped", sys.stderr)  # the bar's own \r and cursor moves (terminal.py)
+            raw = getattr(sys.stderr, "wrapped", sys.stderr)  # its own \r and cursor moves (terminal.py)
             bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=raw, leave=False)
         bar.total = total
         bar.update(done - bar.n)  # update, not n =: tqdm's rate and ETA follow the updates
