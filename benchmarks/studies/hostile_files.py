@@ -201,7 +201,7 @@ def _server_case(tree: Path, base: Path, kw: dict[str, Any]) -> dict[str, Any]:
     except (json.JSONDecodeError, IndexError):
         answer = {"status": None}
     job = answer.get("job")
-    message = (answer.get("body") or {}).get("error", {}).get("message", "")
+    message = ((answer.get("body") or {}).get("error") or {}).get("message", "")
     sees = f"HTTP {answer.get('status')}: {json.dumps(message)[:100]}"
     if job:
         sees = f"HTTP {answer['status']}, job {job['status']}: {json.dumps(job.get('error'))[:100]}"
