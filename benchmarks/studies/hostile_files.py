@@ -91,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--before", help="a folder holding another checkout's hybrid_rag (before)")
     parser.add_argument("--before-memory", type=int, default=2048, help="MiB of address space, before")
     parser.add_argument("--before-timeout", type=float, default=120.0, help="seconds a case may run, before")
+    parser.add_argument("--only", choices=sorted(GROUPS), action="append", help="these groups of cases only")
 
 
 def _child(
@@ -335,10 +336,11 @@ def _unicode_case(tree: Path, base: Path, kw: dict[str, Any]) -> dict[str, Any]:
     folder.mkdir(parents=True)
     forms = ["pass\u200bword", "pass\u00adword", "pass\u2060word", "ｐａｓｓｗｏｒｄ", "ＰＡＳＳＷＯＲＤ"]
     for i, form in enumerate(forms):
-        (folder / f"d{i}.md").write_text(f"# Note {i}\n\nReset the {form} of an account.\n")
+        (folder / f"d{i}.md").write_text(f"# Note {i}\n\nChange the {form} of an account.\n")
+    (folder / "other.md").write_text("# Other\n\nNothing about it here.\n")
     data = str(work / "data")
     _cli(tree, work, "--data-dir", data, "ingest", str(folder), memory=None, timeout=120)
-    got = _cli(tree, work, "--data-dir", data, "query", "reset password", "--mode", "bm25", "--json", **kw)
+    got = _cli(tree, work, "--data-dir", data, "query", "password", "--mode", "bm25", "--json", **kw)
     try:
         found = {Path(r["path"]).name for r in json.loads(got["stdout"])["results"] if r["score"] > 0}
     except (json.JSONDecodeError, KeyError):
@@ -348,28 +350,41 @@ def _unicode_case(tree: Path, base: Path, kw: dict[str, Any]) -> dict[str, Any]:
         "case": "Unicode: 'password' with ZWSP, soft hyphen, word joiner, fullwidth, fullwidth capitals",
         **{k: got[k] for k in ("exit", "timed_out", "seconds", "peak_mib")},
         "sees": "",
-        "outcome": f"BM25 'reset password' finds {hits} of {len(forms)}",
+        "outcome": f"BM25 'password' finds {hits} of {len(forms)}",
     }
 
 
-def _all(tree: Path, kw: dict[str, Any]) -> list[dict[str, Any]]:
+def _one(case: Any) -> Any:
+    return lambda tree, base, kw: [case(tree, base, kw)]
+
+
+GROUPS = {
+    "front_matter": _front_matter_cases,
+    "http": _one(_server_case),
+    "keys": _key_cases,
+    "escapes": _one(_escape_case),
+    "umask": _one(_umask_case),
+    "unicode": _one(_unicode_case),
+}
+
+
+def _all(tree: Path, kw: dict[str, Any], only: list[str] | None = None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="hostile-files-") as tmp:
-        base = Path(tmp)
-        rows = _front_matter_cases(tree, base, kw)
-        rows.append(_server_case(tree, base, kw))
-        rows += _key_cases(tree, base, kw)
-        rows.append(_escape_case(tree, base, kw))
-        rows.append(_umask_case(tree, base, kw))
-        rows.append(_unicode_case(tree, base, kw))
+        for name, group in GROUPS.items():
+            if not only or name in only:
+                rows += group(tree, Path(tmp), kw)
     return rows
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    after = _all(ROOT, {"memory": None, "timeout": 600.0})
+    after = _all(ROOT, {"memory": None, "timeout": 600.0}, args.only)
     before = None
     if args.before:
         before = _all(
-            Path(args.before).resolve(), {"memory": args.before_memory, "timeout": args.before_timeout}
+            Path(args.before).resolve(),
+            {"memory": args.before_memory, "timeout": args.before_timeout},
+            args.only,
         )
     return {
         "after": after,
@@ -393,8 +408,7 @@ def render(result: dict[str, Any]) -> str:
 
     for r in result["after"]:
         b = before.get(r["case"])
-        was = (
-            f"{cell(b)}; {b['outcome']}" + (f"; {b['sees']}" if b["sees"] and b["exit"] else "") if b else "-"
-        )
+        said = f"; {b['sees']}" if b and b["sees"] and b["sees"] != r["sees"] else ""
+        was = f"{cell(b)}; {b['outcome']}{said}" if b else "-"
         lines.append(f"| {r['case']} | {was} | {cell(r)} | {r['sees'] or '-'} | {r['outcome']} |")
     return "\n".join(lines).replace("\x1b", "\\x1b")
