@@ -63,7 +63,8 @@ class _Bars:
         bar = self._bars.get(stage)
         if bar is None:
             unit = {"files": "file", "chunks": "chunk"}.get(stage, "item")
-            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr, leave=False)
+            raw = getattr(sys.stderr, "wrapped", sys.stderr)  # its own \r and cursor moves (terminal.py)
+            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=raw, leave=False)
         bar.total = total
         bar.update(done - bar.n)  # update, not n =: tqdm's rate and ETA follow the updates
 
@@ -975,6 +976,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line too, exit 70, with its traceback in ``logs/errors.log`` and on stderr with ``--debug``."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in RAW_OUTPUT:  # the server's logs, MCP's JSON-RPC on stdout
+        return _main(args)
+    with safe_terminal(stdout=not getattr(args, "json", False)):  # --json stays exact
+        return _main(args)
+
+
+RAW_OUTPUT = ("serve", "mcp")  # commands whose output is a protocol or a log, never neutralised
+
+
+@contextmanager
+def safe_terminal(*, stdout: bool) -> Iterator[None]:
+    """Plain-text output with control characters from documents and file names neutralised
+    (``terminal.py``): stderr always, stdout unless it is JSON."""
+    from hybrid_rag.terminal import SafeStream
+
+    saved = sys.stdout, sys.stderr
+    if stdout:
+        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _main(args: argparse.Namespace) -> int:
     func: Callable[[argparse.Namespace, Settings], int] = args.func
     settings: Settings | None = None
     try:

@@ -31,6 +31,7 @@ from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.ingest.protected import keys_file_path
 from hybrid_rag.lang.query import language_override, query_language
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import ingested_root, shown_result
@@ -188,6 +189,8 @@ class Engine:
                 bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
                 fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
                 tokenize_ahead=settings.ingest.tokenize_ahead,
+                protected_folders=(settings.indices_dir, settings.logs_dir),
+                protected_files=(settings.store_path, keys_file_path(settings)),
             ),
         )
         self.context_builder = ContextBuilder(

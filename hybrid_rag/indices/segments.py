@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hybrid_rag.private_files import open_private
+
 ARRAYS = ("ids", "lengths", "indptr", "rows", "tf")
 
 
@@ -136,10 +138,11 @@ def save_segment(segment: Segment, directory: Path) -> list[str]:
     """Write the segment's two files into ``directory``; returns their names."""
     arrays = {name: getattr(segment, name) for name in ARRAYS}
     npz = Path(directory) / f"{segment.name}.npz"
-    with npz.open("wb") as handle:
+    with open_private(npz) as handle:  # 0600, as every index file
         np.savez(handle, **arrays)
     terms = Path(directory) / f"{segment.name}.terms.json"
-    terms.write_text(json.dumps(list(segment.terms), ensure_ascii=False), encoding="utf-8")
+    with open_private(terms) as handle:
+        handle.write(json.dumps(list(segment.terms), ensure_ascii=False).encode("utf-8"))
     return [npz.name, terms.name]
 
 

@@ -9,6 +9,10 @@ A raw token becomes zero or more terms, in this order:
    ``self.get_file_name`` -> ``self, get, file, name`` (stop words dropped here too);
 4. with ``stemmer="english"``, every term stemmed by Snowball (PyStemmer).
 
+Before all this every text, document or question, is Unicode-normalised (``lang/normalize.py``:
+soft hyphens and zero-width characters removed, NFKC) and "lowercased" is case folding (Turkish
+I's by language); ASCII text is untouched, so its terms are those of before.
+
 With ``languages`` (``bm25.languages``, on by default) each text is analysed in its own language
 (``hybrid_rag/lang/analyzers.py``: one analyzer, a table of Snowball stemmers, stop words and
 segmenters): a chunk in the language stored for it at ingest, a query in its detected language
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hybrid_rag.indices.identifiers import split_identifier
+from hybrid_rag.lang.normalize import fold_word, normalize_text
 
 TokenizerKind = Literal["spacy", "regex"]
 StemmerName = Literal["none", "english"]
@@ -46,7 +51,7 @@ if TYPE_CHECKING:
     from hybrid_rag.store import MetadataStore
     from hybrid_rag.types import Chunk
 
-TOKENIZER_VERSION = 2  # 2: each text analysed in its language (bm25.languages)
+TOKENIZER_VERSION = 3  # 2: each text analysed in its language (bm25.languages); 3: NFKC, case folding
 
 _WORD = re.compile(r"\w+")
 _HAS_WORD_CHAR = re.compile(r"\w")
@@ -196,6 +201,7 @@ class Tokenizer:
         """The terms of many texts; batched through spaCy's ``pipe`` for speed. With
         ``languages``, each text is analysed in ``langs[i]`` (detected when ``langs`` is None)."""
         self._ensure_loaded()
+        texts = [normalize_text(text) for text in texts]  # documents and questions alike
         if len(self._cache) > _CACHE_LIMIT:
             self._cache.clear()
         if not self.languages:
@@ -300,11 +306,11 @@ class Tokenizer:
         if not _HAS_WORD_CHAR.search(raw):
             return ()
         stop = self._stop_words or frozenset()
-        candidates = [raw.lower()]
+        candidates = [fold_word(raw)]
         if self.split_identifiers:
             parts = split_identifier(raw)
             if len(parts) > 1:
-                candidates.extend(parts)
+                candidates.extend(fold_word(part) for part in parts)
         kept = [term for term in candidates if term not in stop]
         if self._stem is not None and kept:
             kept = self._stem.stemWords(kept)
@@ -359,6 +365,7 @@ def content_terms(text: str, lang: str | None = None) -> list[str]:
     >>> content_terms("Как сбросить пароли?", "ru")
     ['сброс', 'парол']
     """
+    text = normalize_text(text)
     if lang is None or lang in ("en", "und") or not _has_analyzer(lang):
         return [term for token in _WORD.findall(text) for term in _token_terms(token)]
     return [term for token in _WORDISH.findall(text) for term in _lang_token_terms(token, lang)]
@@ -390,7 +397,7 @@ def _content_analyzer(lang: str) -> Any:
 def _token_terms(token: str) -> tuple[str, ...]:
     stop = spacy_english_stop_words()
     parts = split_identifier(token)
-    terms = [token.lower(), *(parts if len(parts) > 1 else [])]
+    terms = [fold_word(token), *(fold_word(p) for p in parts if len(parts) > 1)]
     return tuple(t for t in terms if (len(t) > 1 or t.isdigit()) and t not in stop)
 
 

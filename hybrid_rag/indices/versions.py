@@ -22,6 +22,7 @@ from typing import Any
 
 from hybrid_rag.errors import CorruptIndexError, NoIndexError
 from hybrid_rag.indices.files import fsync_dir
+from hybrid_rag.private_files import open_private, private_dir
 
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
@@ -99,12 +100,11 @@ class IndexVersions:
 
     def staging(self, version: int) -> Path:
         """A fresh folder to build ``version`` in."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_dir(self.root)  # indices/ and each version folder: 0700 under any umask
         path = self.root / f".staging-v{version:06d}-{os.getpid()}"
         if path.exists():
             shutil.rmtree(path)
-        path.mkdir()
-        return path
+        return private_dir(path)
 
     def publish(self, version: int, staging: Path) -> Path:
         """Move a complete staging folder into place, then point ``CURRENT`` at it."""
@@ -123,8 +123,8 @@ class IndexVersions:
         if pointer.is_dir() and not pointer.is_symlink():  # a folder in its place: moved aside, not deleted
             os.rename(pointer, self.root / f".{POINTER}.folder.{os.getpid()}")
         tmp = self.root / f".{POINTER}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(f"{version}\n")
+        with open_private(tmp) as fh:  # 0600: another user must not swap the live version
+            fh.write(f"{version}\n".encode())
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, pointer)

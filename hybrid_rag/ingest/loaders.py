@@ -23,6 +23,7 @@ import pathspec
 from hybrid_rag.errors import InputError
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.metadata import with_front_matter
+from hybrid_rag.ingest.protected import Protected, looks_like_data_dir
 from hybrid_rag.ingest.symlinks import FollowSymlinks, follow_link
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
@@ -404,6 +405,7 @@ def iter_files(
     exclude: Sequence[Path] = (),
     conversion: Conversion | None = None,
     allow: Sequence[Path] = (),
+    protected: Protected | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
@@ -411,9 +413,10 @@ def iter_files(
     them symbolic links are followed as ``settings.follow_symlinks`` says (``ingest/symlinks.py``;
     by default not at all, each skipped with a reason). Ignored files are not
     yielded at all; a file reached twice is yielded once. Folders in ``exclude`` (the data dir)
-    are skipped with a reason.
+    are skipped with a reason, as is what ``protected`` names (``ingest/protected.py``: hybrid-rag's
+    files configured elsewhere, another data dir, keys files and hard links to them).
 
-    Raises InputError if a path does not exist, before yielding anything.
+    Raises InputError if a path does not exist or is protected, before yielding anything.
     """
     roots: list[Path] = []
     homes = [p.resolve() for p in exclude]
@@ -425,13 +428,16 @@ def iter_files(
         allowed = any(root.is_relative_to(a.resolve()) for a in allow)  # uploads, in the data dir
         if not allowed and any(root == home or root.is_relative_to(home) for home in homes):
             raise InputError(f"{raw} is in the data dir (the store, indices and keys): it is never ingested")
+        reason = _protected_root(root, protected) if not allowed and protected is not None else None
+        if reason:
+            raise InputError(f"{raw} is {reason}")
         roots.append(root)
     rules = IgnoreRules(settings.ignore)
     seen: set[str] = set()
     for root in roots:
         if root.is_dir():
             excluded = frozenset(p.resolve() for p in exclude)
-            items = _walk(root, root.parts, rules, settings, excluded, conversion)
+            items = _walk(root, root.parts, rules, settings, excluded, conversion, protected)
         else:
             items = iter([load_file(root, settings.max_file_bytes, settings=settings, conversion=conversion)])
         for item in items:
@@ -450,6 +456,7 @@ def _walk(
     settings: LoadingSettings,
     exclude: frozenset[Path] = frozenset(),
     conversion: Conversion | None = None,
+    protected: Protected | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Depth first, each folder's entries in name order, with an explicit stack (a tree thousands
     of levels deep is walked like any other; a folder the OS cannot open is skipped with why)."""
@@ -484,8 +491,16 @@ def _walk(
             path, target = followed
             is_dir = target.is_dir()
         into_home = target is not None and any(target.is_relative_to(e) for e in exclude)
+        guarded = None
+        if protected is not None and not ((target or path) in exclude or into_home):
+            if is_dir:
+                guarded = protected.folder_reason(target or path)
+            else:
+                guarded = protected.file_reason(target or path, None if target else entry.inode())
         if (target or path) in exclude or into_home:
             yield SkippedFile(path.as_posix(), "the data dir (hybrid-rag's own store and indices)")
+        elif guarded:
+            yield SkippedFile(path.as_posix(), guarded)
         elif is_dir:
             child = _open_folder(path, child_rel, specs, settings)
             if isinstance(child, SkippedFile):
@@ -501,6 +516,18 @@ def _walk(
             )
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
+
+
+def _protected_root(root: Path, protected: Protected) -> str | None:
+    """Why a named root (real path) is never ingested: protected itself, or inside a protected
+    folder or another data dir."""
+    reason = protected.folder_reason(root) if root.is_dir() else protected.file_reason(root)
+    if reason:
+        return reason
+    for folder in root.parents:
+        if folder in protected.folders or looks_like_data_dir(folder):
+            return f"inside {folder.as_posix()}, {protected.folder_reason(folder)}"
+    return None
 
 
 def _open_folder(

@@ -30,7 +30,8 @@ from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
 from hybrid_rag.ingest.loaders import iter_files, load_file
-from hybrid_rag.ingest.metadata import with_metadata
+from hybrid_rag.ingest.metadata import check_metadata, with_metadata
+from hybrid_rag.ingest.protected import Protected
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper, revive_duplicates, scope_of
 from hybrid_rag.locators import chunk_meta
@@ -68,6 +69,15 @@ class IngestSettings:
     bm25_first_min_bytes: int = 0  # ... when the files to write hold at least this many bytes
     fill: FillSettings = field(default_factory=FillSettings)
     tokenize_ahead: bool = False  # ingest.tokenize_ahead: BM25-first ingests tokenise in other processes
+    # hybrid-rag's own folders and files wherever configured (indices, logs; store, keys file):
+    # never ingested, by path or hard link (ingest/protected.py)
+    protected_folders: tuple[Path, ...] = ()
+    protected_files: tuple[Path, ...] = ()
+
+    def protected(self) -> Protected:
+        """What this ingest never reads, as the disk holds it now (a keys file made since counts)."""
+        home = (self.data_dir,) if self.data_dir is not None else ()
+        return Protected.of((*home, *self.protected_folders), self.protected_files)
 
     def conversion(self) -> Conversion:
         """How documents are converted, cached under ``<data_dir>/converted`` when there is one."""
@@ -211,6 +221,7 @@ class Ingestor:
         """Ingest folders and files, each document with ``metadata`` (over its front matter);
         raises InputError when they hold nothing ingestible. ``bm25_first`` overrides
         ``ingest.publish_bm25_first`` for this call."""
+        check_metadata(metadata)  # refused whole (over a limit) before any file is read
         start = time.perf_counter()
         files: list[LoadedFile] = []  # without their texts: a file is read again when it is written
         skipped: list[SkippedFile] = []
@@ -226,7 +237,14 @@ class Ingestor:
         home = self.settings.data_dir
         exclude, allow = ([home], [home / UPLOADS_DIR]) if home is not None else ([], [])
         walk = (
-            iter_files(plain, self.settings.loading, exclude=exclude, conversion=conversion, allow=allow)
+            iter_files(
+                plain,
+                self.settings.loading,
+                exclude=exclude,
+                conversion=conversion,
+                allow=allow,
+                protected=self.settings.protected(),
+            )
             if plain
             else ()
         )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hybrid_rag.indices.identifiers import split_identifier
+from hybrid_rag.lang.normalize import fold_word
 
 Segmenter = Literal["bigrams"]
 log = logging.getLogger(__name__)
@@ -220,9 +221,10 @@ class Analyzer:
     ) -> None:
         self.spec = spec
         self.split_identifiers = split_identifiers
-        self._stop = extra_stop_words | (
-            spacy_stop_words(spec.stop_words) if spec.stop_words and use_stop_words else frozenset()
-        )
+        self._fold_lang = "tr" if spec.stemmer == "turkish" else None  # dotted and dotless I
+        own = spacy_stop_words(spec.stop_words) if spec.stop_words and use_stop_words else frozenset()
+        # folded as the words they are compared with are (Greek's final sigma, Turkish I's)
+        self._stop = extra_stop_words | {fold_word(w, self._fold_lang) for w in own}
         self._stemmer: Any = None
 
     def _stem(self, words: list[str]) -> list[str]:
@@ -241,11 +243,11 @@ class Analyzer:
             return ()
         if has_unspaced_script(raw):
             return tuple(self._segmented(raw))
-        candidates = [raw.lower()]
+        candidates = [fold_word(raw, self._fold_lang)]
         if self.split_identifiers:
             parts = split_identifier(raw)
             if len(parts) > 1:
-                candidates.extend(parts)
+                candidates.extend(fold_word(part, self._fold_lang) for part in parts)
         return tuple(self._stem([term for term in candidates if term not in self._stop]))
 
     def _segmented(self, raw: str) -> list[str]:

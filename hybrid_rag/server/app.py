@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
+from hybrid_rag.ingest.metadata import FrontMatterError, check_metadata
 from hybrid_rag.querylog import QueryLog
 from hybrid_rag.server import errors
 from hybrid_rag.server.auth import ApiKeys, BearerGuard
@@ -163,6 +164,10 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         paths = [
             confine(p, service.roots, field=f"paths[{i}]", data_dir=home) for i, p in enumerate(body.paths)
         ]
+        try:
+            check_metadata(body.metadata)
+        except FrontMatterError as exc:
+            raise ApiError(422, str(exc), field="metadata") from None
         request = {"paths": [str(p) for p in paths], "collection": body.collection, "dry_run": body.dry_run}
         job = service.ingest_job(
             paths, collection=body.collection, metadata=body.metadata, dry_run=body.dry_run, request=request

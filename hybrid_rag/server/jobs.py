@@ -16,6 +16,7 @@ import os
 import queue
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -24,7 +25,8 @@ from typing import Any
 
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.indices.versions import pid_alive
-from hybrid_rag.server.errors import ApiError, status_of
+from hybrid_rag.private_files import append_private
+from hybrid_rag.server.errors import ApiError, log, status_of
 
 Work = Callable[[Callable[[str, int, int], None]], dict[str, Any]]  # (progress) -> result
 KEEP_JOBS = 200  # job files kept; older finished ones are removed
@@ -38,8 +40,9 @@ def _now() -> str:
 class JobRunner:
     """A queue of write jobs and the one thread that runs them (a daemon: shutdown is ``stop``)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, logs_dir: Path | None = None) -> None:
         self.directory = directory
+        self.logs_dir = logs_dir if logs_dir is not None else directory.parent / "logs"
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._queue: queue.Queue[tuple[str, Work] | None] = queue.Queue()
         self._local = threading.Lock()  # writers in this process
@@ -132,6 +135,7 @@ class JobRunner:
                 error = {"status": status_of(exc), "type": type(exc).__name__, "message": str(exc)}
                 record.update(status="failed", error=error)
             except Exception as exc:  # a bug: the job says so, the thread lives on for the next job
+                self._log_crash(record, exc)
                 record.update(
                     status="failed",
                     error={
@@ -144,6 +148,16 @@ class JobRunner:
                 self.current = None
                 record["finished_at"] = _now()
                 self._write(record)
+
+    def _log_crash(self, record: dict[str, Any], exc: BaseException) -> None:
+        """The traceback of a job that failed unexpectedly, in ``logs/errors.log``
+        (the job's error says "details in the server log": this is that log)."""
+        try:
+            with append_private(self.logs_dir / "errors.log") as handle:
+                handle.write(f"--- {_now()} hybrid-rag serve job {record['id']} ({record.get('kind')})\n")
+                handle.write("".join(traceback.format_exception(exc)))
+        except OSError:
+            log.exception("unexpected error in job %s", record["id"])
 
     @contextlib.contextmanager
     def exclusive(self, *, wait: bool) -> Iterator[None]:

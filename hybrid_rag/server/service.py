@@ -36,7 +36,7 @@ class Service:
         self.limits = settings.server
         self.engine = engine
         self.keys = keys
-        self.jobs = JobRunner(settings.data_dir / "jobs")
+        self.jobs = JobRunner(settings.data_dir / "jobs", settings.logs_dir)
         self.metrics = Metrics()
         self.roots = resolved_roots(settings.server.ingest_roots)
         self.limiter = anyio.CapacityLimiter(settings.server.max_concurrency)

@@ -52,6 +52,7 @@ from hybrid_rag.filters import FilterExpr
 from hybrid_rag.filters.cost import cost_of
 from hybrid_rag.filters.globs import SQL_FUNCTION, sql_glob
 from hybrid_rag.lang.detect import detect_chunk_language
+from hybrid_rag.private_files import private_dir
 from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.filter_sql import to_sql
 from hybrid_rag.store.migrate import ensure_schema
@@ -266,7 +267,7 @@ class MetadataStore:
         if self._file:
             check_data_dir(self.path.parent, write=True)
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(self.path.parent, tighten=False)  # a new data dir: 0700 under any umask
             except OSError as exc:
                 where = self.path.parent
                 raise StoreError(f"cannot make the data dir {where}: {exc.strerror or exc}") from None

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hybrid_rag.errors import WriterBusyError
+from hybrid_rag.private_files import private_dir
 from hybrid_rag.store.store import check_data_dir
 
 LOCK_FILE = ".writer.lock"
@@ -75,7 +76,7 @@ class WriterLock:
 
     def _take(self, deadline: float, command: str) -> int:
         check_data_dir(self.path.parent, write=True)  # a file there, or not writable: one clear line
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent, tighten=False)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         while True:
             try:
