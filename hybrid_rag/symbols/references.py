@@ -187,6 +187,8 @@ class Resolver:
             for s in self._by_name.get(ref.name, ())
             if (fits is None or s.kind in fits) and _family(s.language) == family
         ]
+        if not ref.qualifier and ref.language == "python":  # a bare name is never a method there
+            candidates = [s for s in candidates if s.kind != "method"]
         candidates = self._visible(_without_stubs(candidates), ref, scope)
         if not candidates:
             return Use(ref, scope, UNRESOLVED, "no definition")
