@@ -551,10 +551,10 @@ class Engine:
         self, question: str, name: str, *, depth: int = 1, absolute_paths: bool = False
     ) -> dict[str, Any]:
         """``question`` about ``name`` in the served index version, answered as JSON with every
-        definition cited ``path:start-end`` (``hybrid_rag/symbols/references.py``): ``refs`` (every
+        definition cited ``path:start-end`` (``hybrid_rag/symbols/questions.py``): ``refs`` (every
         use, by file), ``callers``, ``callees`` (``depth`` levels) or ``impact`` (``name`` a file
         as shown or stored, or a definition's name: the definitions and files depending on it)."""
-        from hybrid_rag.symbols import references as graph
+        from hybrid_rag.symbols import questions as graph
 
         self._require_store()
         root = self.ingested_root()

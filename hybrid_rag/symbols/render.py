@@ -36,7 +36,7 @@ def outline_json(path: str, entries: Sequence[OutlineEntry]) -> dict[str, Any]:
     return {"path": path, "count": len(entries), "symbols": outline_tree(entries)}
 
 
-# -- reference answers (``symbols/references.py``) as text: the CLI's ------------------------------
+# -- reference answers (``symbols/questions.py``) as text: the CLI's -------------------------------
 
 
 def _definitions_line(answer: dict[str, Any], what: str) -> str:

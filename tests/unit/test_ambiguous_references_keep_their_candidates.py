@@ -46,6 +46,16 @@ SOURCES = {
         def join(a, b):
             return a + b
         """,
+    "e.py": """\
+        class Box:
+            def result(self):
+                return 1
+
+
+        def compute():
+            result = 2
+            return result
+        """,
 }
 
 
@@ -91,3 +101,10 @@ def test_a_name_imported_from_outside_the_index_is_not_matched_to_a_namesake(
     assert answer["files"] == []  # c.py's join is os.path.join, not d.py's
     callees = engine.references("callees", "path")["callees"]
     assert [(c["name"], c["status"]) for c in callees] == [("join", "unresolved")]
+
+
+def test_a_bare_python_name_is_not_a_method_of_the_same_name(tmp_path: Path, engine: Engine) -> None:
+    _ingest(tmp_path, engine)
+    answer = engine.references("refs", "Box.result")
+    assert [d["citation"] for d in answer["definitions"]] == ["e.py:2-3"]
+    assert answer["files"] == []  # compute's local ``result`` is not Box.result

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
-from hybrid_rag.symbols.references import callers_answer, refs_answer
+from hybrid_rag.symbols.questions import callers_answer, refs_answer
 
 POOL = textwrap.dedent(
     """\
