@@ -946,7 +946,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from hybrid_rag.cli_references import add_parsers as add_reference_parsers
 
-    add_reference_parsers(sub)  # refs, callers, callees, impact
+    add_reference_parsers(sub, _engine, _print_json)  # refs, callers, callees, impact
 
     p = sub.add_parser("watch", help="ingest PATHs, then again whenever a file below them changes")
     p.add_argument("paths", nargs="+")

@@ -4,6 +4,8 @@ the command line, printed as text or ``--json``; kept out of ``cli.py``, which o
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from hybrid_rag.settings import Settings
@@ -16,8 +18,9 @@ _HELP = {
 }
 
 
-def add_parsers(sub: Any) -> None:
-    """Register the four commands on the CLI's subparsers."""
+def add_parsers(sub: Any, open_engine: Callable[[Settings], Any], print_json: Callable[[Any], None]) -> None:
+    """Register the four commands on the CLI's subparsers; ``open_engine`` and ``print_json`` are
+    the CLI's own (passed in: this module does not import ``cli.py``, which imports it)."""
     for question, (text, metavar) in _HELP.items():
         p = sub.add_parser(question, help=text)
         p.add_argument(
@@ -34,15 +37,21 @@ def add_parsers(sub: Any) -> None:
             )
         p.add_argument("--json", action="store_true")
         p.add_argument("--absolute-paths", action="store_true", help="stored absolute paths")
-        p.set_defaults(func=run, question=question)
+        answer = functools.partial(run, open_engine=open_engine, print_json=print_json)
+        p.set_defaults(func=answer, question=question)
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
+def run(
+    args: argparse.Namespace,
+    settings: Settings,
+    *,
+    open_engine: Callable[[Settings], Any],
+    print_json: Callable[[Any], None],
+) -> int:
     """Answer one question; exit 1 when it found nothing (no use, caller, callee or dependent)."""
-    from hybrid_rag import cli
     from hybrid_rag.symbols import render
 
-    engine = cli._engine(settings)
+    engine = open_engine(settings)
     try:
         answer = engine.references(
             args.question, args.name, depth=getattr(args, "depth", 1), absolute_paths=args.absolute_paths
@@ -50,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         engine.close()
     if args.json:
-        cli._print_json(answer)
+        print_json(answer)
     else:
         text = getattr(render, f"{args.question}_text")(answer)
         print(text)
