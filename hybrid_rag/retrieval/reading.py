@@ -20,6 +20,7 @@ an English index, and a model whose languages are not known are read as before.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ def read_question(
     bm25_on: bool,
     unread_dense_scale: float,
     cross_bm25_scale: float = 0.0,
+    text: str = "",
 ) -> Reading:
     """How the stages of a ``mode`` query in language ``lang`` read it (see the module docstring).
 
@@ -84,9 +86,11 @@ def read_question(
     ...               dense_on=True, bm25_on=True, unread_dense_scale=0.0).bm25_scale
     0.0
     """
-    if lang == "und" or not counts:
+    if not counts:
         return Reading(lang)
     known = model_languages(model_name)
+    if lang == "und":  # too short to detect (`объясни код`): only a script the model cannot read says more
+        return _undetermined(text, model_name, known, counts, known_terms, mode, bm25_on)
     dense_reads = known is None or lang in known
     in_index = share_of(counts, lang) >= QUERY_LANGUAGE_MIN_SHARE
     if dense_reads and in_index:
@@ -119,10 +123,47 @@ def read_question(
     return Reading(lang)
 
 
+def foreign_script(text: str) -> str | None:
+    """The script of ``text``'s letters when none of them is Latin (``"Cyrillic"`` for `объясни
+    код`), else None: an English-only model cannot read it, whatever its language.
+
+    >>> foreign_script("объясни код"), foreign_script("explain ConnectionPool"), foreign_script("42")
+    ('Cyrillic', None, None)
+    """
+    import unicodedata
+
+    scripts = Counter(unicodedata.name(ch, "? ?").split(" ", 1)[0] for ch in text if ch.isalpha())
+    if not scripts or "LATIN" in scripts:
+        return None
+    return scripts.most_common(1)[0][0].title()
+
+
+def _undetermined(
+    text: str,
+    model_name: str,
+    known: frozenset[str] | None,
+    counts: Mapping[str, int],
+    known_terms: Callable[[], tuple[int, int]],
+    mode: str,
+    bm25_on: bool,
+) -> Reading:
+    """A question no detector is sure of is fused as before; it is said to be unreadable only when
+    an English-only dense model meets a script it cannot read and BM25 holds too few of its words."""
+    script = foreign_script(text)
+    if script is None or known is None or known - {"en"}:
+        return Reading("und")
+    held, terms = known_terms()
+    bm25_reads = terms > 0 and held >= KNOWN_TERMS_MIN_SHARE * terms
+    if bm25_reads and bm25_on and mode in ("hybrid", "bm25"):
+        return Reading("und")
+    return Reading("und", unread=unread_message(f"{script} script", model_name, counts, False, bm25_reads))
+
+
 def unread_message(
     lang: str, model_name: str, counts: Mapping[str, int], dense_reads: bool, bm25_reads: bool
 ) -> str:
-    """What the index lacks to read a question in ``lang``, and the fix."""
+    """What the index lacks to read a question in ``lang`` (a code, or ``"Cyrillic script"``), and
+    the fix."""
     known = model_languages(model_name) or frozenset()
     lacks = []
     if not dense_reads:

@@ -205,6 +205,7 @@ class HybridRetriever:
             bm25_on=flags.bm25,
             unread_dense_scale=self.retrieval.unread_language_dense_scale,
             cross_bm25_scale=self.retrieval.cross_language_bm25_scale,
+            text=text,
         )
         for note in reading.notes:
             tracer.note(note)

@@ -114,3 +114,21 @@ def test_the_page_shows_it_above_the_notes() -> None:
 
     script = (Path(hybrid_rag.server.__file__).parent / "static" / "app.js").read_text()
     assert 'data.unread ? [el("div", { class: "error", text: `warning: ${data.unread}` })]' in script
+
+
+def test_a_short_russian_question_no_detector_is_sure_of_is_warned_by_its_script(
+    minilm: None, tmp_path: Path
+) -> None:
+    engine = Engine(server_settings(tmp_path))
+    try:
+        engine.ingest([english_folder(tmp_path / "corpus")])
+        result = engine.query("объясни код")
+        assert result.lang == "und"
+        assert result.trace.unread.startswith(
+            "this index cannot read questions in Cyrillic script: its dense model "
+            "sentence-transformers/all-MiniLM-L6-v2 reads English only"
+        )
+        assert FIX in result.trace.unread
+        assert engine.query("explain circle_area").trace.unread == ""  # Latin letters: read as before
+    finally:
+        engine.close()
