@@ -251,7 +251,10 @@ class Engine:
         Read from the store once per index version served (a query asked for it each time)."""
         if not self.store.exists:
             return None
-        version = self.indices.versions.current()
+        try:
+            version = self.indices.versions.current()
+        except RemoteServiceError:  # a Milvus index unreachable: listing documents needs only the store
+            version = None
         cached = self._root
         if version is not None and cached is not None and cached[0] == version:
             return cached[1]

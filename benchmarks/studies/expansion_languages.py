@@ -197,7 +197,7 @@ def render(result: Mapping[str, Any]) -> str:
     lines += [
         "",
         "MRR@10; in brackets each variant minus the default, query by query, with its 95% half-width. "
-        f"{result.get('max_queries') or 'All'} judged questions per set, spread evenly.",
+        "Judged questions spread evenly over each set (the questions column; all when it is the set's size).",
         "",
         "| set | BM25 | BM25, `stemmer: english` (− BM25, 95%) | default |"
         " default, `stemmer: english` (− default) |",

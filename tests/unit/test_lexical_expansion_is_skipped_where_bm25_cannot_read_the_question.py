@@ -19,7 +19,7 @@ from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.expansion import QueryExpander, lexical_skip_reason
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import Hit
 
@@ -135,3 +135,14 @@ def test_the_query_trace_says_why_the_lexical_expansion_was_skipped(tmp_path: Pa
     assert "prf_dense" in lists(russian) and "prf_bm25" not in lists(russian)
     assert not any("lexical expansion skipped" in n for n in english.trace.notes)
     assert "prf_bm25" in lists(english)
+
+
+def test_without_the_index_languages_only_an_empty_list_skips() -> None:
+    english_only = Tokenizer(kind="regex", languages=False)
+    hits = {"bm25": [Hit(1, 1.0)], "dense": [Hit(1, 0.9)]}
+    assert lexical_skip_reason(RUSSIAN, hits, english_only, lambda terms: []) is None
+    assert (
+        lexical_skip_reason(RUSSIAN, {**hits, "bm25": []}, english_only)
+        == "the question's own BM25 list is empty"
+    )
+    assert lexical_skip_reason(RUSSIAN, {"dense": [Hit(1, 0.9)]}, english_only) is None  # no BM25 list at all
