@@ -377,7 +377,7 @@ class RetrievalSettings(_Section):
     # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
     symbol_weight: Float = Field(4.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
-    filter_max_terms: Int = Field(5_000, gt=0)  # comparisons, and in-lists (1 a hundred values)
+    filter_max_terms: Int = Field(5_000, gt=0)  # comparisons (meta.: 20), and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see

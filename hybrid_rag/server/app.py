@@ -248,7 +248,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
                 404,
                 f"version: no index version {body.version} on disk (on disk: {listed})",
                 field="version",
-                kind="not_found",
+                kind="NoIndexError",
             )
         unserved = await service.call(exclusive, service, service.engine.rollback, body.version, write=True)
         return {"live_version": body.version, "unserved": unserved}  # stored, back at the next write

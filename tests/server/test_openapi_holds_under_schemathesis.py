@@ -2,9 +2,10 @@
 response schemas and headers, schema-valid requests taken and schema-violating ones refused, auth
 not ignored, the Allow header of a 405), a bounded number of examples (about a minute).
 
-Two fields have a grammar the schema cannot state: ``filters`` (the filter language) and
-``features`` (some combinations retrieve nothing). Random text there is refused by design (422 /
-400 naming the field), so the document given to schemathesis narrows them to a few valid values;
+Three fields have a grammar the schema cannot state: ``filters`` (the filter language),
+``features`` (some combinations retrieve nothing) and ``lang`` (a language code, of the letters
+its pattern allows). Random text there is refused by design (422 naming the field), so the document
+given to schemathesis narrows them to a few valid values;
 the refusals themselves are pinned in test_bad_requests_answer_4xx_naming_the_field.py. A multipart
 form is text, so "a number where a string is due" cannot be sent to POST /v1/documents: schemathesis
 skips its negative-data check there.
@@ -37,6 +38,7 @@ VALID = {
             {"type": "null"},
         ]
     },
+    "lang": {"anyOf": [{"enum": ["en", "RU", "pt", "und", "yue"]}, {"type": "null"}]},
 }
 CONFIG = """
 [[operations]]

@@ -28,7 +28,8 @@ def test_client_methods(live: LiveServer, corpus: Path, tmp_path: Path) -> None:
         assert client.upload([upload])["status"] == "done"
         assert client.stats()["documents"] == 4
         assert [v["version"] for v in client.versions()] == [1, 2, 3]
-        assert client.rollback(2) == {"live_version": 2}
+        rolled = client.rollback(2)
+        assert rolled["live_version"] == 2 and [Path(p).name for p in rolled["unserved"]] == ["ferns.md"]
         paths = [d["path"] for d in client.documents()["documents"]]  # the served v2's: no ferns.md
         assert not any(p.endswith("ferns.md") for p in paths)
         assert client.delete(next(p for p in paths if p.endswith("herbs.md")))["chunks"] > 0
@@ -39,8 +40,9 @@ def test_errors_keep_their_engine_type(live: LiveServer, tmp_path: Path) -> None
         with pytest.raises(ServerError) as invalid:
             client.query("circle", top_k=10_000)
         assert invalid.value.status == 422 and invalid.value.field == "top_k"
-        with pytest.raises(NoIndexError):
+        with pytest.raises(NoIndexError) as missing:  # the engine's type, a 404 naming the version
             client.rollback(42)
+        assert missing.value.status == 404 and missing.value.field == "version"
         with pytest.raises(InputError):  # the job failed: an empty folder holds nothing to ingest
             (Path(live.app.state.service.roots[0]) / "empty").mkdir()
             client.ingest(["empty"])
