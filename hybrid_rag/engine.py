@@ -220,9 +220,6 @@ class Engine:
         committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
         no index build; the same ingest again finishes it). ``bm25_first`` overrides
         ``ingest.publish_bm25_first``: BM25 answers while the vectors fill in (``ingest/fill.py``)."""
-        prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
-        if prepare is not None and not dry_run:
-            prepare(paths)
         with nullcontext() if dry_run else self.writer.hold("ingest"):
             return self.ingestor.ingest_paths(
                 paths,

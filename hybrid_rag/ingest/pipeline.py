@@ -257,6 +257,9 @@ class Ingestor:
             return with_metadata(replace(again, path=f.path), metadata)
 
         seconds = {"scan": time.perf_counter() - start}
+        prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
+        if prepare is not None and not dry_run:  # the walk's own listing: one walk, its exclusions
+            prepare([f.path for f in files], lambda path: in_memory[path].text if path in in_memory else None)
         first = self.settings.bm25_first if bm25_first is None else bm25_first
         return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds, first)
 
