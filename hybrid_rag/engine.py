@@ -184,6 +184,7 @@ class Engine:
                 convert=settings.convert,
                 bm25_first=settings.ingest.publish_bm25_first,
                 bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
+                bm25_first_min_seconds=settings.ingest.bm25_first_min_seconds,
                 fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
                 tokenize_ahead=settings.ingest.tokenize_ahead,
             ),
