@@ -364,7 +364,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         _print_json({**stats.to_dict(), "queries": queries})
         return 0
     print(f"data dir:   {Path(stats.data_dir).resolve()}")
-    print(f"model:      {stats.model}")
+    provisional = " (provisional: embedding.model auto chooses at the first ingest, by its files' languages)"
+    print(f"model:      {stats.model}{provisional if stats.model_provisional else ''}")
     print(f"documents:  {stats.documents}")
     print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
     if stats.languages:

@@ -98,11 +98,13 @@ class Stats:
     index_behind_store: bool = False  # documents and chunks are the live version's; the store is ahead
     behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
     languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
+    model_provisional: bool = False  # embedding.model auto before the first ingest: not chosen yet
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "data_dir": self.data_dir,
             "model": self.model,
+            "model_provisional": self.model_provisional,
             "documents": self.documents,
             "chunks": self.chunks,
             "cached_embeddings": self.cached_embeddings,
@@ -532,9 +534,11 @@ class Engine:
             sizes.update({f"v{v}": _tree_size(versions.directory(v)) for v in on_disk})
         else:  # every version in one milvus-lite folder (nothing local for a server)
             sizes["milvus"] = _tree_size(Path(self.index_config.milvus.uri))
+        model = self.embedder.model_name  # first: auto chooses here when the store holds chunks
         return Stats(
             data_dir=str(self.settings.data_dir),
-            model=self.embedder.model_name,
+            model=model,
+            model_provisional=bool(getattr(self.embedder, "provisional", False)),
             documents=counts["documents"],
             chunks=counts["chunks"],
             cached_embeddings=counts["cached_embeddings"],

@@ -142,6 +142,12 @@ class AutoEmbedder:
         return self._reader().model_name
 
     @property
+    def provisional(self) -> bool:
+        """Whether what ``model_name`` names is only the provisional English default: nothing chosen
+        yet, no chunk stored (the first ingest chooses, by its files' languages)."""
+        return self._inner is None and not (self._counts is not None and self._counts())
+
+    @property
     def dimension(self) -> int:
         return int(self._reader().dimension)
 
