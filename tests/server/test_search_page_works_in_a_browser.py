@@ -52,7 +52,7 @@ def _browser_or_skip() -> Any:
     except ImportError:
         missing = "the playwright package is not installed (scripts/setup.sh installs it)"
     if missing is None and not CHROMIUM.exists():
-        missing = f"{CHROMIUM} is missing (scripts/setup.sh --with-browser installs Debian's chromium, as root)"
+        missing = f"{CHROMIUM} is missing (scripts/setup.sh --with-browser installs it, as root)"
     if missing is not None:
         if os.environ.get("CI"):
             pytest.fail(f"in CI the browser test must run: {missing}")
