@@ -90,7 +90,9 @@ def store_url(request: pytest.FixtureRequest):
 # must (exit 130): a Ctrl-C landing there failed that test and the run went on. The handler below
 # notes the Ctrl-C, and the run stops after that test. Then the process ends at once: pytest's
 # gc passes at unconfigure and the interpreter's teardown (the loaded models, thread pools) took
-# ~11 s of the 25 s between a Ctrl-C and the prompt on a loaded 2-core machine.
+# ~11 s of the 25 s between a Ctrl-C and the prompt on a loaded 2-core machine; and pytest's
+# removal of an older run's temp dirs (it keeps 3; a whole suite's indices and stores) is left to
+# the next run: it held the prompt another 8 s after a run of tests/integration alone.
 _CTRL_C: dict[str, bool] = {}
 
 
@@ -114,6 +116,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
     _CTRL_C["pressed"] = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    stack = getattr(factory, "_exit_stack", None)
+    if _CTRL_C.get("pressed") and stack is not None:
+        stack.pop_all()  # the older runs' temp dirs: removed by the next run
+        lock = Path(getattr(factory, "_basetemp", None) or "/nonexistent") / ".lock"
+        lock.unlink(missing_ok=True)  # this run's, so the next run may remove its dir in turn
 
 
 @pytest.hookimpl(tryfirst=True)
