@@ -90,7 +90,7 @@ def store_url(request: pytest.FixtureRequest):
 # must (exit 130): a Ctrl-C landing there failed that test and the run went on. The handler below
 # notes the Ctrl-C, and the run stops after that test. Then the process ends at once: pytest's
 # gc passes at unconfigure and the interpreter's teardown (the loaded models, thread pools) took
-# ~11 s of the 25 s between a Ctrl-C and the prompt on a loaded 2-core machine; and pytest's
+# ~11 s of the 21 s between a Ctrl-C and the prompt on a loaded 2-core machine; and pytest's
 # removal of an older run's temp dirs (it keeps 3; a whole suite's indices and stores) is left to
 # the next run: it held the prompt another 8 s after a run of tests/integration alone.
 _CTRL_C: dict[str, bool] = {}
