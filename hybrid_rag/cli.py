@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
+from hybrid_rag.progress import Bars as _Bars
 from hybrid_rag.settings import Settings, load_settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -30,57 +30,6 @@ def display_path(path: str) -> str:
         return os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
     except ValueError:
         return path
-
-
-class _Bars:
-    """Progress on stderr, one line per stage: tqdm bars on a terminal; elsewhere (a pipe, a log
-    file) plain lines, at most one per stage every ``every`` seconds and one at the end, with no
-    escape sequences. Shown only when ``enabled`` (a terminal, ``--progress``, or ``eval``)."""
-
-    def __init__(self, enabled: bool, *, every: float = 5.0, prefix: str = "hybrid-rag") -> None:
-        self.enabled = enabled
-        self.terminal = sys.stderr.isatty()
-        self.every = every
-        self.prefix = prefix
-        self._bars: dict[str, Any] = {}
-        self._said: dict[str, tuple[float, int]] = {}  # stage -> (when, done) of the last line
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if stage == "searchable":  # a BM25-first ingest published a version (ingest/fill.py)
-            print(
-                f"{self.prefix}: searchable now: BM25 over {total} chunks, dense {done} of them",
-                file=sys.stderr,
-                flush=True,
-            )
-            return
-        if not self.terminal:
-            self._line(stage, done, total)
-            return
-        from tqdm import tqdm
-
-        bar = self._bars.get(stage)
-        if bar is None:
-            unit = {"files": "file", "chunks": "chunk"}.get(stage, "item")
-            raw = getattr(sys.stderr, "wrapped", sys.stderr)  # its own \r and cursor moves (terminal.py)
-            bar = self._bars[stage] = tqdm(total=total, desc=stage, unit=unit, file=raw, leave=False)
-        bar.total = total
-        bar.update(done - bar.n)  # update, not n =: tqdm's rate and ETA follow the updates
-
-    def _line(self, stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        when, said = self._said.get(stage, (None, -1))
-        finished = total > 0 and done >= total
-        if done == said or (when is not None and now - when < self.every and not finished):
-            return
-        self._said[stage] = (now, done)
-        share = f" ({done / total:.0%})" if total else ""
-        print(f"{self.prefix}: {stage} {done}/{total}{share}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        for bar in self._bars.values():
-            bar.close()
 
 
 def _engine(settings: Settings) -> Any:
@@ -118,7 +67,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if args.follow_symlinks is not None:
         settings = settings.with_overrides({"loading.follow_symlinks": args.follow_symlinks})
     engine = _engine(settings)
-    bars = _Bars(args.progress or (sys.stderr.isatty() and not args.quiet))
+    bars = _Bars(args.progress or not args.quiet)  # off a terminal: a plain line every few seconds
     try:
         with _ctrl_c_stops() as interrupted:
             report = engine.ingest(
@@ -416,7 +365,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         _print_json({**stats.to_dict(), "queries": queries})
         return 0
     print(f"data dir:   {Path(stats.data_dir).resolve()}")
-    print(f"model:      {stats.model}")
+    provisional = " (provisional: embedding.model auto chooses at the first ingest, by its files' languages)"
+    print(f"model:      {stats.model}{provisional if stats.model_provisional else ''}")
     print(f"documents:  {stats.documents}")
     print(f"chunks:     {stats.chunks} ({stats.cached_embeddings} cached embeddings)")
     if stats.languages:
@@ -832,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", default="default")
     p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument(
         "--follow-symlinks",
         nargs="?",
@@ -845,7 +795,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--progress",
         action="store_true",
-        help="progress even if stderr is no terminal (then plain lines every few seconds)",
+        help="progress on stderr even with --quiet (the default without it: bars on a terminal, "
+        "else plain lines every few seconds)",
     )
     p.add_argument(
         "--bm25-first",

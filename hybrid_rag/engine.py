@@ -100,11 +100,13 @@ class Stats:
     index_behind_store: bool = False  # documents and chunks are the live version's; the store is ahead
     behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
     languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
+    model_provisional: bool = False  # embedding.model auto before the first ingest: not chosen yet
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "data_dir": self.data_dir,
             "model": self.model,
+            "model_provisional": self.model_provisional,
             "documents": self.documents,
             "chunks": self.chunks,
             "cached_embeddings": self.cached_embeddings,
@@ -187,6 +189,7 @@ class Engine:
                 convert=settings.convert,
                 bm25_first=settings.ingest.publish_bm25_first,
                 bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
+                bm25_first_min_seconds=settings.ingest.bm25_first_min_seconds,
                 fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
                 tokenize_ahead=settings.ingest.tokenize_ahead,
                 protected_folders=(settings.indices_dir, settings.logs_dir),
@@ -226,9 +229,6 @@ class Engine:
         committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
         no index build; the same ingest again finishes it). ``bm25_first`` overrides
         ``ingest.publish_bm25_first``: BM25 answers while the vectors fill in (``ingest/fill.py``)."""
-        prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
-        if prepare is not None and not dry_run:
-            prepare(paths)
         with nullcontext() if dry_run else self.writer.hold("ingest"):
             return self.ingestor.ingest_paths(
                 paths,
@@ -619,9 +619,11 @@ class Engine:
             sizes.update({f"v{v}": _tree_size(versions.directory(v)) for v in on_disk})
         else:  # every version in one milvus-lite folder (nothing local for a server)
             sizes["milvus"] = _tree_size(Path(self.index_config.milvus.uri))
+        model = self.embedder.model_name  # first: auto chooses here when the store holds chunks
         return Stats(
             data_dir=str(self.settings.data_dir),
-            model=self.embedder.model_name,
+            model=model,
+            model_provisional=bool(getattr(self.embedder, "provisional", False)),
             documents=counts["documents"],
             chunks=counts["chunks"],
             cached_embeddings=counts["cached_embeddings"],

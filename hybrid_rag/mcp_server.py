@@ -58,14 +58,36 @@ def _tool_errors(fn: Callable[[], T], timeout: float | None = None) -> T:
     except (HybridRagError, ApiError) as exc:
         raise ToolError(str(exc)) from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ToolError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        raise ToolError(refusal(exc)) from None
+
+
+def refusal(exc: ValidationError) -> str:
+    """A validation error in one line naming the argument (pydantic's own message is several lines
+    with a documentation URL): ``argument top_k: Input should be a valid integer (got 'abc')``."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "arguments"
+    got = "" if first["type"] in ("extra_forbidden", "missing") else f" (got {first.get('input')!r:.60})"
+    more = f"; {len(errors) - 1} more" if len(errors) > 1 else ""
+    return f"argument {where}: {first['msg']}{got}{more}".replace("\n", " ")
+
+
+class _Tool(Tool):
+    """A tool whose refused arguments answer :func:`refusal`'s one line."""
+
+    async def run(self, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(arguments, *args, **kwargs)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's check of the arguments
+                raise ToolError(f"Error executing tool {self.name}: {refusal(exc.__cause__)}") from None
+            raise
 
 
 def _tool(fn: Callable[..., Any], arguments: type[BaseModel]) -> Tool:
     """``fn`` as a tool whose arguments the HTTP API's own request model validates (``limits.py``:
     strict JSON types, bounds, unknown fields refused), not a lax model of its signature."""
-    tool = Tool.from_function(fn)
+    tool = _Tool.from_function(fn)
     model = type(arguments.__name__, (arguments, ArgModelBase), {"__module__": arguments.__module__})
     tool.fn_metadata.arg_model = model
     tool.parameters = model.model_json_schema(by_alias=True)

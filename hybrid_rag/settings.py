@@ -141,10 +141,12 @@ class IngestBatchSettings(_Section):
 
     batch_chunks: Int = Field(64, gt=0)
     # search before the embeddings are done (ingest/fill.py, docs/first-run.md): when the files to
-    # write hold at least bm25_first_min_bytes, they are stored first, a BM25-only version goes live,
-    # then the embedding fills the dense index in, a version every publish_every_seconds
+    # write hold at least bm25_first_min_bytes, or their embedding is estimated to take at least
+    # bm25_first_min_seconds (ingest/bm25_first.py), they are stored first, a BM25-only version goes
+    # live, then the embedding fills the dense index in, a version every publish_every_seconds
     publish_bm25_first: bool = True
     bm25_first_min_bytes: Int = Field(1_000_000, ge=0)
+    bm25_first_min_seconds: float = Field(5.0, ge=0)
     publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
     # BM25-first: the chunks' BM25 terms computed in other processes while the files are stored, so
     # the BM25-only version is built sooner (indices/term_prefetch.py; off on one core)

@@ -12,7 +12,10 @@ with the fake embedder. Measured:
 * ``/healthz`` latency of a real ``hybrid-rag serve`` (one worker), alone and while ``--clients``
   clients send the hostile filters back to back for ``--seconds``, with the statuses they got;
 * schemathesis (every check, ``--examples`` a phase and operation, seed 25) against a server on a
-  small store, as ``tests/server/test_openapi_holds_under_schemathesis.py`` runs it.
+  small store, as ``tests/server/test_openapi_holds_under_schemathesis.py`` runs it;
+* a folder tree ``--depth`` levels deep (issue 42.1), a Markdown file at the top and one at the
+  bottom: "before" is the walk ``embedding.model: auto`` used to sample it with (``Path.rglob``, in
+  a subprocess), "after" the ingest itself with ``auto`` (its models the fake embedder).
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--examples", type=int, default=25, help="schemathesis examples a phase and operation"
     )
+    parser.add_argument("--depth", type=int, default=1500, help="nested folders of the deep tree")
 
 
 def build_store(root: Path, files: int) -> Path:
@@ -238,6 +242,62 @@ def schemathesis_run(work: Path, examples: int) -> dict[str, Any]:
     return {**summary, "exit_code": code, "examples": examples, "seconds": time.perf_counter() - start}
 
 
+OLD_SAMPLER_WALK = """
+import sys, time
+from pathlib import Path
+start = time.perf_counter()
+try:
+    found = sorted(Path(sys.argv[1]).rglob("*"))  # what models/auto.py's sampler walked with
+    print(f"ok {len(found)} {time.perf_counter() - start}")
+except BaseException as exc:
+    print(f"{type(exc).__name__} 0 {time.perf_counter() - start}")
+"""
+
+
+def deep_tree(root: Path, depth: int) -> dict[str, Any]:
+    """The old sampler's walk of a ``depth``-deep tree, then the ingest of it with ``auto``."""
+    from deep_tree import make_deep, remove_deep, write_deep
+
+    from hybrid_rag.models.auto import AutoEmbedder
+    from hybrid_rag.models.embedders import FakeEmbedder
+    from hybrid_rag.settings import EmbeddingSettings
+
+    tree = root / "deep"
+    bottom = make_deep(tree, depth)
+    try:
+        write_deep(bottom, "bottom.md", "# The bottom\n\nThe rotor wing stalls at the bottom of the tree.\n")
+        (tree / "top.md").write_text("# The top\n\nThe rotor wing stalls at the top of the tree.\n")
+        old = subprocess.run(
+            [sys.executable, "-c", OLD_SAMPLER_WALK, str(tree)], capture_output=True, text=True, timeout=600
+        ).stdout.split()
+        auto = AutoEmbedder(EmbeddingSettings(model="auto"), lambda s: FakeEmbedder(64, model_name=s.model))
+        engine = Engine(load_settings(data_dir=root / "deep-data"), embedder=auto)
+        start = time.perf_counter()
+        try:
+            report = engine.ingest([tree])
+            seconds, error = time.perf_counter() - start, None
+        except Exception as exc:  # the figure is whether it crashes
+            seconds, error, report = time.perf_counter() - start, f"{type(exc).__name__}: {exc}"[:200], None
+        finally:
+            engine.close()
+    finally:
+        remove_deep(tree)
+    return {
+        "depth": depth,
+        "before": {
+            "outcome": old[0] if old else "no output",
+            "seconds": float(old[2]) if len(old) > 2 else None,
+        },
+        "after": {
+            "error": error,
+            "seconds": seconds,
+            "files": len(report.plan.added) if report else 0,
+            "chunks": report.chunks_written if report else 0,
+            "choice": auto.choice,
+        },
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     for key, value in OVERRIDES.items():
         os.environ.setdefault(key, value)
@@ -263,6 +323,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log("schemathesis")
         (root / "st").mkdir()
         schemathesis = schemathesis_run(root / "st", args.examples)
+        log(f"a tree {args.depth} folders deep")
+        deep = deep_tree(root, args.depth)
     mean_len = float(np.mean([len(p) for p in paths]))
     return {
         "store": {"documents": len(paths), "mean_path_chars": mean_len},
@@ -271,6 +333,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ored_globs": ored,
         "healthz": healthz,
         "schemathesis": schemathesis,
+        "deep_tree": deep,
     }
 
 
@@ -327,4 +390,22 @@ def render(result: dict[str, Any]) -> str:
         f"phase and operation (seed 25): {st['cases']} requests, "
         f"{st['failures']} failures, exit code {st['exit_code']}, {st['seconds']:.0f} s; statuses {codes}.",
     ]
+    deep = result.get("deep_tree")
+    if deep:  # issue 42.1
+        before, after = deep["before"], deep["after"]
+        walked = "walked" if before["outcome"] == "ok" else f"**{before['outcome']}**"
+        outcome = (
+            f"**{after['error']}**"
+            if after["error"]
+            else f"ingested: {after['files']} files, {after['chunks']} chunks, {after['seconds']:.1f} s"
+        )
+        lines += [
+            "",
+            f"A folder tree {deep['depth']:,} levels deep (a Markdown file at its top and bottom), "
+            f"`embedding.model: auto`: before, its sampler's `Path.rglob` walk: {walked}"
+            + (f" after {before['seconds']:.2f} s" if before["seconds"] is not None else "")
+            + f" (the ingest exited 70); after, sampling the ingest's own listing: {outcome}"
+            + (f" ({after['choice']})" if after["choice"] else "")
+            + ".",
+        ]
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
 from hybrid_rag.ingest.archive import is_zip, load_zip
+from hybrid_rag.ingest.bm25_first import bm25_first_pays
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
@@ -67,6 +68,7 @@ class IngestSettings:
     convert: ConvertSettings = field(default_factory=ConvertSettings)  # documents as text
     bm25_first: bool = False  # ingest.publish_bm25_first: store, publish BM25, then embed (fill.py)
     bm25_first_min_bytes: int = 0  # ... when the files to write hold at least this many bytes
+    bm25_first_min_seconds: float = 0.0  # ... or their embedding is estimated this long (bm25_first.py)
     fill: FillSettings = field(default_factory=FillSettings)
     tokenize_ahead: bool = False  # ingest.tokenize_ahead: BM25-first ingests tokenise in other processes
     # hybrid-rag's own folders and files wherever configured (indices, logs; store, keys file):
@@ -275,6 +277,9 @@ class Ingestor:
             return with_metadata(replace(again, path=f.path), metadata)
 
         seconds = {"scan": time.perf_counter() - start}
+        prepare = getattr(self.embedder, "prepare", None)  # auto: a fresh data dir's model, by its files
+        if prepare is not None and not dry_run:  # the walk's own listing: one walk, its exclusions
+            prepare([f.path for f in files], lambda path: in_memory[path].text if path in in_memory else None)
         first = self.settings.bm25_first if bm25_first is None else bm25_first
         return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds, first)
 
@@ -330,8 +335,14 @@ class Ingestor:
 
         todo = set(plan.added) | set(plan.changed)
         to_write = [f for f in files if f.path in todo]
-        # a small ingest is embedded as it streams: its one version comes soon enough
-        bm25_first = bm25_first and sum(f.size for f in to_write) >= self.settings.bm25_first_min_bytes
+        # an ingest done in seconds is embedded as it streams: its one version comes soon enough
+        bm25_first = bm25_first and bm25_first_pays(
+            to_write,
+            self.embedder,
+            max_tokens=self.settings.chunking.max_tokens,
+            min_bytes=self.settings.bm25_first_min_bytes,
+            min_seconds=self.settings.bm25_first_min_seconds,
+        )
         counts, duplicates, interrupted = self._write(
             to_write, read, plan, collection, progress, stop or (lambda: False), seconds, embed=not bm25_first
         )

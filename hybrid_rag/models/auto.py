@@ -7,7 +7,8 @@ The choice, in order:
    manifest), whatever the text;
 2. a store with chunks and no index: their languages, as detected at ingest;
 3. a fresh data dir: the languages of a sample of the prose files the first ingest reads
-   (``prepare``: up to 200 files, their first 2,000 characters).
+   (``prepare``: up to 200 files of the ingest's own listing, their first 2,000 characters; the
+   ingest walks the tree once, with its exclusion rules, and this reads no folder).
 
 Mostly not English: more than half of the chunks whose language was determined are in another
 language (chunks no detector is sure of, e.g. code without comments, do not count). The choice
@@ -174,15 +175,23 @@ class AutoEmbedder:
         return self._reader().model_name
 
     @property
+    def provisional(self) -> bool:
+        """Whether what ``model_name`` names is only the provisional English default: nothing chosen
+        yet, no chunk stored (the first ingest chooses, by its files' languages)."""
+        return self._inner is None and not (self._counts is not None and self._counts())
+
+    @property
     def dimension(self) -> int:
         return int(self._reader().dimension)
 
-    def prepare(self, paths: Sequence[str | Path]) -> None:
+    def prepare(self, files: Sequence[str | Path], head: Callable[[str], str | None] | None = None) -> None:
         """Before a first ingest (nothing chosen yet, an empty store): choose by the languages of
-        a sample of the prose files under ``paths``."""
+        a sample of ``files``, the ingest's listing (files, not folders: nothing is walked here).
+        ``head(path)``: a file's first characters where the ingest holds it in memory (a zip
+        member), else None (the file is read from disk)."""
         if self._inner is not None or (self._counts is not None and self._counts()):
             return
-        self.prepare_texts(_sample_texts(paths))
+        self.prepare_texts(_sample_texts(files, head))
 
     def prepare_texts(self, texts: Sequence[str]) -> None:
         """:meth:`prepare` for texts already read (a judged collection ingested by ``hybrid-rag
@@ -209,23 +218,20 @@ class AutoEmbedder:
         return getattr(self.inner if name.startswith("embed_passage") else self._reader(), name)
 
 
-def _sample_texts(paths: Sequence[str | Path]) -> list[str]:
-    """The first characters of up to ``_SAMPLE_FILES`` prose files under ``paths`` (hidden ones
-    skipped), in a stable order."""
-    files: list[Path] = []
-    for root in map(Path, paths):
-        found = [root] if root.is_file() else sorted(root.rglob("*")) if root.is_dir() else []
-        for f in found:
-            hidden = any(part.startswith(".") for part in f.relative_to(root).parts) if f != root else False
-            if f.suffix.lower() in _PROSE and not hidden and f.is_file():
-                files.append(f)
-            if len(files) >= _SAMPLE_FILES:
-                break
-    texts = []
-    for f in files[:_SAMPLE_FILES]:
-        try:
-            with open(f, encoding="utf-8", errors="replace") as fh:
-                texts.append(fh.read(_SAMPLE_CHARS))
-        except OSError:
+def _sample_texts(files: Sequence[str | Path], head: Callable[[str], str | None] | None = None) -> list[str]:
+    """The first characters of up to ``_SAMPLE_FILES`` prose files of ``files``, in their order."""
+    texts: list[str] = []
+    for f in files:
+        if len(texts) >= _SAMPLE_FILES:
+            break
+        if Path(f).suffix.lower() not in _PROSE:
             continue
+        text = head(str(f)) if head is not None else None
+        if text is None:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(_SAMPLE_CHARS)
+            except OSError:  # gone or unreadable since the listing: the ingest says so
+                continue
+        texts.append(text[:_SAMPLE_CHARS])
     return texts

@@ -155,6 +155,8 @@ class FakeEmbedder:
     a zero row. Same output in every process; queries and passages are embedded alike.
     """
 
+    seconds_per_chunk = 0.0  # what the ingest's estimate takes a chunk to cost (models/cost.py)
+
     def __init__(self, dimension: int = 64, model_name: str = "fake-hash", window_words: int = 0) -> None:
         if dimension <= 0:
             raise ValueError(f"dimension must be positive, got {dimension}")

@@ -41,9 +41,8 @@ class JobRunner:
     """A queue of write jobs and the one thread that runs them (a daemon: shutdown is ``stop``)."""
 
     def __init__(self, directory: Path, logs_dir: Path | None = None) -> None:
-        self.directory = directory
+        self.directory = directory  # made at the first write job: a server that only reads makes nothing
         self.logs_dir = logs_dir if logs_dir is not None else directory.parent / "logs"
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._queue: queue.Queue[tuple[str, Work] | None] = queue.Queue()
         self._local = threading.Lock()  # writers in this process
         self._thread: threading.Thread | None = None
@@ -55,7 +54,12 @@ class JobRunner:
     def _path(self, job_id: str) -> Path:
         return self.directory / f"{job_id}.json"
 
+    def _made(self) -> Path:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self.directory
+
     def _write(self, record: dict[str, Any]) -> None:
+        self._made()
         path = self._path(record["id"])
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the index files
@@ -167,7 +171,7 @@ class JobRunner:
                 409, "another write is running (an ingest job); retry when it is done", kind="busy"
             )
         try:
-            with (self.directory / "writer.lock").open("a") as handle:
+            with (self._made() / "writer.lock").open("a") as handle:
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
                 except BlockingIOError:

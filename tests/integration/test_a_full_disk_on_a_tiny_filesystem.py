@@ -60,7 +60,7 @@ def test_an_ingest_that_does_not_fit_is_named_and_loses_nothing(tiny_disk: Path,
     for i in range(40):
         text = "\n\n".join(f"Paragraph {i}.{j}: swallows migrate south over the sea." * 8 for j in range(40))
         (big / f"notes{i}.md").write_text(f"# Notes {i}\n\n{text}\n")
-    done = _cli(data, "ingest", str(corpus))
+    done = _cli(data, "ingest", "--quiet", str(corpus))  # the error alone on stderr, no progress
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and f"no space left on the disk mounted at {tiny_disk}" in done.stderr
     stats = _cli(data, "stats", "--json")

@@ -54,7 +54,7 @@ def test_ctrl_c_stops_after_the_batch_with_one_line_and_exit_130(tmp_path: Path)
         "HYBRID_RAG_INGEST__BATCH_CHUNKS": "2",
     }
     proc = subprocess.Popen(
-        [sys.executable, str(script), "--data-dir", str(data), "ingest", str(corpus)],
+        [sys.executable, str(script), "--data-dir", str(data), "ingest", "--quiet", str(corpus)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -65,3 +65,21 @@ def test_the_tool_schema_is_the_request_model(server) -> None:
     assert schema["additionalProperties"] is False
     assert schema["properties"]["top_k"]["anyOf"][0]["minimum"] == 1
     assert tools["list_documents"].input_schema["properties"]["limit"]["maximum"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("search", {"query": "soil", "top_k": "abc"}, "top_k"),
+        ("search", {"query": "soil", "surprise": 1}, "surprise"),
+        ("get_context", {"query": 5}, "query"),
+        ("list_documents", {"limit": "ten"}, "limit"),
+    ],
+)
+def test_a_refusal_is_one_line_naming_the_argument(server, tool: str, arguments: dict, field: str) -> None:
+    """Not pydantic's multi-line message with its documentation URL: what an agent can act on."""
+    with pytest.raises(ToolError) as refused:
+        call(server, tool, arguments)
+    message = str(refused.value)
+    assert "\n" not in message and "pydantic.dev" not in message and "validation error" not in message
+    assert f"argument {field}: " in message, message

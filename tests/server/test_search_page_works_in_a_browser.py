@@ -3,7 +3,8 @@ on a fake-embedder store: the key is asked once and never put in a URL; a query 
 their score breakdown and the stage timings; a citation opens its lines highlighted in the file;
 the context is copied; stage switches and filters reach the engine and its errors are shown.
 
-Outside CI (``CI`` unset) the test skips when chromium or playwright is missing; in CI it fails.
+Outside CI (``CI`` unset) the test skips when chromium or playwright is missing (chromium is installed
+only when asked: ``scripts/setup.sh --with-browser``, ``HYBRID_RAG_INSTALL_BROWSER=1``); in CI it fails.
 With HYBRID_RAG_SCREENSHOTS=DIR it leaves its screenshots there (docs/ holds the README's).
 """
 
@@ -51,7 +52,7 @@ def _browser_or_skip() -> Any:
     except ImportError:
         missing = "the playwright package is not installed (scripts/setup.sh installs it)"
     if missing is None and not CHROMIUM.exists():
-        missing = f"{CHROMIUM} is missing (scripts/setup.sh installs Debian's chromium as root)"
+        missing = f"{CHROMIUM} is missing (scripts/setup.sh --with-browser installs it, as root)"
     if missing is not None:
         if os.environ.get("CI"):
             pytest.fail(f"in CI the browser test must run: {missing}")

@@ -123,7 +123,7 @@ def test_the_cli_says_disk_full_in_one_line_exit_2(
     capsys.readouterr()
     monkeypatch.setattr(os, "replace", _enospc)  # e.g. the index pointer's swap
     (corpus / "docs" / "birds.md").write_text(BIRDS)
-    assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 2
+    assert main(["--data-dir", str(data), "ingest", "--quiet", str(corpus)]) == 2  # no progress lines
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no space left on the disk mounted at" in err and "unexpected" not in err
 

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from deep_tree import remove_deep
 
 from hybrid_rag.ingest.loaders import iter_files
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile
-
-
-def remove_deep(root: Path) -> None:
-    """Bottom up, without recursion (shutil.rmtree, os.walk and pytest's clean-up recurse)."""
-    stack, order = [str(root)], []
-    while stack:
-        folder = stack.pop()
-        order.append(folder)
-        for entry in os.scandir(folder):
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-            else:
-                os.unlink(entry.path)
-    for folder in reversed(order):
-        os.rmdir(folder)
 
 
 def test_a_very_deep_tree(tmp_path) -> None:

