@@ -199,6 +199,8 @@ def _print_results(result: Any) -> None:
             f"\n[{rank}] {sc.located_citation}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
+        if sc.stale:
+            print(f"    {sc.stale_note}")
         _print_lines(sc.text, 6)
         parent = result.parents.get(sc.id)
         if parent is not None:

@@ -28,6 +28,7 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
+from hybrid_rag.ingest.freshness import Freshness, mark_stale
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
 from hybrid_rag.lang.query import language_override, query_language
@@ -195,6 +196,7 @@ class Engine:
             encoding=settings.chunking.encoding,
         )
         self.querylog = QueryLog.in_dir(settings.logs_dir)
+        self.freshness = Freshness()  # stale citations: files changed on disk since indexed
 
     @classmethod
     def open(
@@ -387,7 +389,8 @@ class Engine:
         with language_override(lang):
 
             def run(q: str) -> QueryResult:
-                return with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+                found = mark_stale(self.retriever.query(q, **kwargs), self.store, self.freshness)
+                return with_language(shown_result(found, root), text)
 
             if not self_check:
                 result = run(text)
@@ -601,6 +604,7 @@ class HybridRetriever(Pipeline):
     """
 
     shown_root: Callable[[], str | None] | None = None  # set by ``open``: the ingested root, looked up
+    freshness: Freshness | None = None  # set by ``open``: stale citations marked (``ingest/freshness.py``)
 
     @classmethod
     def open(
@@ -611,6 +615,7 @@ class HybridRetriever(Pipeline):
         engine = Engine.open(data_dir, config=config)
         retriever = engine.retriever
         retriever.shown_root = engine.ingested_root
+        retriever.freshness = engine.freshness
         return retriever
 
     def query(
@@ -625,6 +630,8 @@ class HybridRetriever(Pipeline):
     ) -> QueryResult:
         """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
         result = super().query(text, top_k, filters, mode, features)
+        if self.freshness is not None:
+            result = mark_stale(result, self.store, self.freshness)
         if self.shown_root is None or absolute_paths:
             return result
         return shown_result(result, self.shown_root())

@@ -108,6 +108,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                         "source_type": hit.source_type.value,
                         "language": hit.chunk.language,
                         "text": hit.text,
+                        **({"stale": True, "stale_reason": hit.stale} if hit.stale else {}),
                     }
                     for hit in result.chunks
                 ],
