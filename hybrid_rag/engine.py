@@ -30,10 +30,11 @@ from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.freshness import Freshness, mark_stale
 from hybrid_rag.ingest.importer import ImportReport, import_file
-from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.ingest.pipeline import UPLOADS_DIR, Ingestor, IngestReport, IngestSettings
+from hybrid_rag.ingest.status import DiskStatus, disk_status
 from hybrid_rag.lang.query import language_override, query_language
 from hybrid_rag.models.factory import make_embedder
-from hybrid_rag.paths import ingested_root, shown_result
+from hybrid_rag.paths import display_path, ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -499,6 +500,30 @@ class Engine:
             raise InputError(f"no document {path!r} in the store ({shown})")
         symbols = self.store.symbols(path=stored, state=served_state(self.index_config))
         return shown_outline(symbol_outline(symbols), None if absolute_paths else root)
+
+    def disk_status(self, paths: Sequence[str | Path] = (), *, absolute_paths: bool = False) -> DiskStatus:
+        """What changed on disk since the served version was built (``ingest/status.py``): under
+        ``paths``, by default the ingested root; paths shown relative to that root."""
+        self._require_store()
+        root = self.ingested_root()
+        roots = [Path(p).resolve().as_posix() for p in paths] or ([root] if root else [])
+        found = disk_status(
+            self.documents(),
+            roots,
+            self.settings.loading,
+            data_dir=self.settings.data_dir,
+            uploads=self.settings.data_dir / UPLOADS_DIR,
+            conversion=self.ingestor.settings.conversion(),
+            freshness=self.freshness,
+        )
+        if absolute_paths or not root:
+            return found
+        return dataclasses.replace(
+            found,
+            changed=tuple(display_path(p, root) for p in found.changed),
+            new=tuple(display_path(p, root) for p in found.new),
+            deleted=tuple(display_path(p, root) for p in found.deleted),
+        )
 
     def _require_store(self) -> None:
         if not self.store.exists:
