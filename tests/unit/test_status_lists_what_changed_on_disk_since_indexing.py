@@ -25,7 +25,13 @@ def test_status_lists_changed_new_and_deleted(
     (corpus / "notes.txt").write_text("Notes on the garden shed.\n")
     engine.ingest([corpus])
     with monkeypatch.context() as m:  # an unchanged tree is confirmed by stat alone: nothing read
-        m.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read {self}"))
+        read = Path.read_bytes
+
+        def read_outside_corpus(self: Path) -> bytes:
+            assert not self.resolve().is_relative_to(corpus.resolve()), f"read {self}"
+            return read(self)
+
+        m.setattr(Path, "read_bytes", read_outside_corpus)
         clean = engine.disk_status()
     assert clean.clean and clean.unchanged == 3 and clean.hashed == 0
     assert clean.summary().startswith("up to date since the index was built (3 unchanged file(s)")
