@@ -2,8 +2,8 @@
 coding agents and desktop assistants. stdio by default; ``--transport http`` serves streamable HTTP
 at ``/mcp`` behind the same bearer keys as ``serve``.
 
-Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``find_symbol``, ``outline``,
-and ``ingest_path`` only with ``server.mcp_ingest_enabled`` (and then only below
+Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``status``, ``find_symbol``,
+``outline``, and ``ingest_path`` only with ``server.mcp_ingest_enabled`` (and then only below
 ``server.ingest_roots``). Each is a thin call into ``Engine``; the engine's errors come back as
 tool errors with their one-line message.
 """
@@ -162,6 +162,11 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         found = _tool_errors(engine.stats, timeout)
         return {k: v for k, v in found.to_dict().items() if k != "bytes_on_disk"}
 
+    def status() -> dict[str, Any]:
+        """Files changed, new or deleted on disk since the index was built (under the ingested
+        root): results citing a changed file carry `stale: true`; `hybrid-rag ingest` updates."""
+        return _tool_errors(engine.disk_status, timeout).to_dict()
+
     def find_symbol(
         name: str,
         mode: Literal["auto", "exact", "prefix", "fuzzy"] = "auto",
@@ -200,6 +205,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         _tool(get_context, ContextArgs),
         _tool(list_documents, DocumentsArgs),
         _tool(stats, NoArgs),
+        _tool(status, NoArgs),
         _tool(find_symbol, FindSymbolArgs),
         _tool(outline, OutlineArgs),
     ]

@@ -51,7 +51,8 @@ def test_streamable_http_with_and_without_the_key(settings: Settings, corpus: Pa
                 return tools, found.content[0].text
 
         tools, text = anyio.run(session)
-        assert tools == {"search", "get_context", "list_documents", "stats", "find_symbol", "outline"}
+        expected = {"search", "get_context", "list_documents", "stats", "status", "find_symbol", "outline"}
+        assert tools == expected
         assert "geometry.py" in text
     finally:
         server.should_exit = True

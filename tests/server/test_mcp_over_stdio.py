@@ -55,7 +55,7 @@ def test_tools_search_and_context_over_stdio(settings: Settings, corpus: Path) -
     )
     names = {t.name for t in tools}
     # ingest_path only with server.mcp_ingest_enabled
-    assert names == {"search", "get_context", "list_documents", "stats", "find_symbol", "outline"}
+    assert names == {"search", "get_context", "list_documents", "stats", "status", "find_symbol", "outline"}
     described = {t.name: t.description or "" for t in tools}
     assert "path:start-end" in described["search"] and "[n]" in described["get_context"]
     assert not search.is_error
