@@ -17,12 +17,13 @@ import hashlib
 import os
 import stat
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
 from hybrid_rag.ingest.importer import IMPORTED_FROM
 from hybrid_rag.ingest.metadata import metadata_hash
 from hybrid_rag.store import DocumentRecord, MetadataStore
-from hybrid_rag.types import QueryResult
+from hybrid_rag.types import LoadedFile, QueryResult
 
 FRESH = ""
 CHANGED = "changed"  # the file on disk is not the bytes that were indexed
@@ -92,6 +93,23 @@ class Freshness:
             self.hashed += 1
             self._hashes[key] = digest.hexdigest()
         return digest.hexdigest()
+
+
+def unchanged_by_stat(
+    documents: Iterable[DocumentRecord],
+) -> Callable[[str, os.stat_result], LoadedFile | None]:
+    """The ``known`` hook of a walk (``loaders.load_file``) that answers a stored file whose size and
+    mtime are those recorded with its stored row, unread, so an ingest plans it unchanged. Files
+    with metadata are left to be read: their hash may cover attached metadata (``metadata.py``)."""
+    rows = {d.path: d for d in documents if from_file(d) and not d.meta}
+
+    def known(path: str, st: os.stat_result) -> LoadedFile | None:
+        doc = rows.get(path)
+        if doc is None or st.st_size != doc.size or st.st_mtime != doc.mtime:
+            return None
+        return LoadedFile(path, "", doc.sha256, doc.size, doc.mtime, doc.source_type, doc.language)
+
+    return known
 
 
 def mark_stale(result: QueryResult, store: MetadataStore, freshness: Freshness) -> QueryResult:
