@@ -342,6 +342,9 @@ def _print_retrieval_notes(context: Any) -> None:
     for note in context.result.trace.notes:
         if note not in context.notes:
             print(f"# note: {note}", file=sys.stderr)
+    quoted = {q.chunk_id for q in context.quotes}
+    for line in dict.fromkeys(sc.stale_note for sc in context.result.chunks if sc.stale and sc.id in quoted):
+        print(f"# {line}", file=sys.stderr)
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:

@@ -123,3 +123,24 @@ def test_the_cli_and_mcp_show_it(
         r["path"] == "docs/garden.md" for r in rows
     )
     assert any(r["path"] == "docs/garden.md" for r in rows)
+
+
+def test_context_quotes_of_an_edited_file_are_stale(
+    settings, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    engine = Engine(settings)
+    engine.ingest([corpus])
+    garden = corpus / "docs" / "garden.md"
+    garden.write_text(garden.read_text() + "\nEdited.\n")
+    context, _ = engine.context("tomatoes full sun compost soil", max_tokens=2000)
+    engine.close()
+    quotes = context.to_dict()["quotes"]
+    edited = [q for q in quotes if q["path"] == "docs/garden.md"]
+    assert edited and all(q["stale"] is True and q["stale_reason"] == "changed" for q in edited)
+    assert all(q["stale"] is False for q in quotes if q["path"] != "docs/garden.md")
+    capsys.readouterr()
+    args = ["--data-dir", str(settings.data_dir)]
+    assert main([*args, "context", "tomatoes full sun compost soil", "--max-tokens", "2000"]) == 0
+    err = capsys.readouterr().err
+    assert "# stale: docs/garden.md changed on disk since indexed; run hybrid-rag ingest" in err
