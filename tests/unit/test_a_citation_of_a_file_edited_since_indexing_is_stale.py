@@ -144,3 +144,16 @@ def test_context_quotes_of_an_edited_file_are_stale(
     assert main([*args, "context", "tomatoes full sun compost soil", "--max-tokens", "2000"]) == 0
     err = capsys.readouterr().err
     assert "# stale: docs/garden.md changed on disk since indexed; run hybrid-rag ingest" in err
+
+
+def test_the_opened_retriever_marks_it_too(settings, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hybrid_rag import HybridRetriever
+
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    engine = Engine(settings)
+    engine.ingest([corpus])
+    engine.close()
+    (corpus / "src" / "geometry.py").write_text("print('rewritten')\n")
+    hits = HybridRetriever.open(settings.data_dir).query("circle area radius", top_k=4).chunks
+    cited = [sc for sc in hits if sc.path == "src/geometry.py"]
+    assert cited and all(sc.stale == "changed" for sc in cited)
