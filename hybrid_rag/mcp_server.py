@@ -86,7 +86,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
         Use it to locate where something is defined, documented or discussed. Each result has a
-        citation `path:start-end`, a score, and the chunk's text. `query`: natural language or
+        citation `path:start-end`, a score, and the chunk's text (with `stale: true` when its file
+        changed on disk since it was indexed: the lines may differ now). `query`: natural language or
         identifiers (both work: retrieval is dense + keyword). `top_k`: how many results (1-100).
         `filters`: optional expression, e.g. "source_type=code", "path~src/**/*.py",
         "language=python and not path~tests/**", "meta.team=search". `mode`: hybrid (default),
