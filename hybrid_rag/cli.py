@@ -154,6 +154,8 @@ def _print_results(result: Any) -> None:
             f"\n[{rank}] {sc.located_citation}  "
             f"score={sc.score:.4f}  {sc.source_type.value}/{sc.chunk.language}"
         )
+        if sc.stale:
+            print(f"    {sc.stale_note}")
         _print_lines(sc.text, 6)
         parent = result.parents.get(sc.id)
         if parent is not None:
@@ -295,6 +297,9 @@ def _print_retrieval_notes(context: Any) -> None:
     for note in context.result.trace.notes:
         if note not in context.notes:
             print(f"# note: {note}", file=sys.stderr)
+    quoted = {q.chunk_id for q in context.quotes}
+    for line in dict.fromkeys(sc.stale_note for sc in context.result.chunks if sc.stale and sc.id in quoted):
+        print(f"# {line}", file=sys.stderr)
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -349,6 +354,23 @@ def _print_cited_sources(answer: Any) -> None:
     if unknown:
         marks = "".join(f"[{n}]" for n in unknown)
         print(f"# note: the answer cites {marks}, not in the context's sources", file=sys.stderr)
+
+
+def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    """What changed on disk since the index was built: changed, new, deleted files; exit 0."""
+    engine = _engine(settings)
+    try:
+        found = engine.disk_status(args.paths, absolute_paths=args.absolute_paths)
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(found.to_dict())
+        return 0
+    for label, paths in (("changed", found.changed), ("new", found.new), ("deleted", found.deleted)):
+        for path in paths:
+            print(f"{label:8} {path}")
+    print(found.summary())
+    return 0
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
@@ -833,6 +855,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=None, help="context budget")
     p.add_argument("--answer-tokens", type=int, default=512)
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("status", help="files changed, new or deleted on disk since the index was built")
+    p.add_argument("paths", nargs="*", help="folders to check (default: the ingested root)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--absolute-paths", action="store_true", help="show stored (absolute) paths")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("stats", help="documents, chunks, index versions, sizes, model")
     p.add_argument("--json", action="store_true")

@@ -29,12 +29,14 @@ from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
+from hybrid_rag.ingest.freshness import Freshness, mark_stale
 from hybrid_rag.ingest.importer import ImportReport, import_file
-from hybrid_rag.ingest.pipeline import Ingestor, IngestReport, IngestSettings
+from hybrid_rag.ingest.pipeline import UPLOADS_DIR, Ingestor, IngestReport, IngestSettings
 from hybrid_rag.ingest.protected import keys_file_path
+from hybrid_rag.ingest.status import DiskStatus, disk_status
 from hybrid_rag.lang.query import language_override, query_language
 from hybrid_rag.models.factory import make_embedder
-from hybrid_rag.paths import ingested_root, shown_result
+from hybrid_rag.paths import display_path, ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -204,6 +206,7 @@ class Engine:
             cosines=lambda: cosine_range(self.embedder.model_name),
         )
         self.querylog = QueryLog.in_dir(settings.logs_dir)
+        self.freshness = Freshness()  # stale citations: files changed on disk since indexed
 
     @classmethod
     def open(
@@ -436,7 +439,8 @@ class Engine:
             behind = self.behind_note()
 
             def run(q: str) -> QueryResult:
-                result = with_language(shown_result(self.retriever.query(q, **kwargs), root), text)
+                found = mark_stale(self.retriever.query(q, **kwargs), self.store, self.freshness)
+                result = with_language(shown_result(found, root), text)
                 return with_note(result, behind) if behind else result
 
             if not self_check:
@@ -576,6 +580,30 @@ class Engine:
             raise InputError(f"unknown question {question!r}: refs, callers, callees or impact")
         return answer
 
+    def disk_status(self, paths: Sequence[str | Path] = (), *, absolute_paths: bool = False) -> DiskStatus:
+        """What changed on disk since the served version was built (``ingest/status.py``): under
+        ``paths``, by default the ingested root; paths shown relative to that root."""
+        self._require_store()
+        root = self.ingested_root()
+        roots = [Path(p).resolve().as_posix() for p in paths] or ([root] if root else [])
+        found = disk_status(
+            self.documents(),
+            roots,
+            self.settings.loading,
+            data_dir=self.settings.data_dir,
+            uploads=self.settings.data_dir / UPLOADS_DIR,
+            conversion=self.ingestor.settings.conversion(),
+            freshness=self.freshness,
+        )
+        if absolute_paths or not root:
+            return found
+        return dataclasses.replace(
+            found,
+            changed=tuple(display_path(p, root) for p in found.changed),
+            new=tuple(display_path(p, root) for p in found.new),
+            deleted=tuple(display_path(p, root) for p in found.deleted),
+        )
+
     def _require_store(self) -> None:
         if not self.store.exists:
             raise NoIndexError(f"nothing ingested in {self.settings.data_dir}: run `hybrid-rag ingest PATH`")
@@ -695,6 +723,7 @@ class HybridRetriever(Pipeline):
     """
 
     shown_root: Callable[[], str | None] | None = None  # set by ``open``: the ingested root, looked up
+    freshness: Freshness | None = None  # set by ``open``: stale citations marked (``ingest/freshness.py``)
 
     @classmethod
     def open(
@@ -705,6 +734,7 @@ class HybridRetriever(Pipeline):
         engine = Engine.open(data_dir, config=config)
         retriever = engine.retriever
         retriever.shown_root = engine.ingested_root
+        retriever.freshness = engine.freshness
         return retriever
 
     def query(
@@ -719,6 +749,8 @@ class HybridRetriever(Pipeline):
     ) -> QueryResult:
         """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
         result = super().query(text, top_k, filters, mode, features)
+        if self.freshness is not None:
+            result = mark_stale(result, self.store, self.freshness)
         if self.shown_root is None or absolute_paths:
             return result
         return shown_result(result, self.shown_root())

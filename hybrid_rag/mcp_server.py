@@ -2,8 +2,8 @@
 coding agents and desktop assistants. stdio by default; ``--transport http`` serves streamable HTTP
 at ``/mcp`` behind the same bearer keys as ``serve``.
 
-Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``find_symbol``, ``outline``,
-``find_references``, ``callers``, ``callees``, ``impact``,
+Tools: ``search``, ``get_context``, ``list_documents``, ``stats``, ``status``, ``find_symbol``,
+``outline``, ``find_references``, ``callers``, ``callees``, ``impact``,
 and ``ingest_path`` only with ``server.mcp_ingest_enabled`` (and then only below
 ``server.ingest_roots``). Each is a thin call into ``Engine``; the engine's errors come back as
 tool errors with their one-line message.
@@ -111,7 +111,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
         Use it to locate where something is defined, documented or discussed. Each result has a
-        citation `path:start-end`, a score, and the chunk's text. `query`: natural language or
+        citation `path:start-end`, a score, and the chunk's text (with `stale: true` when its file
+        changed on disk since it was indexed: the lines may differ now). `query`: natural language or
         identifiers (both work: retrieval is dense + keyword). `top_k`: how many results (1-100).
         `filters`: optional expression, e.g. "source_type=code", "path~src/**/*.py",
         "language=python and not path~tests/**", "meta.team=search". `mode`: hybrid (default),
@@ -136,6 +137,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                         "source_type": hit.source_type.value,
                         "language": hit.chunk.language,
                         "text": hit.text,
+                        **({"stale": True, "stale_reason": hit.stale} if hit.stale else {}),
                     }
                     for hit in result.chunks
                 ],
@@ -188,6 +190,11 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         """Size and state of the index: documents, chunks, live index version, embedding model."""
         found = _tool_errors(engine.stats, timeout)
         return {k: v for k, v in found.to_dict().items() if k != "bytes_on_disk"}
+
+    def status() -> dict[str, Any]:
+        """Files changed, new or deleted on disk since the index was built (under the ingested
+        root): results citing a changed file carry `stale: true`; `hybrid-rag ingest` updates."""
+        return _tool_errors(engine.disk_status, timeout).to_dict()
 
     def find_symbol(
         name: str,
@@ -272,6 +279,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         _tool(get_context, ContextArgs),
         _tool(list_documents, DocumentsArgs),
         _tool(stats, NoArgs),
+        _tool(status, NoArgs),
         _tool(find_symbol, FindSymbolArgs),
         _tool(outline, OutlineArgs),
         _tool(find_references, RefsArgs),

@@ -121,6 +121,9 @@ class ScoredChunk:
     chunk: Chunk
     score: float
     breakdown: Mapping[str, float] = field(default_factory=dict)
+    # "" when its document's file on disk is what was indexed (or it is no file); else "changed" or
+    # "missing": the quoted lines may no longer be on disk (``ingest/freshness.py``)
+    stale: str = ""
 
     @property
     def id(self) -> int:
@@ -159,8 +162,17 @@ class ScoredChunk:
         """``citation`` plus a converted document's place (``locators.cited``): ``manual.pdf:7-8 (p.3)``."""
         return cited(self.chunk.path, self.chunk.start_line, self.chunk.end_line, self.chunk.meta)
 
+    @property
+    def stale_note(self) -> str:
+        """The line a surface shows under a stale hit; "" when it is not stale."""
+        if not self.stale:
+            return ""
+        how = "deleted from disk" if self.stale == "missing" else "changed on disk"
+        return f"stale: {self.chunk.path} {how} since indexed; run hybrid-rag ingest"
+
     def to_dict(self) -> dict[str, object]:
-        """The ``--json``/HTTP shape; its ``citation`` is ``located_citation``."""
+        """The ``--json``/HTTP shape; its ``citation`` is ``located_citation``; ``stale`` (with
+        ``stale_reason`` "changed" or "missing" when true): its file is not what was indexed."""
         c = self.chunk
         return {
             "id": c.id,
@@ -175,6 +187,8 @@ class ScoredChunk:
             "breakdown": dict(self.breakdown),
             "text": c.text,
             **({"meta": dict(c.meta)} if c.meta else {}),
+            "stale": bool(self.stale),
+            **({"stale_reason": self.stale} if self.stale else {}),
         }
 
 

@@ -165,11 +165,16 @@ class Context:
             "weak_evidence": self.weak_evidence,
             "notes": list(self.notes),
             "clusters": [t.to_dict() for t in self.clusters],
-            "quotes": [q.to_dict() for q in self.quotes],
+            "quotes": [self._quote(q) for q in self.quotes],
             "sources": [s.to_dict() for s in self.sources],
             "text": self.text,
             **({"needed_tokens": self.needed_tokens} if self.needed_tokens is not None else {}),
         }
+
+    def _quote(self, quote: Quote) -> dict[str, object]:
+        """A quote's ``to_dict``, with ``stale`` (and why) when its file changed on disk since indexed."""
+        stale = next((sc.stale for sc in self.result.chunks if sc.id == quote.chunk_id), "")
+        return {**quote.to_dict(), "stale": bool(stale), **({"stale_reason": stale} if stale else {})}
 
 
 def fence_for(text: str) -> str:

@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pathspec
@@ -27,6 +27,9 @@ from hybrid_rag.ingest.protected import Protected, looks_like_data_dir
 from hybrid_rag.ingest.symlinks import FollowSymlinks, follow_link
 from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile, SourceType
+
+# (path, its stat) -> what to yield for it without reading it, or None to read it (``load_file``)
+Known = Callable[[str, os.stat_result], "LoadedFile | SkippedFile | None"]
 
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary (git's own rule)
 _BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
@@ -193,10 +196,13 @@ def load_file(
     *,
     settings: LoadingSettings | None = None,
     conversion: Conversion | None = None,
+    known: Known | None = None,
 ) -> LoadedFile | SkippedFile:
     """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty;
     with ``settings``, machine-generated: ``generated_reason``). A document (PDF, DOCX, PPTX,
-    HTML, notebook, EPUB, CSV/TSV/XLSX) is read as its converted text (``ingest/converters``)."""
+    HTML, notebook, EPUB, CSV/TSV/XLSX) is read as its converted text (``ingest/converters``).
+    ``known(path, stat)`` may answer a text file that passes the checks by its stat without
+    reading it (a stored file whose size and mtime are those recorded: ``ingest/freshness.py``)."""
     path = Path(path).resolve()
     shown = path.as_posix()
     try:
@@ -216,6 +222,9 @@ def load_file(
     generated = generated_reason(path, st.st_size, settings) if settings is not None else None
     if generated:
         return SkippedFile(shown, generated)
+    answered = known(shown, st) if known is not None else None
+    if answered is not None:
+        return answered
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -406,6 +415,7 @@ def iter_files(
     conversion: Conversion | None = None,
     allow: Sequence[Path] = (),
     protected: Protected | None = None,
+    known: Known | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Every file under ``paths`` (folders or single files), in sorted, deterministic order.
 
@@ -416,7 +426,8 @@ def iter_files(
     are skipped with a reason, as is what ``protected`` names (``ingest/protected.py``: hybrid-rag's
     files configured elsewhere, another data dir, keys files and hard links to them).
 
-    Raises InputError if a path does not exist or is protected, before yielding anything.
+    Raises InputError if a path does not exist or is protected, before yielding anything. ``known``:
+    as for ``load_file``, asked with the path the file is yielded under.
     """
     roots: list[Path] = []
     homes = [p.resolve() for p in exclude]
@@ -437,9 +448,10 @@ def iter_files(
     for root in roots:
         if root.is_dir():
             excluded = frozenset(p.resolve() for p in exclude)
-            items = _walk(root, root.parts, rules, settings, excluded, conversion, protected)
+            items = _walk(root, root.parts, rules, settings, excluded, conversion, protected, known)
         else:
-            items = iter([load_file(root, settings.max_file_bytes, settings=settings, conversion=conversion)])
+            limit = settings.max_file_bytes
+            items = iter([load_file(root, limit, settings=settings, conversion=conversion, known=known)])
         for item in items:
             if item.path not in seen:
                 seen.add(item.path)
@@ -457,6 +469,7 @@ def _walk(
     exclude: frozenset[Path] = frozenset(),
     conversion: Conversion | None = None,
     protected: Protected | None = None,
+    known: Known | None = None,
 ) -> Iterator[LoadedFile | SkippedFile]:
     """Depth first, each folder's entries in name order, with an explicit stack (a tree thousands
     of levels deep is walked like any other; a folder the OS cannot open is skipped with why)."""
@@ -510,9 +523,11 @@ def _walk(
                 real.append(target or real[-1] / entry.name)
         elif (target is not None and target.is_file()) or entry.is_file(follow_symlinks=False):
             # under the path walked: a file below a link leading out of the root keeps the link's path
+            walked = path.as_posix()
+            ask = None if known is None else (lambda _shown, st, walked=walked: known(walked, st))
             yield dataclasses.replace(
-                load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion),
-                path=path.as_posix(),
+                load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion, known=ask),
+                path=walked,
             )
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")

@@ -153,5 +153,10 @@ def with_metadata(file: LoadedFile, metadata: Mapping[str, Any] | None) -> Loade
     if not metadata:
         return file
     meta = {**file.meta, **plain(dict(metadata))}  # check_metadata bounds it (depth, values)
+    return replace(file, meta=meta, sha256=metadata_hash(file.sha256, meta))
+
+
+def metadata_hash(sha256: str, meta: Mapping[str, Any]) -> str:
+    """The hash of a document whose bytes hash to ``sha256`` stored with attached ``meta``."""
     blob = json.dumps(meta, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    return replace(file, meta=meta, sha256=hashlib.sha256(file.sha256.encode() + b"\0" + blob).hexdigest())
+    return hashlib.sha256(sha256.encode() + b"\0" + blob).hexdigest()

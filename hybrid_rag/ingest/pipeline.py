@@ -30,6 +30,7 @@ from hybrid_rag.ingest.bm25_first import bm25_first_pays
 from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
+from hybrid_rag.ingest.freshness import unchanged_by_stat
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import check_metadata, with_metadata
 from hybrid_rag.ingest.protected import Protected
@@ -238,6 +239,9 @@ class Ingestor:
         plain = [Path(p) for p in paths if Path(p) not in archives]
         home = self.settings.data_dir
         exclude, allow = ([home], [home / UPLOADS_DIR]) if home is not None else ([], [])
+        # a stored file whose size and mtime are those recorded is planned unchanged unread; with
+        # attached metadata every file is read (its hash covers the metadata: ``metadata.py``)
+        known = None if metadata or not plain else unchanged_by_stat(self.store.documents())
         walk = (
             iter_files(
                 plain,
@@ -246,6 +250,7 @@ class Ingestor:
                 conversion=conversion,
                 allow=allow,
                 protected=self.settings.protected(),
+                known=known,
             )
             if plain
             else ()

@@ -232,6 +232,12 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
         queries = await service.call(QueryLog.in_dir(settings.logs_dir).summarize)
         return {**found.to_dict(), "queries": queries}
 
+    @v1.get("/status")
+    async def status() -> dict[str, Any]:
+        """Files changed, new or deleted on disk since the index was built, as `hybrid-rag status --json`."""
+        found = await service.call(service.engine.disk_status)
+        return found.to_dict()
+
     @v1.get("/versions")
     async def versions() -> list[dict[str, Any]]:
         """Index versions on disk, as `hybrid-rag versions --json`."""

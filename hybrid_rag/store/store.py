@@ -352,6 +352,16 @@ class MetadataStore:
         langs = self.document_languages(state=state) if records else {}
         return [replace(r, languages=langs.get(r.id, {})) for r in records]
 
+    def documents_by_id(self, ids: Iterable[int]) -> dict[int, DocumentRecord]:
+        """id -> the document row (any revision, retired or not) of each id that exists."""
+        wanted = sorted(set(ids))
+        out: dict[int, DocumentRecord] = {}
+        with self._session() as s:
+            for batch in _batches(wanted):
+                rows = s.scalars(select(_Document).where(_Document.id.in_(batch)))
+                out.update((d.id, _document_record(d)) for d in rows)
+        return out
+
     def path_bounds(self) -> tuple[str | None, str | None]:
         """The first and the last stored absolute document path in sort order (None, None when
         there is none; an import's or a dataset's document ids are not paths)."""

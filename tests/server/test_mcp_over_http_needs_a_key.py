@@ -56,6 +56,7 @@ def test_streamable_http_with_and_without_the_key(settings: Settings, corpus: Pa
             "get_context",
             "list_documents",
             "stats",
+            "status",
             "find_symbol",
             "outline",
             "find_references",

@@ -275,3 +275,21 @@ def test_results_come_before_the_context_show_their_matching_lines_and_an_error_
     expect(page.locator("#search")).to_be_enabled()
     for cleared in ("#context-text", "#context-meta", "#total-ms", "#timings", "#results", "#notes"):
         expect(page.locator(cleared)).to_be_empty()
+
+
+def test_a_hit_whose_file_changed_says_stale(page: Any, live: LiveServer, project: Path) -> None:
+    fusion = project / "src" / "fusion.py"
+    fusion.write_text(fusion.read_text() + "\n# edited after the ingest\n")
+    page.goto(live.url + "/")
+    page.fill("#api-key", KEY)
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#app:not([hidden])")
+    search(page, "how are ties broken when ranked lists are fused?")
+    hits = page.locator("#results li")
+    edited = hits.filter(has_text="src/fusion.py:")
+    assert edited.count() >= 1
+    for i in range(edited.count()):
+        note = "stale: src/fusion.py changed on disk since indexed; run hybrid-rag ingest"
+        expect(edited.nth(i).locator(".stale")).to_have_text(note)
+    others = hits.filter(has_not_text="src/fusion.py:")
+    assert others.locator(".stale").count() == 0

@@ -178,6 +178,7 @@ function showResults(data) {
           onclick: () => openSource(hit.path, hit.start_line, hit.end_line) }),
         el("span", { class: "score", text: hit.score.toFixed(4) }),
         el("span", { class: "muted", text: `  ${hit.source_type}/${hit.language} · ${hit.collection}` })),
+      ...(hit.stale ? [staleNote(hit)] : []),
       el("div", { class: "chips breakdown" }, ...chips),
       preview(hit));
   });
@@ -185,6 +186,12 @@ function showResults(data) {
   const warning = data.unread ? [el("div", { class: "error", text: `warning: ${data.unread}` })] : [];
   $("notes").replaceChildren(...warning, ...data.trace.notes.map((n) => el("div", { text: `note: ${n}` })));
   showTimings(data.trace.timings);
+}
+
+// a hit whose file changed or was deleted on disk since it was indexed (the API's "stale")
+function staleNote(hit) {
+  const how = hit.stale_reason === "missing" ? "deleted from disk" : "changed on disk";
+  return el("div", { class: "stale", text: `stale: ${hit.path} ${how} since indexed; run hybrid-rag ingest` });
 }
 
 // the lines of a hit that match the query (the API's "match"), highlighted, with a line around them
