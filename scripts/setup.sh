@@ -5,13 +5,13 @@
 #                   (CPU build, pinned first: an unpinned torch pulls a multi-GB CUDA build), the
 #                   framework retrievers and playwright are installed too, as the tests need
 #   --with-browser  also install Debian's chromium with apt-get (as root, or with sudo) for the one
-#                   browser test; the same as HYBRID_RAG_INSTALL_BROWSER=1. Never done unasked:
+#                   browser test; the same as SETUP_INSTALL_BROWSER=1. Never done unasked:
 #                   without it a missing /usr/bin/chromium is said and the browser test skips
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch=1
-browser=${HYBRID_RAG_INSTALL_BROWSER:-0}
-chromium=${HYBRID_RAG_CHROMIUM:-/usr/bin/chromium}  # where the browser test looks (tests set another)
+browser=${SETUP_INSTALL_BROWSER:-0}
+chromium=${SETUP_CHROMIUM:-/usr/bin/chromium}  # where the browser test looks (tests set another)
 for arg in "$@"; do
   case "$arg" in
     --no-torch) torch=0 ;;
@@ -31,7 +31,7 @@ if [ "$torch" = 1 ]; then
     :
   elif [ "$browser" != 1 ]; then
     echo "setup: $chromium is missing: the browser test will skip (fails in CI). To run it:" \
-      "scripts/setup.sh --with-browser (or HYBRID_RAG_INSTALL_BROWSER=1), which apt-get installs" \
+      "scripts/setup.sh --with-browser (or SETUP_INSTALL_BROWSER=1), which apt-get installs" \
       "Debian's chromium and its dependencies as root" >&2
   elif ! command -v apt-get >/dev/null; then
     echo "setup: --with-browser needs apt-get (Debian/Ubuntu); install chromium at $chromium yourself" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up (if needed) and run the whole test suite, the real-model tests included. Installs Python
 # packages into .venv only (scripts/setup.sh); nothing system-wide unless asked:
-# HYBRID_RAG_INSTALL_BROWSER=1 bash scripts/test.sh also apt-get installs chromium for the browser test.
+# SETUP_INSTALL_BROWSER=1 bash scripts/test.sh also apt-get installs chromium for the browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

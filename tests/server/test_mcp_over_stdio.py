@@ -60,6 +60,7 @@ def test_tools_search_and_context_over_stdio(settings: Settings, corpus: Path) -
         "get_context",
         "list_documents",
         "stats",
+        "status",
         "find_symbol",
         "outline",
         "find_references",

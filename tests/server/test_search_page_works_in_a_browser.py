@@ -4,7 +4,7 @@ their score breakdown and the stage timings; a citation opens its lines highligh
 the context is copied; stage switches and filters reach the engine and its errors are shown.
 
 Outside CI (``CI`` unset) the test skips when chromium or playwright is missing (chromium is installed
-only when asked: ``scripts/setup.sh --with-browser``, ``HYBRID_RAG_INSTALL_BROWSER=1``); in CI it fails.
+only when asked: ``scripts/setup.sh --with-browser``, ``SETUP_INSTALL_BROWSER=1``); in CI it fails.
 With HYBRID_RAG_SCREENSHOTS=DIR it leaves its screenshots there (docs/ holds the README's).
 """
 

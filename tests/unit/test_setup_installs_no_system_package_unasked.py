@@ -1,6 +1,6 @@
 """``scripts/setup.sh`` (which ``scripts/test.sh`` runs) installs Python packages into .venv and
 nothing system-wide unless asked: chromium for the browser test only with ``--with-browser`` or
-``HYBRID_RAG_INSTALL_BROWSER=1``; otherwise it says how, and the browser test skips. Run on a copy
+``SETUP_INSTALL_BROWSER=1``; otherwise it says how, and the browser test skips. Run on a copy
 of the script with stand-ins for ``.venv/bin/python``, ``apt-get`` and ``id`` (as root) that
 record their calls."""
 
@@ -36,10 +36,10 @@ def sandbox(tmp_path: Path) -> Path:
 
 
 def _setup(sandbox: Path, *args: str, **env: str) -> tuple[list[str], str]:
-    environ = {k: v for k, v in os.environ.items() if k != "HYBRID_RAG_INSTALL_BROWSER"}
+    environ = {k: v for k, v in os.environ.items() if k != "SETUP_INSTALL_BROWSER"}
     environ.update(
         PATH=f"{sandbox.parent / 'bin'}{os.pathsep}{environ['PATH']}",
-        HYBRID_RAG_CHROMIUM=str(sandbox / "no-chromium-here"),
+        SETUP_CHROMIUM=str(sandbox / "no-chromium-here"),
         **env,
     )
     done = subprocess.run(
@@ -58,7 +58,7 @@ def test_without_asking_no_system_package_is_installed_and_it_says_how(sandbox: 
 
 
 @pytest.mark.parametrize(
-    ("args", "env"), [(("--with-browser",), {}), ((), {"HYBRID_RAG_INSTALL_BROWSER": "1"})]
+    ("args", "env"), [(("--with-browser",), {}), ((), {"SETUP_INSTALL_BROWSER": "1"})]
 )
 def test_asked_it_installs_chromium(sandbox: Path, args: tuple[str, ...], env: dict[str, str]) -> None:
     calls, _ = _setup(sandbox, *args, **env)
