@@ -9,6 +9,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import Field
 
+from hybrid_rag.code.units import UNIT_KINDS
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.server.errors import ApiError, documented
@@ -56,7 +57,11 @@ def install(v1: APIRouter, call: Callable[..., Any], engine: Engine) -> None:
             min_length=1, max_length=MAX_NAME, description="ConnectionPool, Pool.get, Foo::bar"
         ),
         mode: Mode = Query("auto", description="auto: exact then prefix, fuzzy when neither"),  # noqa: B008
-        kind: list[str] | None = Query(None, description="only these kinds (repeat the parameter)"),  # noqa: B008
+        kind: list[str] | None = Query(  # noqa: B008
+            None,
+            description="only these kinds (repeat the parameter)",
+            json_schema_extra={"items": {"type": "string", "enum": list(UNIT_KINDS)}},  # the spec names them
+        ),
         path: str | None = Query(None, min_length=1, max_length=MAX_PATH, description="a path glob: src/**"),
         limit: int = Query(20, ge=1, le=MAX_SYMBOLS),
         absolute_paths: bool = Query(False, description="stored paths, not relative to the ingested root"),

@@ -75,6 +75,9 @@ def readme_blocks(text: str, source: str = "README.md") -> list[Block]:
     blocks: list[Block] = []
     i = 0
     while i < len(lines):
+        if lines[i].startswith("~~~"):  # a sample of output: a ``` fence inside it is its text
+            i = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("~~~")), len(lines)) + 1
+            continue
         fence = FENCE.match(lines[i])
         if fence is None:
             i += 1
@@ -274,6 +277,12 @@ def test_a_broken_example_fails_with_its_readme_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     assert (run_block(bash, bash.code, tmp_path, env) or "").startswith("README.md:5: ")
     assert (run_block(python, python.code, tmp_path, env) or "").startswith("README.md:14: ")
+
+
+def test_a_fence_inside_a_sample_of_output_is_not_an_example():
+    text = "~~~\n$ hybrid-rag context q\n```python\ndef cut(points):\n```\n~~~\n```bash\necho ok\n```\n"
+    (only,) = readme_blocks(text)
+    assert (only.lang, only.code) == ("bash", "echo ok\n")
 
 
 def test_an_example_on_the_judged_datasets_skips_where_they_are_absent(tmp_path, monkeypatch):

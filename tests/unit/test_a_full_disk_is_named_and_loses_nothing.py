@@ -153,7 +153,7 @@ def test_faiss_writing_its_index_on_a_full_disk_is_the_disk_full_line(
     (corpus / "docs" / "birds.md").write_text(BIRDS)
     with monkeypatch.context() as patch:
         patch.setattr(faiss, "write_index", _full)
-        assert main(["--data-dir", str(data), "ingest", str(corpus)]) == 2
+        assert main(["--data-dir", str(data), "ingest", "--quiet", str(corpus)]) == 2  # no progress lines
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no space left on the disk mounted at" in err and "unexpected" not in err
     assert "the store is intact and the live index version is unchanged" in err

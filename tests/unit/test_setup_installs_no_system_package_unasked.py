@@ -57,9 +57,7 @@ def test_without_asking_no_system_package_is_installed_and_it_says_how(sandbox: 
     assert "the browser test will skip" in err and "--with-browser" in err
 
 
-@pytest.mark.parametrize(
-    ("args", "env"), [(("--with-browser",), {}), ((), {"SETUP_INSTALL_BROWSER": "1"})]
-)
+@pytest.mark.parametrize(("args", "env"), [(("--with-browser",), {}), ((), {"SETUP_INSTALL_BROWSER": "1"})])
 def test_asked_it_installs_chromium(sandbox: Path, args: tuple[str, ...], env: dict[str, str]) -> None:
     calls, _ = _setup(sandbox, *args, **env)
     assert "apt-get install -y -qq chromium" in calls
