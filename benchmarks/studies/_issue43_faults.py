@@ -139,16 +139,10 @@ def stats_after_bm25_first(probe: Any) -> dict[str, Any]:
 
 def interrupted_delete_note(probe: Any) -> dict[str, Any]:
     """Item 16: a query after a delete killed before it published says so."""
-    from studies._lost_or_stale import KILL_BEFORE_PUBLISH
+    from studies._lost_or_stale import killed_delete
 
     target = str(probe.corpus / "note0002.md")
-    killed = subprocess.run(
-        [sys.executable, "-c", KILL_BEFORE_PUBLISH, "--data-dir", str(probe.data), "delete", target],
-        capture_output=True,
-        text=True,
-        env=probe.env,
-        timeout=600,
-    )
+    killed = killed_delete(probe, target)
     steps = [{"cmd": "delete (kill -9 before publishing)", "exit": killed.returncode, "says": ""}]
     query = timed(probe, "query", "entry2x5", "--mode", "bm25")
     note = next((x[len("# note: ") :] for x in query["stdout"].splitlines() if "lacks the store" in x), "")

@@ -46,15 +46,20 @@ def near_duplicate(probe: Any) -> dict[str, Any]:
     return _row("a near-duplicate's original deleted (`delete a.md`)", steps, problems)
 
 
-def interrupted_delete(probe: Any) -> dict[str, Any]:
-    target = str(probe.corpus / "note0002.md")
-    killed = subprocess.run(
+def killed_delete(probe: Any, target: str) -> subprocess.CompletedProcess[str]:
+    """``delete target`` killed (-9) after its store commit, before it publishes a version."""
+    return subprocess.run(
         [sys.executable, "-c", KILL_BEFORE_PUBLISH, "--data-dir", str(probe.data), "delete", target],
         capture_output=True,
         text=True,
         env=probe.env,
         timeout=600,
     )
+
+
+def interrupted_delete(probe: Any) -> dict[str, Any]:
+    target = str(probe.corpus / "note0002.md")
+    killed = killed_delete(probe, target)
     steps = [{"cmd": "delete (kill -9 before publishing)", "exit": killed.returncode, "says": ""}]
     served_after_kill = _finds(probe, "entry2x5", "note0002.md")
     steps.append(probe.run("delete", target))

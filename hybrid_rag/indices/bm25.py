@@ -373,8 +373,7 @@ class BM25IndexManager:
         """(how many of ``query``'s distinct terms this index holds, how many it has): whether
         BM25 can read a question at all (a Russian one over English text holds none)."""
         terms = list(dict.fromkeys(self._tokenizer.tokenize_query(query)))
-        empty = self._seg is None and self._backend is None
-        return (0 if empty else len(self._known(terms))), len(terms)
+        return len(self.known_terms(terms)), len(terms)
 
     def _known(self, terms: Sequence[str]) -> list[str]:
         if self._seg is not None:

@@ -37,6 +37,7 @@ from hybrid_rag.lang.detect import UNDETERMINED
 from hybrid_rag.lang.query import query_language
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from hybrid_rag.retrieval.reading import KNOWN_TERMS_MIN_SHARE
 from hybrid_rag.settings import BM25Settings, ExpansionSettings, RetrievalSettings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import ConfigEnum, Hit
@@ -510,7 +511,7 @@ def lexical_skip_reason(
         return None
     terms = tokenizer.tokenize_query(query)
     known = len(known_terms(terms))
-    if not terms or 2 * known >= len(terms):
+    if not terms or known >= KNOWN_TERMS_MIN_SHARE * len(terms):
         return None
     major = sorted((c for c, n in present.items() if n >= MIN_SHARE * total), key=lambda c: (-present[c], c))
     return (
