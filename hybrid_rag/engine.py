@@ -304,8 +304,13 @@ class Engine:
     def behind_note(self) -> str:
         """A note for answers from a version that lacks the store's last writes (a write stopped
         between its store commit and its publication: a deleted file still served), else ""."""
-        served = self.served_state() if self.store.exists else None
-        if served is None or self.store.generation() <= served or self.rolled_back():
+        if not self.store.exists:
+            return ""
+        try:  # the version this query is about to search, already loaded: no manifest read a query
+            served = self.retriever.indices.get().manifest.get(STORE_STATE)
+        except NoIndexError:
+            return ""  # the query itself says there is no index
+        if not isinstance(served, int) or self.store.generation() <= served or self.rolled_back():
             return ""
         return (
             "the live index lacks the store's last writes (a write stopped before it published): "
