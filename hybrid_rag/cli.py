@@ -369,6 +369,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     for label, paths in (("changed", found.changed), ("new", found.new), ("deleted", found.deleted)):
         for path in paths:
             print(f"{label:8} {path}")
+    if found.git is not None:
+        print(found.git.summary())
     print(found.summary())
     return 0
 

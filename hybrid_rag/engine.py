@@ -30,6 +30,7 @@ from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.freshness import Freshness, mark_stale
+from hybrid_rag.ingest.git import GitHead, GitReport, git_report
 from hybrid_rag.ingest.importer import ImportReport, import_file
 from hybrid_rag.ingest.pipeline import UPLOADS_DIR, Ingestor, IngestReport, IngestSettings
 from hybrid_rag.ingest.protected import keys_file_path
@@ -600,6 +601,7 @@ class Engine:
             conversion=self.ingestor.settings.conversion(),
             freshness=self.freshness,
         )
+        found = dataclasses.replace(found, git=self._git_report())
         if absolute_paths or not root:
             return found
         return dataclasses.replace(
@@ -608,6 +610,14 @@ class Engine:
             new=tuple(display_path(p, root) for p in found.new),
             deleted=tuple(display_path(p, root) for p in found.deleted),
         )
+
+    def _git_report(self) -> GitReport | None:
+        """What git saw move since the live version's ingest, when it recorded a work tree."""
+        versions = open_versions(self.index_config)
+        version = versions.current()
+        recorded = versions.manifest(version).get("git") if version is not None else None
+        indexed = GitHead.from_dict(recorded) if isinstance(recorded, dict) else None
+        return git_report(indexed) if indexed is not None else None
 
     def _require_store(self) -> None:
         if not self.store.exists:

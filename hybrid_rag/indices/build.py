@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 
@@ -132,13 +133,15 @@ class IndexBuilder:
         reason: str = "ingest",
         progress: Progress | None = None,
         embed: bool = True,
+        git: Mapping[str, Any] | None = None,
     ) -> BuildReport:
         """A new version from the store, validated, then live. A full disk is one DiskFullError: the
         store is as it was, the live version unchanged (the half-written staging folder is pruned).
         ``embed=False`` embeds nothing: a partial version whose dense index holds only the chunks
-        with cached vectors (``coverage.py``; not on Milvus, which embeds what is missing)."""
+        with cached vectors (``coverage.py``; not on Milvus, which embeds what is missing). ``git``:
+        where the ingested work tree stood (``ingest/git.py``), kept in the manifest (not on Milvus)."""
         try:
-            return self._build(full=full, reason=reason, progress=progress, embed=embed)
+            return self._build(full=full, reason=reason, progress=progress, embed=embed, git=git)
         except (OSError, RuntimeError) as exc:  # RuntimeError: faiss's write error
             if not is_disk_full(exc):
                 raise
@@ -150,7 +153,15 @@ class IndexBuilder:
         """Whether ``build(embed=False)`` publishes a partial version (Faiss and Chroma, not Milvus)."""
         return self.config.index.dense_backend != "milvus"
 
-    def _build(self, *, full: bool, reason: str, progress: Progress | None, embed: bool) -> BuildReport:
+    def _build(
+        self,
+        *,
+        full: bool,
+        reason: str,
+        progress: Progress | None,
+        embed: bool,
+        git: Mapping[str, Any] | None,
+    ) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
             from hybrid_rag.indices.milvus.versions import build_milvus
 
@@ -223,6 +234,7 @@ class IndexBuilder:
             DENSE_CHUNKS: len(dense),
             STORE_STATE: store.state,
             "params": params,
+            **({"git": dict(git)} if git else {}),
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:

@@ -31,6 +31,7 @@ from hybrid_rag.ingest.chunking import chunk_file
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
 from hybrid_rag.ingest.freshness import unchanged_by_stat
+from hybrid_rag.ingest.git import git_head
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import check_metadata, with_metadata
 from hybrid_rag.ingest.protected import Protected
@@ -286,7 +287,20 @@ class Ingestor:
         if prepare is not None and not dry_run:  # the walk's own listing: one walk, its exclusions
             prepare([f.path for f in files], lambda path: in_memory[path].text if path in in_memory else None)
         first = self.settings.bm25_first if bm25_first is None else bm25_first
-        return self._ingest(files, read, collection, skipped, roots, dry_run, progress, stop, seconds, first)
+        head = None if dry_run or not plain else git_head(plain)  # kept in the manifest: ``status``
+        return self._ingest(
+            files,
+            read,
+            collection,
+            skipped,
+            roots,
+            dry_run,
+            progress,
+            stop,
+            seconds,
+            first,
+            git=head.to_dict() if head is not None else None,
+        )
 
     def ingest_files(
         self,
@@ -318,6 +332,8 @@ class Ingestor:
         stop: Stop | None,
         seconds: dict[str, float],
         bm25_first: bool = False,
+        *,
+        git: Mapping[str, Any] | None = None,
     ) -> IngestReport:
         stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
         plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
@@ -335,7 +351,7 @@ class Ingestor:
                 if report.interrupted:
                     return report
             t = time.perf_counter()
-            build = self.builder.build(reason="catch up with the store")
+            build = self.builder.build(reason="catch up with the store", git=git)
             return replace(report, build=build, seconds={**seconds, "index": time.perf_counter() - t})
 
         todo = set(plan.added) | set(plan.changed)
@@ -372,7 +388,7 @@ class Ingestor:
         t = time.perf_counter()
         if progress:
             progress("index", 0, 1)
-        build = self.builder.build(reason="ingest")
+        build = self.builder.build(reason="ingest", git=git)
         if progress:
             progress("index", 1, 1)
         seconds["index"] = time.perf_counter() - t

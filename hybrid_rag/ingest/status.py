@@ -19,6 +19,7 @@ from typing import Any
 
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.freshness import CHANGED, FRESH, MISSING, Freshness, from_file
+from hybrid_rag.ingest.git import GitReport
 from hybrid_rag.ingest.loaders import iter_files
 from hybrid_rag.ingest.metadata import metadata_hash
 from hybrid_rag.settings import LoadingSettings
@@ -37,6 +38,7 @@ class DiskStatus:
     unchanged: int = 0
     hashed: int = 0
     seconds: float = 0.0
+    git: GitReport | None = None
 
     @property
     def clean(self) -> bool:
@@ -62,6 +64,7 @@ class DiskStatus:
             "clean": self.clean,
             "seconds": round(self.seconds, 4),
             "summary": self.summary(),
+            "git": self.git.to_dict() if self.git is not None else None,
         }
 
 
