@@ -197,13 +197,15 @@ def load_file(
     settings: LoadingSettings | None = None,
     conversion: Conversion | None = None,
     known: Known | None = None,
+    resolved: bool = False,
 ) -> LoadedFile | SkippedFile:
     """Read and decode one file, or say why it was skipped (binary, too large, not UTF-8, empty;
     with ``settings``, machine-generated: ``generated_reason``). A document (PDF, DOCX, PPTX,
     HTML, notebook, EPUB, CSV/TSV/XLSX) is read as its converted text (``ingest/converters``).
     ``known(path, stat)`` may answer a text file that passes the checks by its stat without
-    reading it (a stored file whose size and mtime are those recorded: ``ingest/freshness.py``)."""
-    path = Path(path).resolve()
+    reading it (a stored file whose size and mtime are those recorded: ``ingest/freshness.py``).
+    ``resolved``: ``path`` is known to be real (the walk's, below no link), not resolved again."""
+    path = Path(path) if resolved else Path(path).resolve()
     shown = path.as_posix()
     try:
         st = path.stat()
@@ -296,20 +298,40 @@ class IgnoreRules:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self._rules: list[tuple[tuple[str, ...], bool, bool]] = []  # (parts, anchored, dirs only)
+        # one-part unanchored patterns, the usual kind (``node_modules``, ``*.egg-info``), are tested
+        # at once: names in a set, globs in one regex (folders only, or any entry)
+        names: dict[bool, set[str]] = {False: set(), True: set()}
+        globs: dict[bool, list[str]] = {False: [], True: []}
         for pattern in patterns:
             p = pattern.strip()
             if not p:
                 continue
             anchored, dir_only = p.startswith("/"), p.endswith("/")
             parts = tuple(part for part in p.strip("/").split("/") if part)
-            if parts:
+            if len(parts) == 1 and not anchored:
+                if any(c in parts[0] for c in "*?["):
+                    globs[dir_only].append(fnmatch.translate(parts[0]))
+                else:
+                    names[dir_only].add(parts[0])
+            elif parts:
                 self._rules.append((parts, anchored, dir_only))
+        self._names = names
+        self._globs = {k: re.compile("|".join(v)) if v else None for k, v in globs.items()}
+
+    def _matches_name(self, name: str, is_dir: bool) -> bool:
+        for dir_only in (False, True) if is_dir else (False,):
+            glob = self._globs[dir_only]
+            if name in self._names[dir_only] or (glob is not None and glob.match(name)):
+                return True
+        return False
 
     def matches(self, abs_parts: Sequence[str], rel_len: int, is_dir: bool) -> bool:
         """Whether the entry ``abs_parts`` (its last ``rel_len`` parts below the root) is ignored.
 
         Only windows ending at the entry are tested: the walk checks each folder on the way down.
         """
+        if abs_parts and self._matches_name(abs_parts[-1], is_dir):
+            return True
         for parts, anchored, dir_only in self._rules:
             if dir_only and not is_dir:
                 continue
@@ -525,10 +547,16 @@ def _walk(
             # under the path walked: a file below a link leading out of the root keeps the link's path
             walked = path.as_posix()
             ask = None if known is None else (lambda _shown, st, walked=walked: known(walked, st))
-            yield dataclasses.replace(
-                load_file(path, settings.max_file_bytes, settings=settings, conversion=conversion, known=ask),
-                path=walked,
+            unlinked = target is None and folder == real[-1]  # below no link: resolve is a no-op
+            loaded = load_file(
+                path,
+                settings.max_file_bytes,
+                settings=settings,
+                conversion=conversion,
+                known=ask,
+                resolved=unlinked,
             )
+            yield loaded if loaded.path == walked else dataclasses.replace(loaded, path=walked)
         else:
             yield SkippedFile(path.as_posix(), "not a regular file")
 

@@ -46,7 +46,7 @@ from hybrid_rag.settings import (
     DedupeSettings,
     LoadingSettings,
 )
-from hybrid_rag.store import FileChunks, MetadataStore
+from hybrid_rag.store import DocumentRecord, FileChunks, MetadataStore
 from hybrid_rag.symbols.extract import file_references, file_symbols
 from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile, SourceType
 
@@ -242,7 +242,8 @@ class Ingestor:
         exclude, allow = ([home], [home / UPLOADS_DIR]) if home is not None else ([], [])
         # a stored file whose size and mtime are those recorded is planned unchanged unread; with
         # attached metadata every file is read (its hash covers the metadata: ``metadata.py``)
-        known = None if metadata or not plain else unchanged_by_stat(self.store.documents())
+        documents = self.store.documents()  # read once: the stat hook and the plan share it
+        known = None if metadata or not plain else unchanged_by_stat(documents)
         walk = (
             iter_files(
                 plain,
@@ -260,7 +261,7 @@ class Ingestor:
             if stop is not None and stop():
                 return IngestReport(IngestPlan(skipped=tuple(skipped)), interrupted=True)
             if isinstance(item, LoadedFile):  # planned by the hash that covers the metadata
-                files.append(with_metadata(replace(item, text=""), metadata))
+                files.append(with_metadata(replace(item, text="") if item.text else item, metadata))
             else:
                 skipped.append(item)
         roots = [Path(p).resolve().as_posix() for p in paths if Path(p).is_dir() or Path(p) in archives]
@@ -300,6 +301,7 @@ class Ingestor:
             seconds,
             first,
             git=head.to_dict() if head is not None else None,
+            documents=documents,
         )
 
     def ingest_files(
@@ -334,8 +336,10 @@ class Ingestor:
         bm25_first: bool = False,
         *,
         git: Mapping[str, Any] | None = None,
+        documents: Sequence[DocumentRecord] | None = None,
     ) -> IngestReport:
-        stored = {d.path: (d.sha256, d.collection) for d in self.store.documents()}
+        documents = self.store.documents() if documents is None else documents
+        stored = {d.path: (d.sha256, d.collection) for d in documents}
         plan = plan_changes(files, skipped, stored, collection=collection, roots=roots)
         backfill = not dry_run and bool(stored) and self.store.symbols_pending()
         if backfill:  # a store from before symbols: its code files are written again to record them
