@@ -38,9 +38,6 @@ from hybrid_rag.indices.segments import (
 )
 from hybrid_rag.lazy_imports import hidden_modules
 
-with hidden_modules("numba"):  # bm25s probes numba at import (~1.5 s); its numpy scoring is used
-    from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
 NONOCCURRENCE = ("bm25l", "bm25+")  # variants whose every query term gives a floor to every document
 
 
@@ -51,6 +48,11 @@ class SegmentedBM25:
         self, variant: str, k1: float, b: float, delta: float, segments: Sequence[Segment] = (), live=None
     ) -> None:
         self.variant, self.k1, self.b, self.delta = variant, k1, b, delta
+        # bm25s (with scipy) is imported on first use, not by every command that imports the
+        # engine (about 0.3 s of start-up); it probes numba at import (~1.5 s): hidden, its numpy
+        # scoring is what is used
+        with hidden_modules("numba"):
+            from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
         self._idf = _select_idf_scorer(variant)
         self._tfc = _select_tfc_scorer(variant)
         self.segments: list[Segment] = list(segments)

@@ -113,3 +113,12 @@ def test_spacy_loads_only_for_the_spacy_tokenizer(tmp_path: Path) -> None:
     loaded = _query(root / "data", **regex)
     assert "spacy" not in loaded and "thinc" not in loaded
     assert not loaded & NEVER_FOR_A_QUERY
+
+
+def test_status_imports_no_index_package(store: Path) -> None:
+    """``status`` walks the disk and reads the store: no BM25 or Faiss package is loaded."""
+    cmd = [sys.executable, "-c", RUNNER, "--data-dir", str(store), "status"]
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    loaded = _modules(done.stderr)
+    assert not loaded & (NEVER_FOR_A_QUERY | {"bm25s", "scipy"}), sorted(loaded & {"bm25s", "scipy"})
