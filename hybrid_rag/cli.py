@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
+from hybrid_rag.interrupts import ctrl_c_stops as _ctrl_c_stops
 from hybrid_rag.progress import Bars as _Bars
 from hybrid_rag.settings import Settings, load_settings
 
@@ -40,27 +40,6 @@ def _engine(settings: Settings) -> Any:
 
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
-
-
-@contextmanager
-def _ctrl_c_stops() -> Iterator[threading.Event]:
-    """While open, Ctrl-C (SIGINT) sets the event instead of raising, so an ingest can stop after its
-    current batch; a second Ctrl-C raises KeyboardInterrupt at once (exit 130 all the same)."""
-    event = threading.Event()
-
-    def first(_signum: int, _frame: Any) -> None:
-        event.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    try:
-        previous = signal.signal(signal.SIGINT, first)
-    except ValueError:  # not the main thread: Ctrl-C keeps its usual meaning
-        yield event
-        return
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
