@@ -42,6 +42,9 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
+EDGES_HELP = "a question about one definition: its callers' and callees' signatures too"
+
+
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if args.follow_symlinks is not None:
         settings = settings.with_overrides({"loading.follow_symlinks": args.follow_symlinks})
@@ -236,7 +239,7 @@ def _context(args: argparse.Namespace, settings: Settings, *, log: bool = True) 
     engine = _engine(settings)
     try:
         context, checked = engine.context(
-            args.text, max_tokens=args.max_tokens, log=log, **_query_kwargs(args)
+            args.text, max_tokens=args.max_tokens, log=log, edges=args.edges, **_query_kwargs(args)
         )
     except BaseException:
         engine.close()
@@ -827,11 +830,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-tokens", type=int, default=None, help="budget (default: context.max_context_tokens)"
     )
+    p.add_argument("--edges", choices=["off", "signatures"], default=None, help=EDGES_HELP)
     p.set_defaults(func=cmd_context)
 
     p = sub.add_parser("ask", help="the prompt-ready context, and the answer when a generator is configured")
     _query_flags(p)
     p.add_argument("--max-tokens", type=int, default=None, help="context budget")
+    p.add_argument("--edges", choices=["off", "signatures"], default=None, help=EDGES_HELP)
     p.add_argument("--answer-tokens", type=int, default=512)
     p.set_defaults(func=cmd_ask)
 

@@ -496,6 +496,9 @@ class ContextSettings(_Section):
     heading_tests: bool = False  # a topic is headed by a test's signature only when it has nothing else
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"
+    # a question about one definition: its callers' and callees' signatures in the budget too
+    # ("signatures"; context/edges.py), or not ("off"); per call: Engine.context(edges=...)
+    edges: Literal["off", "signatures"] = "off"
     system_prompt: str = (
         "You answer questions about a collection of documents and source code, using only the "
         "context you are given. Cite the evidence for every claim by its id in square brackets, "
