@@ -127,8 +127,9 @@ def _brief(symbol: Symbol, show: Show = _same) -> dict[str, Any]:
 
 class Resolver:
     """Resolves uses against one store state, caching what it reads (definitions by name, the
-    definitions holding uses, a document's imports, which definitions are functions) for the length
-    of one answer."""
+    definitions holding uses, a document's imports, which definitions are functions): for one
+    answer, or for every answer at that state (``state_cache.py``: a state's rows never change).
+    What it reads is filled in whole before it is stored, so threads may share it."""
 
     def __init__(self, source: ReferenceSource, state: int | None) -> None:
         self.source = source
@@ -141,21 +142,21 @@ class Resolver:
     def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
         missing = sorted({n for n in names if n not in self._by_name})
         if missing:
-            for n in missing:
-                self._by_name[n] = []
+            found: dict[str, list[Symbol]] = {n: [] for n in missing}
             for symbol in self.source.symbols(names=missing, state=self.state):
-                if symbol.name in self._by_name:
-                    self._by_name[symbol.name].append(symbol)
+                if symbol.name in found:
+                    found[symbol.name].append(symbol)
+            self._by_name.update(found)
         return self._by_name
 
     def _load(self, refs: Sequence[Reference]) -> None:
         """The imports of the uses' documents and the definitions holding the uses."""
         docs = sorted({r.document_id for r in refs} - set(self._imports))
-        for d in docs:
-            self._imports[d] = []
         if docs:
+            imports: dict[int, list[Reference]] = {d: [] for d in docs}
             for ref in self.source.references(document_ids=docs, kinds=["import"], state=self.state):
-                self._imports[ref.document_id].append(ref)
+                imports[ref.document_id].append(ref)
+            self._imports.update(imports)
         pairs = {(r.document_id, r.scope) for r in refs if r.scope is not None} - set(self._scopes)
         if pairs:
             found = self.source.symbols_of({d for d, _ in pairs}, positions={p for _, p in pairs})
@@ -225,12 +226,12 @@ class Resolver:
             return candidates
         missing = [s for s in nested if (s.document_id, s.parent or "") not in self._functions]
         if missing:
-            for s in missing:
-                self._functions[(s.document_id, s.parent or "")] = False
+            functions = {(s.document_id, s.parent or ""): False for s in missing}
             names = {s.parent or "" for s in missing}
             for parent in self.source.symbols_of({s.document_id for s in missing}, qualified_names=names):
                 if parent.kind in {"function", "method"}:
-                    self._functions[(parent.document_id, parent.qualified_name)] = True
+                    functions[(parent.document_id, parent.qualified_name)] = True
+            self._functions.update(functions)
         inside = split_qualified(scope.qualified_name) if scope is not None else []
         out = []
         for s in candidates:
