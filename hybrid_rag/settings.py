@@ -378,6 +378,11 @@ class RetrievalSettings(_Section):
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
     # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
     symbol_weight: Float = Field(4.0, ge=0)
+    # an architecture question ("how is the code organised?") moves each result up by this weight times
+    # its file's PageRank over the reference graph (1 for the most central file), in standard deviations
+    # of the scores (hybrid_rag/symbols/centrality.py); off by default: RESULTS.md 40.1
+    centrality_prior: bool = False
+    centrality_weight: Float = Field(1.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(5_000, gt=0)  # comparisons (meta.: 20), and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
