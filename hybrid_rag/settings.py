@@ -383,6 +383,7 @@ class RetrievalSettings(_Section):
     # of the scores (hybrid_rag/symbols/centrality.py); off by default: RESULTS.md 40.1
     centrality_prior: bool = False
     centrality_weight: Float = Field(1.0, ge=0)
+    centrality_questions: Literal["architecture", "all"] = "architecture"  # "all": every question (studies)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(5_000, gt=0)  # comparisons (meta.: 20), and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)

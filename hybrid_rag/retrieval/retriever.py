@@ -165,7 +165,8 @@ class HybridRetriever:
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
-        if self.retrieval.centrality_prior and is_architecture(text):
+        r = self.retrieval
+        if r.centrality_prior and (r.centrality_questions == "all" or is_architecture(text)):
             scored = timed(tracer, CENTRALITY, self.centrality, scored, live)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
