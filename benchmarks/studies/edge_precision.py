@@ -51,6 +51,70 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--judged", default=str(JUDGED), help="the judged files (%(default)s)")
     p.add_argument("--work", default=None, help="where the packages are fetched (repo_search's work)")
+    p.add_argument(
+        "--recheck", action="store_true", help="resolve the judged sites again with this code (ingests)"
+    )
+
+
+def _resolved(language: str, args: argparse.Namespace) -> tuple[Path, list[Any]]:
+    """The project's folder and every call use of it, resolved by this code."""
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.settings import Settings
+    from hybrid_rag.symbols.references import CALLS, Resolver
+    from studies._repo_fetch import fetch_project
+    from studies.repo_search_languages import PROJECTS, WORK
+
+    project = next(p for p in PROJECTS if p.name == LANGUAGES[language])
+    folder, _ = fetch_project(project, Path(args.work or WORK) / "sdists")  # the ingested subfolder
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Settings().with_overrides({"paths.data_dir": tmp, "embedding.model": "fake"})
+        engine = Engine(cfg)
+        try:
+            engine.ingest([folder])
+            state = engine.served_state()
+            refs = engine.store.references(kinds=list(CALLS), state=state)
+            return folder, Resolver(engine.store, state).resolve(refs)
+        finally:
+            engine.close()
+
+
+def recheck(rows: list[dict[str, Any]], folder: Path, uses: list[Any]) -> dict[str, Any]:
+    """The judged rows against this code's resolution of the same call sites: the same target
+    (its judgement stands), none now (unresolved or ambiguous: no answer), or another target."""
+    by_site = {}
+    for u in uses:
+        key = (str(Path(u.reference.path).relative_to(folder)), u.reference.line, u.reference.name)
+        by_site.setdefault(key, u)
+    out: dict[str, Any] = {"same": 0, "none": [], "other": []}
+    kept = []
+    for r in rows:
+        path, line = r["site"].rsplit(":", 1)
+        u = by_site.get((path, int(line), r["name"]))
+        if u is None or u.status != "resolved":
+            out["none"].append(r)
+            continue
+        t = u.targets[0]
+        target = f"{Path(t.path).relative_to(folder)}:{t.start_line}-{t.end_line}"
+        if target == r["target"]:
+            out["same"] += 1
+            kept.append(r)
+        else:
+            out["other"].append({**r, "now": target, "now_name": t.qualified_name})
+    wrong_dropped = sum(1 for r in out["none"] if r.get("correct") is False)
+    right_dropped = sum(1 for r in out["none"] if r.get("correct") is True)
+    p = precision(kept)
+    return {
+        "same": out["same"],
+        "none": len(out["none"]),
+        "none_were_wrong": wrong_dropped,
+        "none_were_right": right_dropped,
+        "other": [
+            f"{r['site']} {r['name']}: {r['target_name']} -> {r['now_name']} ({r['now']})"
+            for r in out["other"]
+        ],
+        "precision_kept": p["precision"],
+        "kept": len(kept),
+    }
 
 
 def _edges(language: str, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -146,6 +210,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for path in sorted(folder.glob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         per[path.stem] = {"project": rows[0]["project"] if rows else "", **precision(rows)}
+        if args.recheck and path.stem in args.languages:
+            per[path.stem]["recheck"] = recheck(rows, *_resolved(path.stem, args))
+            log(f"edge_precision: {path.stem}: {per[path.stem]['recheck']}")
     return {"languages": per, "target": TARGET, "judged_dir": str(folder.relative_to(ROOT))}
 
 

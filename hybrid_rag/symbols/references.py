@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.model import Reference, Symbol
+from hybrid_rag.symbols.receivers import narrow
 from hybrid_rag.symbols.search import split_qualified
 
 RESOLVED, AMBIGUOUS, UNRESOLVED = "resolved", "ambiguous", "unresolved"
@@ -44,6 +45,7 @@ _FITS = {
     "implementation": _TYPES,
     "interface": _TYPES,
 }
+_RECEIVER_NEEDED = frozenset({"python", "rust", "go", "javascript", "typescript"})  # no implicit this
 _SELF = frozenset({"self", "this", "Self", "cls", "@", "$this", "super"})
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _SOURCE_EXT = re.compile(r"\.[A-Za-z0-9+]+$")
@@ -187,7 +189,7 @@ class Resolver:
             for s in self._by_name.get(ref.name, ())
             if (fits is None or s.kind in fits) and _family(s.language) == family
         ]
-        if not ref.qualifier and ref.language == "python":  # a bare name is never a method there
+        if not ref.qualifier and ref.language in _RECEIVER_NEEDED:  # a bare name is never a method there
             candidates = [s for s in candidates if s.kind != "method"]
         candidates = self._visible(_without_stubs(candidates), ref, scope)
         if not candidates:
@@ -207,6 +209,12 @@ class Resolver:
             found = self._by_qualifier(ref, scope, candidates, qualifier)
             if found is not None:
                 return found
+            if qualifier not in _SELF and not qualifier.startswith("@"):  # receivers.py
+                candidates, why = narrow(
+                    ref.language, ref.name, qualifier, candidates, lambda m, s: module_holds(m, ref.path, s)
+                )
+                if not candidates:
+                    return Use(ref, scope, UNRESOLVED, why)
         same = [s for s in candidates if s.document_id == ref.document_id]
         if same and (not qualifier or qualifier in _SELF or len(same) == 1):
             return _pick(ref, scope, same, "same file")
