@@ -102,6 +102,9 @@ def recheck(rows: list[dict[str, Any]], folder: Path, uses: list[Any]) -> dict[s
             out["other"].append({**r, "now": target, "now_name": t.qualified_name})
     wrong_dropped = sum(1 for r in out["none"] if r.get("correct") is False)
     right_dropped = sum(1 for r in out["none"] if r.get("correct") is True)
+    for r in out["other"]:  # a new target: right when it is the one the reader named
+        if r.get("right_target"):
+            kept.append({**r, "correct": r["now"] == r["right_target"]})
     p = precision(kept)
     return {
         "same": out["same"],
@@ -112,8 +115,9 @@ def recheck(rows: list[dict[str, Any]], folder: Path, uses: list[Any]) -> dict[s
             f"{r['site']} {r['name']}: {r['target_name']} -> {r['now_name']} ({r['now']})"
             for r in out["other"]
         ],
-        "precision_kept": p["precision"],
-        "kept": len(kept),
+        "precision": p["precision"],
+        "judged": p["judged"],
+        "correct": p["correct"],
     }
 
 
@@ -220,15 +224,22 @@ def render(result: dict[str, Any]) -> str:
     if "sampled" in result:
         return f"sampled: {result['sampled']}"
     lines = [
-        "| language | project | edges | judged | correct | precision | by rule (judged / wrong) |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| language | project | edges judged | correct | precision | by rule (judged / wrong) "
+        "| this code: still resolved / right | this code: precision | dropped (were wrong / right) |",
+        "|---|---|---:|---:|---:|---|---:|---:|---|",
     ]
     for language, p in result["languages"].items():
         vias = ", ".join(f"{v} {c['judged']}/{c['wrong']}" for v, c in p["by_via"].items())
         shown = "–" if p["precision"] is None else f"{p['precision']:.3f}"
+        r = p.get("recheck")
+        after = (
+            f"{r['judged']} / {r['correct']} | {r['precision']:.3f} | {r['none']} "
+            f"({r['none_were_wrong']} / {r['none_were_right']})"
+            if r
+            else "– | – | –"
+        )
         lines.append(
-            f"| {language} | {p['project']} | {p['edges']} | {p['judged']} | {p['correct']} "
-            f"| {shown} | {vias} |"
+            f"| {language} | {p['project']} | {p['judged']} | {p['correct']} | {shown} | {vias} | {after} |"
         )
     for language, p in result["languages"].items():
         if p["wrong"]:
