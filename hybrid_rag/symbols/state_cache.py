@@ -71,8 +71,8 @@ def for_state(source: ReferenceSource, state: int | None) -> StateCache | None:
         except TypeError:
             return None
         cache = states.get(state)
-        if cache is None:
-            cache = states[state] = StateCache(source, state)
+        if cache is None:  # through a proxy: the cache must not keep its store (the key) alive
+            cache = states[state] = StateCache(weakref.proxy(source), state)
             while len(states) > STATES:
                 states.popitem(last=False)
         states.move_to_end(state)

@@ -70,3 +70,17 @@ def test_a_new_ingest_is_read_afresh(engine) -> None:
 
 def test_the_current_state_is_never_kept() -> None:
     assert state_cache.for_state(object(), None) is None
+
+
+def test_a_closed_engine_leaves_no_cache_behind(tmp_path: Path) -> None:
+    import gc
+
+    root = tmp_path / "python"
+    shutil.copytree(FIXTURES, root)
+    engine = ingested(tmp_path, root)
+    engine.references("callers", "parse_filter")
+    before = len(state_cache._CACHES)
+    engine.close()
+    del engine
+    gc.collect()
+    assert len(state_cache._CACHES) < before
