@@ -14,6 +14,7 @@ import pytest
 from live_server import KEY, LiveServer, server_settings
 
 from hybrid_rag.cli import main
+from hybrid_rag.client import Client
 from hybrid_rag.engine import Engine
 from hybrid_rag.server.auth import ApiKeys
 
@@ -60,6 +61,9 @@ def test_http_passes_edges(live: LiveServer) -> None:
     assert "edges" not in off
     assert CALLER in ask["context"]["text"]
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "edges"
+    with Client(live.url, api_key=KEY) as client:
+        assert CALLER in client.context(QUESTION, edges="signatures")["edges"]
+        assert CALLER in client.ask(QUESTION, edges="signatures")["context"]["text"]
 
 
 def test_mcp_get_context_passes_edges(live: LiveServer) -> None:
