@@ -52,6 +52,7 @@ PREVIOUS_DEFAULT = {
     "retrieval.path_priors": [],
 }
 
+
 def centrality(weight: float, questions: str) -> BenchConfig:
     """The centrality prior (RESULTS 40.1) at ``weight``, on architecture questions or all."""
     return BenchConfig(
