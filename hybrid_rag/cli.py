@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
+from hybrid_rag.interrupts import ctrl_c_stops as _ctrl_c_stops
 from hybrid_rag.progress import Bars as _Bars
 from hybrid_rag.settings import Settings, load_settings
 
@@ -42,25 +42,7 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
-@contextmanager
-def _ctrl_c_stops() -> Iterator[threading.Event]:
-    """While open, Ctrl-C (SIGINT) sets the event instead of raising, so an ingest can stop after its
-    current batch; a second Ctrl-C raises KeyboardInterrupt at once (exit 130 all the same)."""
-    event = threading.Event()
-
-    def first(_signum: int, _frame: Any) -> None:
-        event.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    try:
-        previous = signal.signal(signal.SIGINT, first)
-    except ValueError:  # not the main thread: Ctrl-C keeps its usual meaning
-        yield event
-        return
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
+EDGES_HELP = "a question about one definition: its callers' and callees' signatures too"
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -257,7 +239,7 @@ def _context(args: argparse.Namespace, settings: Settings, *, log: bool = True) 
     engine = _engine(settings)
     try:
         context, checked = engine.context(
-            args.text, max_tokens=args.max_tokens, log=log, **_query_kwargs(args)
+            args.text, max_tokens=args.max_tokens, log=log, edges=args.edges, **_query_kwargs(args)
         )
     except BaseException:
         engine.close()
@@ -850,11 +832,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-tokens", type=int, default=None, help="budget (default: context.max_context_tokens)"
     )
+    p.add_argument("--edges", choices=["off", "signatures"], default=None, help=EDGES_HELP)
     p.set_defaults(func=cmd_context)
 
     p = sub.add_parser("ask", help="the prompt-ready context, and the answer when a generator is configured")
     _query_flags(p)
     p.add_argument("--max-tokens", type=int, default=None, help="context budget")
+    p.add_argument("--edges", choices=["off", "signatures"], default=None, help=EDGES_HELP)
     p.add_argument("--answer-tokens", type=int, default=512)
     p.set_defaults(func=cmd_ask)
 

@@ -102,12 +102,15 @@ class Client:
         return self._call("POST", "/v1/query", json=self._query_body(text, top_k, mode, filters, features))
 
     def context(self, text: str, *, max_tokens: int | None = None, **kwargs: Any) -> dict[str, Any]:
-        """Cited, budgeted context (``hybrid-rag context --json``); ``kwargs`` as for ``query``."""
+        """Cited, budgeted context (``hybrid-rag context --json``); ``kwargs`` as for ``query``, and
+        ``edges`` ("off" or "signatures": ``context.edges``)."""
         body = self._query_body(
             text, kwargs.get("top_k"), kwargs.get("mode"), kwargs.get("filters"), kwargs.get("features")
         )
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if kwargs.get("edges") is not None:
+            body["edges"] = kwargs["edges"]
         return self._call("POST", "/v1/context", json=body)
 
     def ask(
@@ -120,6 +123,8 @@ class Client:
         body["answer_tokens"] = answer_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if kwargs.get("edges") is not None:
+            body["edges"] = kwargs["edges"]
         return self._call("POST", "/v1/ask", json=body)
 
     def ingest(

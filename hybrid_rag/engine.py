@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
+from hybrid_rag.context.edges import check_edges, interleaved, with_edges
 from hybrid_rag.errors import (
     CorruptIndexError,
     HybridRagError,
@@ -48,7 +49,9 @@ from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
+from hybrid_rag.symbols.edges import edge_lines
 from hybrid_rag.symbols.model import SymbolMatch
+from hybrid_rag.symbols.references import _shower
 from hybrid_rag.symbols.search import OutlineEntry
 from hybrid_rag.symbols.search import find as find_symbols
 from hybrid_rag.symbols.search import outline as symbol_outline
@@ -465,12 +468,21 @@ class Engine:
         return checked.result, checked
 
     def context(
-        self, text: str, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
+        self,
+        text: str,
+        *,
+        max_tokens: int | None = None,
+        log: bool = False,
+        edges: str | None = None,
+        **kwargs: Any,
     ) -> tuple[Context, Checked | None]:
         """Retrieve (with the self-check's retries when ``features.self_check``), then build the
         token-budgeted, cited context, whose confidence is the self-check's verdict when it ran.
         ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
-        result with the context's stages in its trace; ``log=True`` logs that."""
+        result with the context's stages in its trace; ``log=True`` logs that. ``edges``: ``off`` or
+        ``signatures`` (default ``context.edges``): a question about one definition gets its
+        callers' and callees' signatures within the budget (``context/edges.py``)."""
+        mode = check_edges(edges or self.settings.context.edges)
         flags = resolve_flags(self.settings.features, kwargs.get("features"))
         with language_override(kwargs.get("lang")):  # the context reads the question in it too
             result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
@@ -478,6 +490,19 @@ class Engine:
             context = self.context_builder.build(
                 text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
             )
+            if mode == "signatures" and self.store.exists:
+                name, called_by, calls = edge_lines(
+                    self.store, text, served_state(self.index_config), _shower(self.ingested_root())
+                )
+                context = with_edges(
+                    context,
+                    name,
+                    interleaved(called_by, calls),
+                    self.context_builder.count,
+                    lambda b: self.context_builder.build(
+                        text, result, max_tokens=b, checked=checked, fragments=fragments
+                    ),
+                )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked

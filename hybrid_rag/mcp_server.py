@@ -153,12 +153,14 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         filters: str | list[str] | dict[str, Any] | None = None,
         features: dict[str, bool] | None = None,
         lang: str | None = None,
+        edges: Literal["off", "signatures"] | None = None,
     ) -> str:
         """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
         topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
         verdict (weak evidence is flagged: then say the collection may not contain the answer).
         Prefer this over `search` when you will answer from what it returns; quote and cite the
-        [n] ids you use. `filters` as for `search`."""
+        [n] ids you use. `filters` as for `search`. `edges: "signatures"`: for a question about one
+        definition, its callers' and callees' signatures too."""
 
         def run() -> str:
             body = ContextArgs(
@@ -169,9 +171,12 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 filters=filters,
                 features=features,
                 lang=lang,
+                edges=edges,
             )
             kwargs = check_query(body, limits, settings.features, settings.retrieval)
-            context, _ = engine.context(query, max_tokens=body.max_tokens, log=True, **kwargs)
+            context, _ = engine.context(
+                query, max_tokens=body.max_tokens, log=True, edges=body.edges, **kwargs
+            )
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
 

@@ -378,6 +378,12 @@ class RetrievalSettings(_Section):
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
     # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
     symbol_weight: Float = Field(4.0, ge=0)
+    # an architecture question ("how is the code organised?") moves each result up by this weight times
+    # its file's PageRank over the reference graph (1 for the most central file), in standard deviations
+    # of the scores (hybrid_rag/symbols/centrality.py); off by default: RESULTS.md 40.1
+    centrality_prior: bool = False
+    centrality_weight: Float = Field(1.0, ge=0)
+    centrality_questions: Literal["architecture", "all"] = "architecture"  # "all": every question (studies)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(5_000, gt=0)  # comparisons (meta.: 20), and in-lists (1 a hundred values)
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
@@ -496,6 +502,9 @@ class ContextSettings(_Section):
     heading_tests: bool = False  # a topic is headed by a test's signature only when it has nothing else
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"
+    # a question about one definition: its callers' and callees' signatures in the budget too
+    # ("signatures"; context/edges.py), or not ("off"); per call: Engine.context(edges=...)
+    edges: Literal["off", "signatures"] = "off"
     system_prompt: str = (
         "You answer questions about a collection of documents and source code, using only the "
         "context you are given. Cite the evidence for every claim by its id in square brackets, "

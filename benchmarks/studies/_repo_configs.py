@@ -52,8 +52,26 @@ PREVIOUS_DEFAULT = {
     "retrieval.path_priors": [],
 }
 
+
+def centrality(weight: float, questions: str) -> BenchConfig:
+    """The centrality prior (RESULTS 40.1) at ``weight``, on architecture questions or all."""
+    return BenchConfig(
+        f"+centrality-{questions}-{weight}",
+        f"default + PageRank centrality prior, weight {weight}, {questions} questions",
+        overrides={
+            "retrieval.centrality_prior": True,
+            "retrieval.centrality_weight": weight,
+            "retrieval.centrality_questions": questions,
+        },
+    )
+
+
 CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("default", "the shipped settings, unchanged"),
+    centrality(1.0, "architecture"),
+    centrality(0.25, "all"),
+    centrality(0.5, "all"),
+    centrality(1.0, "all"),
     BenchConfig("bm25", "BM25 alone", "bm25", OPTIONAL_STAGES_OFF),
     BenchConfig("dense", "dense alone", "dense", OPTIONAL_STAGES_OFF),
     BenchConfig(

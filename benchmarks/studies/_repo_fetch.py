@@ -46,6 +46,7 @@ def _apt(project: Project, cache: Path) -> tuple[Path, Path]:
     archive = _one(found, project.spec, cache)
     src = cache / "src" / f"{project.name}-{project.version}"
     if not src.is_dir():
+        src.parent.mkdir(parents=True, exist_ok=True)  # dpkg-deb makes the last folder only
         subprocess.run(["dpkg-deb", "-x", str(archive), str(src)], check=True)
     return src, archive
 

@@ -87,7 +87,10 @@ class Filler:
         reach: Sequence[Sequence[int]] | None = None,
         lead: Sequence[Sequence[float]] | None = None,
         summary_now: Callable[[int, Plan], int | None] | None = None,
+        note_reserve: int = NOTE_RESERVE,
     ) -> None:
+        """``note_reserve``: tokens kept for the notes the fill adds (0 when they must shrink to
+        let a quote in: ``context/notes.py``)."""
         self.chunks = chunks
         self.scores = scores
         self.labels = labels.tolist()
@@ -114,7 +117,7 @@ class Filler:
         self.plan = Plan()
         self.floor = {t: self.first_floor(t) for t in self.topics}
         self.need = {t: self.cheapest(t) for t in self.topics}  # a first quote's fewest tokens
-        self.used = fixed_cost + NOTE_RESERVE
+        self.used = fixed_cost + note_reserve
         self.served = self.first_quotes_that_fit()
         room = budget - self.used - sum(summary_cost.values())
         self.share = max(

@@ -39,8 +39,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import hybrid_rag.context.evidence as ev
+import hybrid_rag.context.notes as nt
 import hybrid_rag.context.summaries as sm
-from hybrid_rag.context.budget import Filler, Plan
+from hybrid_rag.context.budget import NOTE_RESERVE, Filler, Plan
 from hybrid_rag.context.fragments import Cuts
 from hybrid_rag.context.render import (
     Context,
@@ -163,8 +164,7 @@ class ContextBuilder:
             analysis, summarized = self._analyse(query, chunks, fragments or {})
             if summarized.note:
                 notes.append(summarized.note)
-            filler = self._filler(query, conf, weak, notes, chunks, analysis, budget)
-            filler.fill()
+            filler = self._fill(query, conf, weak, notes, chunks, analysis, budget)
         context = self._finish(query, conf, weak, notes, result, analysis, filler, budget)
         return replace(context, result=_traced(result, start, summarized))
 
@@ -218,6 +218,27 @@ class ContextBuilder:
 
     # -- fill ------------------------------------------------------------------------------------
 
+    def _fill(
+        self,
+        query: str,
+        conf: float,
+        weak: bool,
+        notes: list[str],
+        chunks: Sequence[ScoredChunk],
+        a: _Analysis,
+        budget: int,
+    ) -> Filler:
+        """A filled plan; when room kept for the fill's notes leaves no quote, planned again
+        without it (the notes shrink or go before the evidence does: ``notes``)."""
+        filler = self._filler(query, conf, weak, notes, chunks, a, budget)
+        filler.fill()
+        if not filler.plan.windows:
+            bare = self._filler(query, conf, weak, notes, chunks, a, budget, note_reserve=0)
+            bare.fill()
+            if bare.plan.windows:
+                return bare
+        return filler
+
     def _filler(
         self,
         query: str,
@@ -227,6 +248,8 @@ class ContextBuilder:
         chunks: Sequence[ScoredChunk],
         a: _Analysis,
         budget: int,
+        *,
+        note_reserve: int = NOTE_RESERVE,
     ) -> Filler:
         """Token estimates for every line and quote, handed to the budget planner."""
         n = len(chunks)
@@ -270,6 +293,7 @@ class ContextBuilder:
             reach=a.reach,
             lead=a.lead,
             summary_now=summary_now,
+            note_reserve=note_reserve,
         )
 
     # -- verify and assemble ---------------------------------------------------------------------
@@ -295,12 +319,17 @@ class ContextBuilder:
         verdict = (conf, weak)
 
         def render(plan: Plan) -> tuple[str, tuple[list[str], list[Topic], list[Quote], list[Source]]]:
+            """The plan's text with the longest notes that fit the budget (else the shortest)."""
             nonlocal verdict
-            held, held_weak, extra = self._kept(query, conf, weak, result, a, plan)
-            verdict = (held, held_weak)
-            all_notes, *rest = self._assemble(notes, chunks, a, plan, budget)
-            parts = ([*all_notes, *extra], *rest)
-            return render_context(query, held, held_weak, *parts, self.cfg.citation_style), parts
+            for length in nt.LENGTHS:
+                held, held_weak, extra = self._kept(query, conf, weak, result, a, plan, length)
+                verdict = (held, held_weak)
+                all_notes, *rest = self._assemble(notes, chunks, a, plan, budget, length)
+                parts = ([*all_notes, *extra], *rest)
+                text = render_context(query, held, held_weak, *parts, self.cfg.citation_style)
+                if self.count(text) <= budget:
+                    break
+            return text, parts
 
         text, parts = render(plan)
         while self.count(text) > budget and plan.undo():
@@ -345,7 +374,14 @@ class ContextBuilder:
         )
 
     def _kept(
-        self, query: str, conf: float, weak: bool, result: QueryResult, a: _Analysis | None, plan: Plan
+        self,
+        query: str,
+        conf: float,
+        weak: bool,
+        result: QueryResult,
+        a: _Analysis | None,
+        plan: Plan,
+        length: int = nt.FULL,
     ) -> tuple[float, bool, list[str]]:
         """The confidence and weak verdict of what ``plan`` quotes (module docstring), and the note
         that says when the quotes alone are weak."""
@@ -356,11 +392,7 @@ class ContextBuilder:
         held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines()))
         held_weak = weak or held < self.cfg.confidence_threshold
         if held_weak and not weak and kept:
-            note = (
-                f"the quoted lines are weak evidence (retrieval confidence {conf:.2f}); "
-                "a larger budget may quote better ones"
-            )
-            return held, True, [note]
+            return held, True, [nt.weak_note(length, conf)]
         return held, held_weak, []
 
     def _smallest_budget(
@@ -377,8 +409,7 @@ class ContextBuilder:
         ``MAX_PROBE`` tokens quote nothing): doubling, then bisection, on the same analysis."""
 
         def quotes_at(b: int) -> bool:
-            filler = self._filler(query, conf, weak, notes, result.chunks, a, b)
-            filler.fill()
+            filler = self._fill(query, conf, weak, notes, result.chunks, a, b)
             return bool(self._finish(query, conf, weak, notes, result, a, filler, b, probe=True).quotes)
 
         low, high = budget, max(2 * budget, 64)
@@ -398,8 +429,10 @@ class ContextBuilder:
         a: _Analysis | None,
         plan: Plan,
         budget: int,
+        length: int = nt.FULL,
     ) -> tuple[list[str], list[Topic], list[Quote], list[Source]]:
-        """Topics, quotes and sources for the plan, with citation ids by order of appearance."""
+        """Topics, quotes and sources for the plan, with citation ids by order of appearance, and
+        the fill's notes at ``length`` (``notes``)."""
         all_notes = list(notes)
         topics: list[Topic] = []
         quotes: list[Quote] = []
@@ -434,17 +467,10 @@ class ContextBuilder:
                 members = tuple(chunks[i].id for i in range(len(chunks)) if labels[i] == t)
                 topics.append(Topic(number, summary, tuple(cited), members))
             missing = sum(1 for t in shown if t not in plan.summaries and self.summary(a, t, plan.windows))
-            if missing:
-                all_notes.append(
-                    f"summaries of {missing} topic(s) dropped to fit the budget of {budget} tokens"
-                )
             unquoted = len(chunks) - len(plan.windows)
-            if not plan.windows:
-                all_notes.append(f"no evidence fits the budget of {budget} tokens")
-            elif unquoted:
-                all_notes.append(
-                    f"{unquoted} of {len(chunks)} results not quoted: the budget of {budget} tokens is full"
-                )
+            all_notes += nt.fill_notes(
+                length, missing, unquoted, len(chunks), budget, quoted=bool(plan.windows)
+            )
         sources = [
             Source(q.citation, q.chunk_id, q.path, q.start_line, q.end_line, q.locator) for q in quotes
         ]

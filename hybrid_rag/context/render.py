@@ -152,6 +152,8 @@ class Context:
     text: str = field(repr=False)
     result: QueryResult = field(repr=False, compare=False)
     needed_tokens: int | None = None  # results retrieved but none quoted: the smallest budget that quotes one
+    edges: tuple[str, ...] = ()  # context.edges: signatures: the callers' and callees' lines shown
+    edges_of: str = ""  # ... of this definition (context/edges.py)
 
     def render(self) -> str:
         return self.text
@@ -169,6 +171,7 @@ class Context:
             "sources": [s.to_dict() for s in self.sources],
             "text": self.text,
             **({"needed_tokens": self.needed_tokens} if self.needed_tokens is not None else {}),
+            **({"edges_of": self.edges_of, "edges": list(self.edges)} if self.edges else {}),
         }
 
     def _quote(self, quote: Quote) -> dict[str, object]:

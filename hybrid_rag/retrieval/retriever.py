@@ -36,6 +36,7 @@ from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
+from hybrid_rag.symbols.centrality import CENTRALITY, apply_centrality, file_ranks, is_architecture
 from hybrid_rag.symbols.ranking import SYMBOLS, symbol_hits
 from hybrid_rag.symbols.ranking import boost as boost_symbols
 from hybrid_rag.types import (
@@ -164,6 +165,9 @@ class HybridRetriever:
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
+        r = self.retrieval
+        if r.centrality_prior and (r.centrality_questions == "all" or is_architecture(text)):
+            scored = timed(tracer, CENTRALITY, self.centrality, scored, live)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:
@@ -348,6 +352,12 @@ class HybridRetriever:
         if not hits:
             return candidates
         return replace(candidates, runs={**candidates.runs, SYMBOLS: hits})
+
+    def centrality(self, scored: list[ScoredChunk], live: LiveIndex) -> list[ScoredChunk]:
+        """The centrality prior (``symbols/centrality.py``) at the served version's store state."""
+        state = live.manifest.get(STORE_STATE)
+        ranks = file_ranks(self.store, state if isinstance(state, int) else None)
+        return apply_centrality(scored, ranks, self.retrieval.centrality_weight)
 
     def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
         """For each run, a function scoring chunk ids as that run's own search would."""

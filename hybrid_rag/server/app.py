@@ -135,7 +135,12 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
             check_query, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         built, checked = await service.call(
-            service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
+            service.engine.context,
+            body.query,
+            max_tokens=body.max_tokens,
+            log=True,
+            edges=body.edges,
+            **kwargs,
         )
         service.metrics.observe_result(built.result)
         return context_dict(built, checked)
@@ -150,6 +155,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
             service.engine.ask,
             body.query,
             max_tokens=body.max_tokens,
+            edges=body.edges,
             answer_tokens=body.answer_tokens,
             log=True,
             **kwargs,

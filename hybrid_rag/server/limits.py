@@ -70,6 +70,11 @@ class QueryBody(_Body):
 
 class ContextBody(QueryBody):
     max_tokens: Positive | None = Field(None, description="token budget (default context.max_context_tokens)")
+    edges: Literal["off", "signatures"] | None = Field(
+        None,
+        description="a question about one definition: its callers' and callees' signatures too "
+        "(default context.edges)",
+    )
 
 
 class AskBody(ContextBody):

@@ -10,8 +10,9 @@ than the parse that found them).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
-from sqlalchemy import and_, insert, or_, select
+from sqlalchemy import Select, and_, bindparam, insert, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -91,24 +92,47 @@ def read(
 ) -> list[Reference]:
     """References by exact name (any of ``names``) or of documents, of ``kinds``, within ``lines``
     (first, last: one document's span), in (path, line) order. Plain column reads: an answer may
-    read thousands of rows, and ORM objects would cost more than the query."""
-    query = (
-        select(*_REF_COLUMNS).join(_Document, _Document.id == _Reference.document_id).where(visible(state))
-    )
+    read thousands of rows, and ORM objects would cost more than the query. The statement of each
+    shape is built once (``_statement``) with its values bound at each call: building it again
+    was most of a warm ``callers`` answer's time (RESULTS 40.4)."""
+    by = "name" if names is not None else "document" if document_ids is not None else None
+    query = _statement(state is not None, by, bool(kinds), lines is not None)
+    params: dict[str, object] = {}
+    if state is not None:
+        params["state"] = state
     if kinds:
-        query = query.where(_Reference.kind.in_(list(kinds)))
+        params["kinds"] = list(kinds)
     if lines is not None:
-        query = query.where(_Reference.line >= lines[0], _Reference.line <= lines[1])
-    query = query.order_by(_Document.path, _Reference.line, _Reference.id)
-    if names is None and document_ids is None:
-        return [Reference(*row) for row in s.execute(query)]
-    column = _Reference.name if names is not None else _Reference.document_id
+        params["first"], params["last"] = lines
+    if by is None:
+        return [Reference(*row) for row in s.execute(query, params)]
     wanted = sorted(set(names if names is not None else document_ids or ()))  # type: ignore[type-var]
     out: list[Reference] = []
     for start in range(0, len(wanted), _IN_BATCH):
         batch = wanted[start : start + _IN_BATCH]
-        out.extend(Reference(*row) for row in s.execute(query.where(column.in_(batch))))
+        out.extend(Reference(*row) for row in s.execute(query, {**params, "wanted": batch}))
     return out
+
+
+@lru_cache(maxsize=32)
+def _statement(at_state: bool, by: str | None, kinds: bool, lines: bool) -> Select:
+    """The reference query of one shape, its values as bound parameters (``read``)."""
+    if at_state:
+        seen = and_(
+            _Reference.created <= bindparam("state"),
+            or_(_Document.retired.is_(None), _Document.retired > bindparam("state")),
+        )
+    else:
+        seen = _Document.retired.is_(None)
+    query = select(*_REF_COLUMNS).join(_Document, _Document.id == _Reference.document_id).where(seen)
+    if kinds:
+        query = query.where(_Reference.kind.in_(bindparam("kinds", expanding=True)))
+    if lines:
+        query = query.where(_Reference.line >= bindparam("first"), _Reference.line <= bindparam("last"))
+    if by is not None:
+        column = _Reference.name if by == "name" else _Reference.document_id
+        query = query.where(column.in_(bindparam("wanted", expanding=True)))
+    return query.order_by(_Document.path, _Reference.line, _Reference.id)
 
 
 def symbols_of(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hybrid_rag.errors import InputError
+from hybrid_rag.symbols import state_cache as cached
 from hybrid_rag.symbols.model import Symbol
 from hybrid_rag.symbols.references import (
     AMBIGUOUS,
@@ -27,7 +28,6 @@ from hybrid_rag.symbols.references import (
     RESOLVED,
     UNRESOLVED,
     ReferenceSource,
-    Resolver,
     Show,
     Use,
     _brief,
@@ -76,9 +76,14 @@ def targets_of(source: ReferenceSource, name: str, state: int | None) -> list[Sy
     """The definitions ``name`` names exactly (a plain or a qualified name)."""
     if not name.strip():
         raise InputError("empty name: give a definition's name such as parse_filter or Pool.get")
-    found = [m for m in find(source, name, mode="exact", state=state, limit=500) if m.match == "exact"]
-    exact = [m.symbol for m in found if m.score == 1.0]  # as written beats equal ignoring case
-    return exact or [m.symbol for m in found]
+
+    def load() -> list[Symbol]:
+        found = [m for m in find(source, name, mode="exact", state=state, limit=500) if m.match == "exact"]
+        exact = [m.symbol for m in found if m.score == 1.0]  # as written beats equal ignoring case
+        return exact or [m.symbol for m in found]
+
+    cache = cached.for_state(source, state)
+    return list(cache.read(("targets", name), load) if cache is not None else load())
 
 
 def _wanted(name: str, targets: Sequence[Symbol]) -> set[str]:
@@ -92,10 +97,10 @@ def uses_of(
     """Every use of ``name`` (its definitions' names), resolved: those resolved to one of its
     definitions, ambiguous ones whose candidates include one, and, when the name has no definition
     in the index, the unresolved uses of it (``print``, a library's class)."""
-    resolver = Resolver(source, state)
+    resolver = cached.resolver(source, state)
     targets = targets_of(source, name, state)
     ids = {t.id for t in targets}
-    refs = source.references(names=sorted(_wanted(name, targets)), kinds=kinds, state=state)
+    refs = cached.references(source, state, sorted(_wanted(name, targets)), kinds)
     graph = Graph(name, targets)
     for use in resolver.resolve(refs):
         hit = any(t.id in ids for t in use.targets)
@@ -111,7 +116,7 @@ def callers(source: ReferenceSource, name: str, *, state: int | None, depth: int
     their callers too (through resolved calls only), each caller listed once, at its first depth."""
     depth = _depth(depth)
     graph = uses_of(source, name, state=state, kinds=CALLS)
-    resolver = Resolver(source, state)
+    resolver = cached.resolver(source, state)
     seen = {t.id for t in graph.targets}
     level = _group(graph.uses, 1)
     while level:
@@ -124,7 +129,7 @@ def callers(source: ReferenceSource, name: str, *, state: int | None, depth: int
         if d >= depth or not nxt:
             break
         ids = {s.id for s in nxt}
-        refs = source.references(names=sorted({s.name for s in nxt}), kinds=CALLS, state=state)
+        refs = cached.references(source, state, sorted({s.name for s in nxt}), CALLS)
         found = [u for u in resolver.resolve(refs) if u.status == RESOLVED and u.targets[0].id in ids]
         level = _group(found, d + 1)
     return graph
@@ -176,7 +181,7 @@ def callees(
     to one name that resolve alike are one entry), resolved first; ``depth`` > 1 follows resolved
     callees."""
     depth = _depth(depth)
-    resolver = Resolver(source, state)
+    resolver = cached.resolver(source, state)
     targets = targets_of(source, name, state)
     out: list[Callee] = []
     seen = {t.id for t in targets}
@@ -184,11 +189,8 @@ def callees(
     for d in range(1, depth + 1):
         nxt: list[Symbol] = []
         for symbol in level:
-            refs = source.references(
-                document_ids=[symbol.document_id],
-                kinds=CALLS,
-                lines=(symbol.start_line, symbol.end_line),
-                state=state,
+            refs = cached.references_in(
+                source, state, symbol.document_id, (symbol.start_line, symbol.end_line)
             )
             by: dict[tuple[str, tuple[int, ...]], list[Use]] = {}
             for use in resolver.resolve(refs):
@@ -239,7 +241,7 @@ def impact(
     ``depth`` levels of dependents deep, ranked by score (``Impacted``); and the files they are
     in, ranked by the sum of their definitions' scores."""
     depth = _depth(depth)
-    resolver = Resolver(source, state)
+    resolver = cached.resolver(source, state)
     target_ids = {t.id for t in targets}
     found: dict[tuple[str, int | None], Impacted] = {}
     level = list(targets)
@@ -247,7 +249,7 @@ def impact(
         if not level:
             break
         ids = {s.id for s in level}
-        refs = source.references(names=sorted({s.name for s in level}), state=state)
+        refs = cached.references(source, state, sorted({s.name for s in level}))
         nxt: list[Symbol] = []
         for use in resolver.resolve(refs):
             hits = [t for t in use.targets if t.id in ids]

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.model import Reference, Symbol
+from hybrid_rag.symbols.receivers import narrow
 from hybrid_rag.symbols.search import split_qualified
 
 RESOLVED, AMBIGUOUS, UNRESOLVED = "resolved", "ambiguous", "unresolved"
@@ -44,6 +45,7 @@ _FITS = {
     "implementation": _TYPES,
     "interface": _TYPES,
 }
+_RECEIVER_NEEDED = frozenset({"python", "rust", "go", "javascript", "typescript"})  # no implicit this
 _SELF = frozenset({"self", "this", "Self", "cls", "@", "$this", "super"})
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _SOURCE_EXT = re.compile(r"\.[A-Za-z0-9+]+$")
@@ -127,8 +129,9 @@ def _brief(symbol: Symbol, show: Show = _same) -> dict[str, Any]:
 
 class Resolver:
     """Resolves uses against one store state, caching what it reads (definitions by name, the
-    definitions holding uses, a document's imports, which definitions are functions) for the length
-    of one answer."""
+    definitions holding uses, a document's imports, which definitions are functions): for one
+    answer, or for every answer at that state (``state_cache.py``: a state's rows never change).
+    What it reads is filled in whole before it is stored, so threads may share it."""
 
     def __init__(self, source: ReferenceSource, state: int | None) -> None:
         self.source = source
@@ -141,21 +144,21 @@ class Resolver:
     def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
         missing = sorted({n for n in names if n not in self._by_name})
         if missing:
-            for n in missing:
-                self._by_name[n] = []
+            found: dict[str, list[Symbol]] = {n: [] for n in missing}
             for symbol in self.source.symbols(names=missing, state=self.state):
-                if symbol.name in self._by_name:
-                    self._by_name[symbol.name].append(symbol)
+                if symbol.name in found:
+                    found[symbol.name].append(symbol)
+            self._by_name.update(found)
         return self._by_name
 
     def _load(self, refs: Sequence[Reference]) -> None:
         """The imports of the uses' documents and the definitions holding the uses."""
         docs = sorted({r.document_id for r in refs} - set(self._imports))
-        for d in docs:
-            self._imports[d] = []
         if docs:
+            imports: dict[int, list[Reference]] = {d: [] for d in docs}
             for ref in self.source.references(document_ids=docs, kinds=["import"], state=self.state):
-                self._imports[ref.document_id].append(ref)
+                imports[ref.document_id].append(ref)
+            self._imports.update(imports)
         pairs = {(r.document_id, r.scope) for r in refs if r.scope is not None} - set(self._scopes)
         if pairs:
             found = self.source.symbols_of({d for d, _ in pairs}, positions={p for _, p in pairs})
@@ -186,7 +189,7 @@ class Resolver:
             for s in self._by_name.get(ref.name, ())
             if (fits is None or s.kind in fits) and _family(s.language) == family
         ]
-        if not ref.qualifier and ref.language == "python":  # a bare name is never a method there
+        if not ref.qualifier and ref.language in _RECEIVER_NEEDED:  # a bare name is never a method there
             candidates = [s for s in candidates if s.kind != "method"]
         candidates = self._visible(_without_stubs(candidates), ref, scope)
         if not candidates:
@@ -206,6 +209,12 @@ class Resolver:
             found = self._by_qualifier(ref, scope, candidates, qualifier)
             if found is not None:
                 return found
+            if qualifier not in _SELF and not qualifier.startswith("@"):  # receivers.py
+                candidates, why = narrow(
+                    ref.language, ref.name, qualifier, candidates, lambda m, s: module_holds(m, ref.path, s)
+                )
+                if not candidates:
+                    return Use(ref, scope, UNRESOLVED, why)
         same = [s for s in candidates if s.document_id == ref.document_id]
         if same and (not qualifier or qualifier in _SELF or len(same) == 1):
             return _pick(ref, scope, same, "same file")
@@ -225,12 +234,12 @@ class Resolver:
             return candidates
         missing = [s for s in nested if (s.document_id, s.parent or "") not in self._functions]
         if missing:
-            for s in missing:
-                self._functions[(s.document_id, s.parent or "")] = False
+            functions = {(s.document_id, s.parent or ""): False for s in missing}
             names = {s.parent or "" for s in missing}
             for parent in self.source.symbols_of({s.document_id for s in missing}, qualified_names=names):
                 if parent.kind in {"function", "method"}:
-                    self._functions[(parent.document_id, parent.qualified_name)] = True
+                    functions[(parent.document_id, parent.qualified_name)] = True
+            self._functions.update(functions)
         inside = split_qualified(scope.qualified_name) if scope is not None else []
         out = []
         for s in candidates:
