@@ -442,7 +442,7 @@ class Engine:
         (the kept attempt's, when it did) and the self-check's record (None when it did not).
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
         ``absolute_paths=True``."""
-        if check_group(kwargs.pop("group", None)) == "file":  # files ranked by their units (retrieval/grouping.py)
+        if check_group(kwargs.pop("group", None)) == "file":  # files by evidence: retrieval/grouping.py
             units = kwargs.pop("units_per_file", None)
             run_ungrouped = functools.partial(self.retrieve, text, self_check=self_check, log=log)
             return by_file(run_ungrouped, kwargs, self.settings.retrieval.top_k, units)
