@@ -68,6 +68,15 @@ class QueryBody(_Body):
     )
 
 
+class GroupedBody(QueryBody):
+    """``/v1/query`` and the MCP ``search`` tool: a question, and whether to rank files instead of chunks."""
+
+    group: Literal["chunk", "file"] | None = Field(
+        None, description="file: files ranked by their evidence, each with its best units (top_k counts files)"
+    )
+    units_per_file: Positive | None = Field(None, le=20, description="with group file: units per file (3)")
+
+
 class ContextBody(QueryBody):
     max_tokens: Positive | None = Field(None, description="token budget (default context.max_context_tokens)")
 
@@ -95,7 +104,7 @@ COLLECTION = Field(None, min_length=1, max_length=200, description="only this co
 # -- the MCP tools' arguments: the same models, so both surfaces refuse the same input ----------
 
 
-class SearchArgs(QueryBody):
+class SearchArgs(GroupedBody):
     top_k: Positive | None = Field(8, description="results to return (1-100)")
 
 
@@ -156,6 +165,9 @@ def check_query(
         except HybridRagError as exc:
             raise ApiError(422, f"{field}: {exc}", field=field) from None
     found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
+    for name in ("group", "units_per_file"):  # GroupedBody's (retrieval/grouping.py)
+        if getattr(body, name, None) is not None:
+            found[name] = getattr(body, name)
     return {**found, "lang": body.lang} if body.lang else found
 
 
