@@ -102,7 +102,8 @@ class Client:
     ) -> dict[str, Any]:
         """Ranked chunks (``hybrid-rag query --json``); ``group="file"``: ranked files too (``files``)."""
         body = self._query_body(text, top_k, mode, filters, features)
-        body.update({k: v for k, v in (("group", group), ("units_per_file", units_per_file)) if v is not None})
+        grouping = {"group": group, "units_per_file": units_per_file}
+        body.update({k: v for k, v in grouping.items() if v is not None})
         return self._call("POST", "/v1/query", json=body)
 
     def context(self, text: str, *, max_tokens: int | None = None, **kwargs: Any) -> dict[str, Any]:

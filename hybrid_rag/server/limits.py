@@ -72,7 +72,7 @@ class GroupedBody(QueryBody):
     """``/v1/query`` and the MCP ``search`` tool: a question, and whether to rank files instead of chunks."""
 
     group: Literal["chunk", "file"] | None = Field(
-        None, description="file: files ranked by their evidence, each with its best units (top_k counts files)"
+        None, description="file: files ranked by their evidence, each with its best units (top_k: files)"
     )
     units_per_file: Positive | None = Field(None, le=20, description="with group file: units per file (3)")
 
