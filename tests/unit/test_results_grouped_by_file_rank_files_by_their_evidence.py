@@ -123,3 +123,10 @@ def test_the_grouped_chunk_list_holds_the_same_chunks_with_a_files_units_togethe
     assert sorted(c.id for c in grouped.chunks) == sorted(c.id for c in plain.chunks)
     assert len(runs(grouped)) == len(set(runs(grouped)))  # each file's units in one run
     assert runs(grouped)[0] == plain.chunks[0].path  # at its best unit's place
+
+
+def test_the_cli_offers_the_groups_the_engine_takes() -> None:
+    from hybrid_rag import cli_files
+    from hybrid_rag.retrieval import grouping
+
+    assert cli_files.GROUPS == grouping.GROUPS  # kept apart so the CLI starts without the engine
