@@ -72,10 +72,12 @@ def files_of(
     return sorted(files, key=lambda f: -f.score)
 
 
-def grouped(result: QueryResult, top_k: int, units_per_file: int = UNITS_PER_FILE) -> QueryResult:
-    """``result`` at the level of files: its best ``top_k`` files in ``files``, and as its chunks
-    those files' units, file by file (their parents and matching lines kept)."""
-    files = tuple(files_of(result.chunks, units_per_file=units_per_file)[:top_k])
+def grouped(
+    result: QueryResult, top_k: int, units_per_file: int = UNITS_PER_FILE, score: FileScore = file_score
+) -> QueryResult:
+    """``result`` at the level of files: its best ``top_k`` files by ``score`` in ``files``, and as its
+    chunks those files' units, file by file (their parents and matching lines kept)."""
+    files = tuple(files_of(result.chunks, units_per_file=units_per_file, score=score)[:top_k])
     chunks = tuple(u for f in files for u in f.units)
     kept = {c.id for c in chunks}
     return replace(
@@ -92,14 +94,16 @@ def by_file(
     kwargs: dict[str, Any],
     default_top_k: int,
     units_per_file: int | None = None,
+    score: FileScore = file_score,
 ) -> tuple[QueryResult, Any]:
     """Run ``retrieve(**kwargs)`` for ``POOL_PER_FILE`` chunks per file wanted (``kwargs["top_k"]``,
-    else ``default_top_k``) and group its result; the second item (the self-check's record) passes."""
+    else ``default_top_k``) and group its result by ``score``; the second item (the self-check's
+    record) passes."""
     units = check_units(units_per_file)
     top_k = kwargs.get("top_k")
     top_k = default_top_k if top_k is None else top_k
     result, extra = retrieve(**{**kwargs, "top_k": top_k * max(POOL_PER_FILE, units)})
-    return grouped(result, top_k, units), extra
+    return grouped(result, top_k, units, score), extra
 
 
 def units_together(chunks: Sequence[ScoredChunk]) -> list[ScoredChunk]:
