@@ -47,6 +47,7 @@ NonNegative = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
 AnswerTokens = Annotated[int, Field(ge=1, le=32_000), BeforeValidator(_whole)]
 Version = Annotated[int, Field(ge=1, le=MAX_VERSION), BeforeValidator(_whole)]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE), BeforeValidator(_whole)]
+UnitsPerFile = Annotated[int, Field(ge=1, le=20), BeforeValidator(_whole)]  # group="file"
 TEXT = r"\S"  # a string with something in it besides white space
 PATH = r"^[^\x00]*[^\s\x00][^\x00]*$"  # and no NUL
 
@@ -74,7 +75,7 @@ class GroupedBody(QueryBody):
     group: Literal["chunk", "file"] | None = Field(
         None, description="file: files ranked by their evidence, each with its best units (top_k: files)"
     )
-    units_per_file: Positive | None = Field(None, le=20, description="with group file: units per file (3)")
+    units_per_file: UnitsPerFile | None = Field(None, description="with group file: units per file (3)")
 
 
 class ContextBody(QueryBody):
