@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hybrid_rag.cli_files import add_group_flags, group_kwargs, print_files
 from hybrid_rag.errors import HybridRagError, InputError, describe, disk_full, is_disk_full
 from hybrid_rag.interrupts import ctrl_c_stops as _ctrl_c_stops
 from hybrid_rag.progress import Bars as _Bars
@@ -219,14 +220,14 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     engine = _engine(settings)
     try:
         result, checked = engine.retrieve(
-            args.text, self_check=args.self_check, log=True, **_query_kwargs(args)
+            args.text, self_check=args.self_check, log=True, **_query_kwargs(args), **group_kwargs(args)
         )
     finally:
         engine.close()
     if args.json:
         _print_json({**result.to_dict(), **({"self_check": checked.to_dict()} if checked else {})})
     else:
-        _print_results(result)
+        print_files(result) if result.files is not None else _print_results(result)
         if checked is not None:
             print(
                 f"# self-check: confidence {checked.confidence:.3f}{' (weak)' if checked.weak else ''}, "
@@ -825,6 +826,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("query", help="ranked chunks for a question")
     _query_flags(p)
+    add_group_flags(p, _positive_int)
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("context", help="token-budgeted context with cited quotes, for an LLM prompt")

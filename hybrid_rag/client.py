@@ -97,9 +97,14 @@ class Client:
         mode: str | None = None,
         filters: Any = None,
         features: Mapping[str, bool] | None = None,
+        group: str | None = None,
+        units_per_file: int | None = None,
     ) -> dict[str, Any]:
-        """Ranked chunks (``hybrid-rag query --json``)."""
-        return self._call("POST", "/v1/query", json=self._query_body(text, top_k, mode, filters, features))
+        """Ranked chunks (``hybrid-rag query --json``); ``group="file"``: ranked files too (``files``)."""
+        body = self._query_body(text, top_k, mode, filters, features)
+        grouping = {"group": group, "units_per_file": units_per_file}
+        body.update({k: v for k, v in grouping.items() if v is not None})
+        return self._call("POST", "/v1/query", json=body)
 
     def context(self, text: str, *, max_tokens: int | None = None, **kwargs: Any) -> dict[str, Any]:
         """Cited, budgeted context (``hybrid-rag context --json``); ``kwargs`` as for ``query``, and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from hybrid_rag.paths import display_path, ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.grouping import by_file, check_group
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
 from hybrid_rag.retrieval.retriever import resolve_flags
@@ -421,6 +423,8 @@ class Engine:
 
     def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
         """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl.
+        ``group="file"`` ranks files instead of chunks (``result.files``, each with its best
+        ``units_per_file`` units; ``retrieval/grouping.py``); ``top_k`` then counts files.
 
         The self-check runs here only when the call asks for it (``features={"self_check": True}``,
         ``query --self-check``), not from ``features.self_check``: a retry costs whole retrievals,
@@ -442,6 +446,11 @@ class Engine:
         (the kept attempt's, when it did) and the self-check's record (None when it did not).
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
         ``absolute_paths=True``."""
+        if check_group(kwargs.pop("group", None)) == "file":  # files by evidence: retrieval/grouping.py
+            units = kwargs.pop("units_per_file", None)
+            run_ungrouped = functools.partial(self.retrieve, text, self_check=self_check, log=log)
+            return by_file(run_ungrouped, kwargs, self.settings.retrieval.top_k, units)
+        kwargs.pop("units_per_file", None)
         root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
         lang = kwargs.pop("lang", None)
         with language_override(lang):

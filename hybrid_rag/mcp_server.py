@@ -38,6 +38,7 @@ from hybrid_rag.server.shapes import document_dict
 from hybrid_rag.server.symbols import FindSymbolArgs, OutlineArgs
 from hybrid_rag.settings import Settings
 from hybrid_rag.symbols.render import matches_json, outline_json
+from hybrid_rag.types import FileGroup
 
 T = TypeVar("T")
 INSTRUCTIONS = (
@@ -94,6 +95,20 @@ def _tool(fn: Callable[..., Any], arguments: type[BaseModel]) -> Tool:
     return tool
 
 
+def searched_file(group: FileGroup) -> dict[str, Any]:
+    """A file of the ``search`` tool's ``group="file"`` answer: its path, score, units and best text."""
+    best = group.units[0]
+    return {
+        "path": group.path,
+        "score": round(group.score, 4),
+        "source_type": best.source_type.value,
+        "language": best.chunk.language,
+        "units": [{"citation": u.located_citation, "score": round(u.score, 4)} for u in group.units],
+        "text": best.text,
+        **({"stale": True} if any(u.stale for u in group.units) else {}),
+    }
+
+
 def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
     """The MCP server for ``settings``; ``engine`` built from them unless given (tests, embedding)."""
     engine = engine or Engine(settings)
@@ -107,6 +122,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         filters: str | list[str] | dict[str, Any] | None = None,
         features: dict[str, bool] | None = None,
         lang: str | None = None,
+        group: Literal["chunk", "file"] | None = None,
+        units_per_file: int | None = None,
     ) -> dict[str, Any]:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
@@ -117,19 +134,33 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         `filters`: optional expression, e.g. "source_type=code", "path~src/**/*.py",
         "language=python and not path~tests/**", "meta.team=search". `mode`: hybrid (default),
         dense (meaning), or bm25 (exact words). `lang`: the query's language (ISO 639-1: ru, pt...)
-        when its detection would be unsure (a word or two)."""
+        when its detection would be unsure (a word or two). `group`: "file" answers `files` instead,
+        ranked by their evidence, each with its best `units_per_file` (3) units' citations and scores
+        and its best unit's text (`top_k` then counts files): for "where is X handled"."""
 
         def run() -> dict[str, Any]:
             body = SearchArgs(
-                query=query, top_k=top_k, filters=filters, mode=mode, features=features, lang=lang
+                query=query,
+                top_k=top_k,
+                filters=filters,
+                mode=mode,
+                features=features,
+                lang=lang,
+                group=group,
+                units_per_file=units_per_file,
             )
             result = engine.query(
                 query, log=True, **check_query(body, limits, settings.features, settings.retrieval)
             )
-            return {
+            found = {
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
                 **({"unread": result.trace.unread} if result.trace.unread else {}),  # and the fix
+            }
+            if result.files is not None:
+                return {**found, "files": [searched_file(f) for f in result.files]}
+            return {
+                **found,
                 "results": [
                     {
                         "citation": hit.located_citation,

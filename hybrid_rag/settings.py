@@ -391,6 +391,9 @@ class RetrievalSettings(_Section):
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see
     # retrieval/priors.py and benchmarks/RESULTS.md section 21
     path_priors: tuple[PathPrior, ...] = DEFAULT_PRIORS
+    # the chunk list with a file's units moved together at its best unit's place (the same chunks,
+    # another order; retrieval/grouping.py): off until measured better (RESULTS.md 37.3)
+    group_units_by_file: bool = False
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:

@@ -193,6 +193,43 @@ class ScoredChunk:
 
 
 @dataclass(frozen=True)
+class FileGroup:
+    """A file in a result grouped by file (``group="file"``, ``retrieval/grouping.py``): its score from
+    its units' evidence and its best units, best first."""
+
+    path: str
+    document_id: int
+    score: float
+    units: tuple[ScoredChunk, ...]
+
+    def to_dict(self, matches: Mapping[int, tuple[int, int]] | None = None) -> dict[str, object]:
+        """The ``--json``/HTTP shape of a file: where it is, its score, and its units' ids, line ranges
+        and scores (with the lines that match the query best, from ``matches``)."""
+        best = self.units[0]
+        units = []
+        for u in self.units:
+            row: dict[str, object] = {
+                "id": u.id,
+                "start_line": u.start_line,
+                "end_line": u.end_line,
+                "citation": u.located_citation,
+                "score": u.score,
+            }
+            if matches and u.id in matches:
+                row["match"] = {"start_line": matches[u.id][0], "end_line": matches[u.id][1]}
+            units.append(row)
+        return {
+            "path": self.path,
+            "score": self.score,
+            "source_type": best.source_type.value,
+            "language": best.chunk.language,
+            "collection": best.collection,
+            "units": units,
+            "stale": any(u.stale for u in self.units),
+        }
+
+
+@dataclass(frozen=True)
 class StageTiming:
     stage: str
     seconds: float
@@ -281,6 +318,9 @@ class QueryResult:
     lang: str | None = None  # the query's natural language as it was read (hybrid_rag/lang/query.py)
     # chunk id -> the 1-based line range of its text that matches the query best (retrieval/matching.py)
     matches: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    # with ``group="file"`` (``retrieval/grouping.py``): the files ranked by their units' evidence; the
+    # chunks are then those files' units, file by file
+    files: tuple[FileGroup, ...] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``--json``/HTTP shape; each hit's ``match`` is the range of its lines that match the
@@ -303,5 +343,6 @@ class QueryResult:
             **({"dense": self.trace.dense} if self.trace.dense else {}),
             **({"unread": self.trace.unread} if self.trace.unread else {}),  # the index cannot read it
             "results": results,
+            **({"files": [f.to_dict(self.matches) for f in self.files]} if self.files is not None else {}),
             "trace": self.trace.to_dict(),
         }

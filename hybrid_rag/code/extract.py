@@ -177,7 +177,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
     links = Links(root, [n for node, name, _ in found.values() for n in (node, name)])
     rows: dict[int, tuple[Any, Any, Any, str]] = {}  # outer id -> (outer, def, name, kind)
     for node, name, kind in found.values():
-        outer = _widen(node, links)
+        outer = _widen(node, links, grammar.wrappers)
         if outer.id not in rows:
             rows[outer.id] = (outer, node, name, kind)
     ordered = sorted(rows.values(), key=lambda r: (r[0].start_byte, -r[0].end_byte))
@@ -206,8 +206,9 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
         parent = enclosing[0] if enclosing else None
         if prefix:
             parent = _qualify(grammar, scope, "", prefix)
-        open_units.append((outer.end_byte, qualified, kind))
-        unit_spans.append((outer.start_byte, outer.end_byte, len(units)))
+        last = _body_after(outer, grammar.body_after)
+        open_units.append((last.end_byte, qualified, kind))
+        unit_spans.append((outer.start_byte, last.end_byte, len(units)))
         start = attached_start(outer, links)
         units.append(
             CodeUnit(
@@ -216,7 +217,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
                 qualified_name=qualified,
                 signature=_signature(node, outer, data, links, declaration=kind != "constant"),
                 start_line=start.start_point[0] + 1,
-                end_line=_end_line(outer),
+                end_line=_end_line(last),
                 doc=doc_text(grammar, node, outer, data, links),
                 parent=parent,
             )
@@ -224,13 +225,26 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
     return units, from_captures(refs, set(found), unit_spans, data)
 
 
-def _widen(node: Any, links: Links) -> Any:
-    """The statement that holds a captured definition (declarators and wrappers walked up)."""
+def _widen(node: Any, links: Links, wrappers: tuple[str, ...] = ()) -> Any:
+    """The statement that holds a captured definition (declarators and wrappers walked up, and the
+    grammar's own ``wrappers``: Dart's ``method_signature``)."""
     parent = links.parent(node)
-    while parent is not None and (parent.type.endswith("declarator") or parent.type in _WRAPPERS):
+    while parent is not None and (
+        parent.type.endswith("declarator") or parent.type in _WRAPPERS or parent.type in wrappers
+    ):
         node = parent
         parent = links.parent(node)
     return node
+
+
+def _body_after(outer: Any, body_type: str) -> Any:
+    """The node a unit ends with: ``outer``, or its next sibling when that is its body (Dart keeps a
+    function's ``function_body`` beside its signature, not in it)."""
+    if body_type:
+        following = outer.next_named_sibling
+        if following is not None and following.type == body_type:
+            return following
+    return outer
 
 
 def _end_line(node: Any) -> int:

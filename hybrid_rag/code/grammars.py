@@ -38,6 +38,8 @@ class Grammar:
     inherits: str = ""  # a wheel whose tags query this grammar's extends (TypeScript: JavaScript's)
     marker: str = ""  # a regex: text it finds is tried with this grammar first (C++ in a .h file)
     references: str = ""  # reference patterns the wheel's tags query lacks (imports, types, scoped calls)
+    wrappers: tuple[str, ...] = ()  # node types that hold a captured definition, widened to (Dart)
+    body_after: str = ""  # a node type that follows a definition as its body, its sibling (Dart)
 
 
 _RUST_EXTRA = """
@@ -195,6 +197,56 @@ _SWIFT_REFS = """
   (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @name))) @reference.call
 (user_type (type_identifier) @name) @reference.type
 """
+# the languages added in issue 37 (RESULTS.md 37.3): a whole query where the wheel ships none
+# (Haskell, Zig, Julia, Perl, Objective-C), a few patterns where its query lacks the types
+_HASKELL = """
+(declarations (function name: (variable) @name) @definition.function)
+(declarations (bind name: (variable) @name) @definition.function)
+(declarations (data_type name: (name) @name) @definition.type)
+(declarations (newtype name: (name) @name) @definition.type)
+(declarations (type_synonym name: (name) @name) @definition.type)
+(declarations (type_family name: (name) @name) @definition.type)
+(declarations (class name: (name) @name) @definition.interface)
+(class_declarations (signature name: (variable) @name) @definition.method)
+"""
+_ZIG = """
+(function_declaration name: (identifier) @name) @definition.function
+(variable_declaration (identifier) @name (struct_declaration)) @definition.struct
+(variable_declaration (identifier) @name (enum_declaration)) @definition.enum
+(variable_declaration (identifier) @name (union_declaration)) @definition.union
+(variable_declaration (identifier) @name (opaque_declaration)) @definition.type
+"""
+_JULIA = """
+(module_definition name: (identifier) @name) @definition.module
+(function_definition (signature (call_expression . (identifier) @name))) @definition.function
+(function_definition (signature (call_expression . (field_expression (identifier) @name .))))
+  @definition.function
+(function_definition (signature (where_expression . (call_expression . (identifier) @name))))
+  @definition.function
+(function_definition (signature (typed_expression . (call_expression . (identifier) @name))))
+  @definition.function
+(assignment . (call_expression . (identifier) @name) (operator) @op (#eq? @op "=")) @definition.function
+(macro_definition (signature (call_expression . (identifier) @name))) @definition.macro
+(struct_definition (type_head (identifier) @name)) @definition.struct
+(struct_definition (type_head (binary_expression . (identifier) @name))) @definition.struct
+(struct_definition (type_head (parametrized_type_expression . (identifier) @name))) @definition.struct
+(struct_definition (type_head (binary_expression . (parametrized_type_expression . (identifier) @name))))
+  @definition.struct
+(abstract_definition (type_head (identifier) @name)) @definition.type
+(abstract_definition (type_head (binary_expression . (identifier) @name))) @definition.type
+"""
+_PERL = "(subroutine_declaration_statement name: (bareword) @name) @definition.function"
+_OBJC = """
+(class_interface . (identifier) @name) @definition.class
+(class_implementation . (identifier) @name) @definition.class
+(protocol_declaration . (identifier) @name) @definition.interface
+(method_definition (method_type) . (identifier) @name) @definition.method
+(method_declaration (method_type) . (identifier) @name) @definition.method
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+"""
+_ELIXIR_EXTRA = """
+(call target: (identifier) @ignore (arguments (alias) @name) (#eq? @ignore "defimpl")) @definition.impl
+"""
 _BASH_REFS = "(command name: (command_name (word) @name)) @reference.call"
 _RUBY_REFS = "(constant) @name @reference.type"  # the wheel's bare-identifier pattern is dropped (extract.py)
 
@@ -320,6 +372,37 @@ GRAMMARS: tuple[Grammar, ...] = (
     ),
 )
 
+GRAMMARS += (
+    Grammar("elixir", "elixir", "tree_sitter_elixir", "language", (".ex", ".exs"), _ELIXIR_EXTRA),
+    Grammar("haskell", "haskell", "tree_sitter_haskell", "language", (".hs",), _HASKELL, has_tags=False),
+    Grammar("lua", "lua", "tree_sitter_lua", "language", (".lua",)),
+    Grammar("zig", "zig", "tree_sitter_zig", "language", (".zig",), _ZIG, has_tags=False),
+    Grammar(
+        "dart",
+        "dart",
+        "tree_sitter_dart",
+        "language",
+        (".dart",),
+        wrappers=("method_signature",),
+        body_after="function_body",
+    ),
+    Grammar("ocaml", "ocaml", "tree_sitter_ocaml", "language_ocaml", (".ml",)),
+    Grammar("ocaml_interface", "ocaml", "tree_sitter_ocaml", "language_ocaml_interface", (".mli",)),
+    Grammar("julia", "julia", "tree_sitter_julia", "language", (".jl",), _JULIA, has_tags=False),
+    Grammar(
+        "perl",
+        "perl",
+        "tree_sitter_perl",
+        "language",
+        (".pl", ".pm"),
+        _PERL,
+        separator="::",
+        package=("package_statement",),
+        has_tags=False,
+    ),
+    Grammar("objc", "objective-c", "tree_sitter_objc", "language", (".m", ".mm"), _OBJC, has_tags=False),
+)
+
 BY_EXTENSION: dict[str, Grammar] = {ext: g for g in GRAMMARS for ext in g.extensions}
 # the loader's language -> the grammars to try, best first (a .h may be C++; a .ts file may hold JSX)
 BY_LANGUAGE: dict[str, tuple[Grammar, ...]] = {
@@ -327,7 +410,12 @@ BY_LANGUAGE: dict[str, tuple[Grammar, ...]] = {
     "javascript": (GRAMMARS[1],),
     "typescript": (GRAMMARS[2], GRAMMARS[3]),
     "c": (GRAMMARS[8], GRAMMARS[9]),
-    **{g.language: (g,) for g in GRAMMARS if g.language not in {"python", "javascript", "typescript", "c"}},
+    "ocaml": tuple(g for g in GRAMMARS if g.language == "ocaml"),
+    **{
+        g.language: (g,)
+        for g in GRAMMARS
+        if g.language not in {"python", "javascript", "typescript", "c", "ocaml"}
+    },
 }
 
 

@@ -7,9 +7,10 @@
 >>> out = pipeline.run({"retriever": {"query": "how are ties broken?", "top_k": 3}})  # doctest: +SKIP
 >>> out["retriever"]["documents"][0].meta["citation"]  # doctest: +SKIP
 
-``run(query, filters=None, top_k=None, mode=None, features=None)`` returns ``{"documents": [...]}``,
-each a Haystack ``Document`` with its ``score`` and a ``meta`` holding ``path``, ``start_line``,
-``end_line``, ``citation``, ``score``, ``breakdown``. ``filters`` are in hybrid-rag's filter
+``run(query, filters=None, top_k=None, mode=None, features=None, group=None)`` returns
+``{"documents": [...]}``, each a Haystack ``Document`` with its ``score`` and a ``meta`` holding
+``path``, ``start_line``, ``end_line``, ``citation``, ``score``, ``breakdown`` (and with
+``group="file"``, one document per file, ``units``: its best units). ``filters`` are in hybrid-rag's filter
 language (a string, a list of strings, or a mapping field -> value(s)); given at run time they
 replace the component's own. Built on a ``data_dir`` the component serializes with its pipeline.
 """
@@ -44,6 +45,7 @@ class HybridRagRetriever:
         filters: Any = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        group: str | None = None,
     ) -> None:
         self._source = Source(engine, data_dir=data_dir, client=client)
         self.engine, self.client = engine, client
@@ -52,6 +54,7 @@ class HybridRagRetriever:
         self.filters = filters
         self.mode = mode
         self.features = dict(features) if features is not None else None
+        self.group = group
 
     @component.output_types(documents=list[Document])
     def run(
@@ -61,14 +64,17 @@ class HybridRagRetriever:
         top_k: int | None = None,
         mode: str | None = None,
         features: dict[str, bool] | None = None,
+        group: str | None = None,
     ) -> dict[str, list[Document]]:
-        """The ranked documents for ``query``; each argument given replaces the component's own."""
+        """The ranked documents for ``query``; each argument given replaces the component's own
+        (``group="file"``: one document per file, its best units in ``meta["units"]``)."""
         hits, version = self._source.search(
             query,
             top_k=self.top_k if top_k is None else top_k,
             filters=self.filters if filters is None else filters,
             mode=mode or self.mode,
             features=self.features if features is None else features,
+            group=group or self.group,
         )
         documents = [
             Document(
@@ -89,6 +95,7 @@ class HybridRagRetriever:
         top_k: int | None = None,
         mode: str | None = None,
         features: dict[str, bool] | None = None,
+        group: str | None = None,
     ) -> dict[str, list[Document]]:
         """``run`` in a worker thread, for Haystack's ``AsyncPipeline``."""
-        return await asyncio.to_thread(self.run, query, filters, top_k, mode, features)
+        return await asyncio.to_thread(self.run, query, filters, top_k, mode, features, group)

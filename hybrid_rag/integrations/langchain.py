@@ -5,7 +5,7 @@
 >>> docs = retriever.invoke("how are ties broken?", k=3)  # doctest: +SKIP
 >>> docs[0].metadata["citation"], docs[0].metadata["breakdown"]  # doctest: +SKIP
 
-``k``, ``filters``, ``mode`` and ``features`` are set on the retriever and can be given again to
+``k``, ``filters``, ``mode``, ``features`` and ``group`` are set on the retriever and can be given again to
 one call (``invoke(query, k=3, filters=...)``, and the same to ``ainvoke``); each document's
 ``metadata`` holds ``path``, ``start_line``, ``end_line``, ``citation``, ``score``, ``breakdown``
 and the chunk's fields.
@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from hybrid_rag.integrations.source import Source, hit_metadata
 
-_CALL_ARGS = ("k", "filters", "mode", "features")
+_CALL_ARGS = ("k", "filters", "mode", "features", "group")
 
 
 class HybridRagRetriever(BaseRetriever):
@@ -46,6 +46,9 @@ class HybridRagRetriever(BaseRetriever):
     """``dense``, ``bm25`` or ``hybrid`` (None: ``retrieval.mode``)."""
     features: dict[str, bool] | None = None
     """Per-call stage switches, e.g. ``{"rerank": True, "mmr": True}``."""
+    group: str | None = None
+    """``file``: one document per file, ranked by its evidence, its best units in ``metadata["units"]``
+    (``k`` counts files); None or ``chunk``: one per chunk."""
 
     _source: Source = PrivateAttr()
 
@@ -70,7 +73,12 @@ class HybridRagRetriever(BaseRetriever):
             raise TypeError(f"unexpected argument {', '.join(unknown)}; valid: {', '.join(_CALL_ARGS)}")
         args = {name: kwargs.get(name, getattr(self, name)) for name in _CALL_ARGS}
         hits, version = self._source.search(
-            query, top_k=args["k"], filters=args["filters"], mode=args["mode"], features=args["features"]
+            query,
+            top_k=args["k"],
+            filters=args["filters"],
+            mode=args["mode"],
+            features=args["features"],
+            group=args["group"],
         )
         return [
             Document(page_content=hit["text"], metadata=hit_metadata(hit, version), id=str(hit["id"]))

@@ -27,14 +27,16 @@ if TYPE_CHECKING:
     from hybrid_rag.engine import Engine
 
 # kept in the node but out of the text an LLM or an embedder sees
-_HIDDEN = ["id", "score", "breakdown", "index_version", "start_line", "end_line", "meta"]
+_HIDDEN = ["id", "score", "breakdown", "index_version", "start_line", "end_line", "meta", "units"]
 
 
 class HybridRagRetriever(BaseRetriever):
     """Hybrid (dense + BM25) retrieval from an ``Engine``, a data dir, or a remote ``Client``.
 
     ``similarity_top_k`` (None: ``retrieval.top_k``), ``filters`` (hybrid-rag's filter language),
-    ``mode`` and ``features`` are carried into every query; change them on the instance between calls.
+    ``mode``, ``features`` and ``group`` (``file``: one node per file, ranked by its evidence, its best
+    units in ``metadata["units"]``) are carried into every query; change them on the instance between
+    calls.
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class HybridRagRetriever(BaseRetriever):
         filters: Any = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        group: str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -55,6 +58,7 @@ class HybridRagRetriever(BaseRetriever):
         self.filters = filters
         self.mode = mode
         self.features = dict(features) if features is not None else None
+        self.group = group
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -64,6 +68,7 @@ class HybridRagRetriever(BaseRetriever):
             filters=self.filters,
             mode=self.mode,
             features=self.features,
+            group=self.group,
         )
         nodes = []
         for hit in hits:

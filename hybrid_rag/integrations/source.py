@@ -61,15 +61,50 @@ class Source:
         filters: Any = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        group: str | None = None,
     ) -> tuple[list[dict[str, Any]], int | None]:
-        """The hits for ``text`` and the index version that answered."""
+        """The hits for ``text`` and the index version that answered; with ``group="file"`` one hit
+        per file (``file_hits``), ranked by its evidence (``retrieval/grouping.py``)."""
+        grouping = {"group": group} if group is not None else {}
         if self.client is not None:
-            data = self.client.query(text, top_k=top_k, mode=mode, filters=filters, features=features)
-            return list(data["results"]), data.get("index_version")
-        engine = self.engine
-        assert engine is not None
-        result = engine.query(text, top_k=top_k, filters=filters, mode=mode, features=features)
-        return [c.to_dict() for c in result.chunks], result.index_version
+            data = self.client.query(
+                text, top_k=top_k, mode=mode, filters=filters, features=features, **grouping
+            )
+        else:
+            engine = self.engine
+            assert engine is not None
+            result = engine.query(
+                text, top_k=top_k, filters=filters, mode=mode, features=features, **grouping
+            )
+            data = result.to_dict()
+        if "files" in data:
+            return file_hits(data), data.get("index_version")
+        return list(data["results"]), data.get("index_version")
+
+
+def file_hits(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One hit per file of a grouped answer (``query --json --group file``): its id is its path, its
+    text its units' texts in their order (best first), its lines and citation its best unit's, and
+    ``units`` its units' ids, line ranges and scores."""
+    by_id = {hit["id"]: hit for hit in data["results"]}
+    hits = []
+    for f in data["files"]:
+        units = [by_id[u["id"]] for u in f["units"]]
+        best = units[0]
+        hits.append(
+            {
+                **{k: best[k] for k in ("start_line", "end_line", "citation", "collection") if k in best},
+                "id": f["path"],
+                "path": f["path"],
+                "source_type": f["source_type"],
+                "language": f["language"],
+                "score": f["score"],
+                "breakdown": {},
+                "text": "\n\n".join(u["text"] for u in units),
+                "units": [dict(u) for u in f["units"]],
+            }
+        )
+    return hits
 
 
 def hit_metadata(hit: Mapping[str, Any], index_version: int | None) -> dict[str, Any]:
@@ -79,6 +114,8 @@ def hit_metadata(hit: Mapping[str, Any], index_version: int | None) -> dict[str,
     meta["score"] = hit["score"]
     meta["breakdown"] = dict(hit.get("breakdown") or {})
     meta["index_version"] = index_version
+    if "units" in hit:  # a file of a grouped answer: its best units
+        meta["units"] = [dict(u) for u in hit["units"]]
     if hit.get("meta"):
         meta["meta"] = dict(hit["meta"])
     return meta

@@ -26,6 +26,7 @@ from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
+from hybrid_rag.retrieval.grouping import units_together
 from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.parent import attach_parent_context
@@ -175,6 +176,8 @@ class HybridRetriever:
         if flags.mmr:
             scored = timed(tracer, "mmr", self.diversify, scored, candidates, live, reranked=flags.rerank)
         final = tuple(scored[:top_k])
+        if self.retrieval.group_units_by_file:  # a file's units together, at its best one's place
+            final = tuple(units_together(final))
         parents = timed(tracer, "parent_context", self.parents, final) if flags.parent_context else {}
         matches = {c.id: matching_lines(c.text, text, c.start_line) for c in final}
         return QueryResult(

@@ -27,8 +27,8 @@ from hybrid_rag.server.limits import (
     AskBody,
     BodyLimit,
     ContextBody,
+    GroupedBody,
     IngestBody,
-    QueryBody,
     RollbackBody,
     bound_schema,
     check_query,
@@ -116,7 +116,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)], responses=documented(*V1_ERRORS))
 
     @v1.post("/query")
-    async def query(body: QueryBody) -> dict[str, Any]:
+    async def query(body: GroupedBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
         kwargs = await service.call(
             check_query, body, service.limits, settings.features, settings.retrieval

@@ -47,6 +47,7 @@ NonNegative = Annotated[int, Field(ge=0), BeforeValidator(_whole)]
 AnswerTokens = Annotated[int, Field(ge=1, le=32_000), BeforeValidator(_whole)]
 Version = Annotated[int, Field(ge=1, le=MAX_VERSION), BeforeValidator(_whole)]
 PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE), BeforeValidator(_whole)]
+UnitsPerFile = Annotated[int, Field(ge=1, le=20), BeforeValidator(_whole)]  # group="file"
 TEXT = r"\S"  # a string with something in it besides white space
 PATH = r"^[^\x00]*[^\s\x00][^\x00]*$"  # and no NUL
 
@@ -66,6 +67,15 @@ class QueryBody(_Body):
         pattern=r"^[A-Za-z]{2,3}$",
         description="the query's language (ISO 639-1, e.g. ru, pt; und), instead of the detected one",
     )
+
+
+class GroupedBody(QueryBody):
+    """``/v1/query`` and the MCP ``search`` tool: a question, and whether to rank files instead of chunks."""
+
+    group: Literal["chunk", "file"] | None = Field(
+        None, description="file: files ranked by their evidence, each with its best units (top_k: files)"
+    )
+    units_per_file: UnitsPerFile | None = Field(None, description="with group file: units per file (3)")
 
 
 class ContextBody(QueryBody):
@@ -100,7 +110,7 @@ COLLECTION = Field(None, min_length=1, max_length=200, description="only this co
 # -- the MCP tools' arguments: the same models, so both surfaces refuse the same input ----------
 
 
-class SearchArgs(QueryBody):
+class SearchArgs(GroupedBody):
     top_k: Positive | None = Field(8, description="results to return (1-100)")
 
 
@@ -161,6 +171,9 @@ def check_query(
         except HybridRagError as exc:
             raise ApiError(422, f"{field}: {exc}", field=field) from None
     found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
+    for name in ("group", "units_per_file"):  # GroupedBody's (retrieval/grouping.py)
+        if getattr(body, name, None) is not None:
+            found[name] = getattr(body, name)
     return {**found, "lang": body.lang} if body.lang else found
 
 
