@@ -1,4 +1,4 @@
-"""Typed settings, loaded once (STYLE 6).
+"""Typed settings, loaded once (docs/contributing.md#settings-loaded-once).
 
 Precedence, lowest first: the defaults below (mirrored, with comments, in
 ``configs/default.yaml``), a YAML file (``--config FILE`` or ``HYBRID_RAG_CONFIG``), then

@@ -1,6 +1,7 @@
 """Fusion of ranked lists: reciprocal rank fusion and weighted sums of normalised scores.
 
-Conventions (STYLE 9): RRF uses k = 60 and ranks counted from 1, as in Cormack, Clarke and
+Conventions (docs/contributing.md#named-conventions): RRF uses k = 60 and ranks counted from 1,
+as in Cormack, Clarke and
 Büttcher (SIGIR 2009) and pyserini's ``fusion/_base.py``; a list's weight multiplies its
 reciprocal-rank term. Every result list is sorted by score descending, ties broken by ascending
 chunk id, so fusion does not depend on the order of its input lists.

@@ -4,7 +4,7 @@ Each step picks the candidate that maximises
 
     lambda * rel(d) - (1 - lambda) * max_{s in selected} cos(d, s)
 
-Conventions (STYLE 9):
+Conventions (docs/contributing.md#named-conventions):
 
 * **The pool.** MMR chooses among the first ``pool`` candidates only (the pipeline's
   ``mmr.pool``; None: all of them); the rest follow in their order. Like LangChain's ``fetch_k``,

@@ -1,4 +1,5 @@
-"""HybridRetriever: the query pipeline, one timed line per stage (STYLE 2).
+"""HybridRetriever: the query pipeline, one timed line per stage
+(docs/contributing.md#pipeline-reads-like-its-stages).
 
 filter → retrieve (dense + BM25) → expand → symbols → fetch → exact scores → fuse → rerank → thresholds →
 MMR → parents.
