@@ -77,7 +77,7 @@ def test_no_comment_cites_a_results_section_by_number() -> None:
     numbered = [
         f"{path.relative_to(REPO)}: {m.group(0)!r}"
         for path in _sources()
-        if path.suffix == ".py"
+        if path.suffix == ".py" or path.parent.name == "docs" or path.name == "README.md"
         for m in NUMBERED_CITE.finditer(path.read_text(encoding="utf-8", errors="replace"))
     ]
     assert not numbered, f"cite RESULTS.md#<anchor> instead: {numbered}"
