@@ -20,6 +20,7 @@ RESULTS_CITE = re.compile(r"RESULTS\.md#([A-Za-z0-9_-]+)")
 GUIDE_CITE = re.compile(r"contributing\.md#([A-Za-z0-9_-]+)")
 STYLE_TAG = re.compile(r"\bSTYLE \d+")
 NUMBERED_CITE = re.compile(r"RESULTS(?:\.md)?[`,]*\s+(?:sections?\s+|§\s*)?\d+(?:\.\d+)?\b")
+BARE_SECTION = re.compile(r"\b[Ss]ections?\s+\d+(?:\.\d+)?\b")  # "(section 21)": of RESULTS.md, by number
 
 
 def _sources() -> list[Path]:
@@ -79,6 +80,18 @@ def test_no_comment_cites_a_results_section_by_number() -> None:
         for path in _sources()
         if path.suffix == ".py" or path.parent.name == "docs" or path.name == "README.md"
         for m in NUMBERED_CITE.finditer(path.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not numbered, f"cite RESULTS.md#<anchor> instead: {numbered}"
+
+
+def test_the_package_and_the_docs_cite_no_section_by_number() -> None:
+    """A bare "section 21" in the package or the docs means RESULTS.md's; the studies' renderers may
+    still write numbered prose into RESULTS.md itself."""
+    numbered = [
+        f"{path.relative_to(REPO)}: {m.group(0)!r}"
+        for path in _sources()
+        if path.parts[len(REPO.parts)] in ("hybrid_rag", "docs") or path.name == "README.md"
+        for m in BARE_SECTION.finditer(path.read_text(encoding="utf-8", errors="replace"))
     ]
     assert not numbered, f"cite RESULTS.md#<anchor> instead: {numbered}"
 
