@@ -1,4 +1,5 @@
-"""The composition root: every stage built from one Settings, each constructor cheap (STYLE 8)."""
+"""The composition root: every stage built from one Settings, each constructor cheap
+(docs/contributing.md#cheap-constructors)."""
 
 from __future__ import annotations
 

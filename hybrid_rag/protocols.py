@@ -1,4 +1,5 @@
-"""The typed seams between stages (STYLE 3). A backend swaps without touching the pipeline."""
+"""The typed seams between stages (docs/contributing.md#typed-seams). A backend swaps without
+touching the pipeline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed settings, loaded once (STYLE 6).
+"""Typed settings, loaded once (docs/contributing.md#settings-loaded-once).
 
 Precedence, lowest first: the defaults below (mirrored, with comments, in
 ``configs/default.yaml``), a YAML file (``--config FILE`` or ``HYBRID_RAG_CONFIG``), then
@@ -199,7 +199,7 @@ class IndexSettings(_Section):
     dense_scoring: Literal["maxp", "pooled"] = "maxp"
     # faiss: flat (exact), hnsw or ivf (approximate, indices/ann.py); auto: flat below ann_min_chunks
     dense_kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
-    ann_min_chunks: Int = Field(250_000, ge=0)  # auto: exact below (RESULTS.md section 18)
+    ann_min_chunks: Int = Field(250_000, ge=0)  # auto: exact below (RESULTS.md#scale-on-one-machine)
     hnsw_m: Int = Field(32, ge=4, le=256)  # graph neighbours a vector (build time)
     hnsw_ef_construction: Int = Field(80, gt=0)  # build breadth
     hnsw_ef_search: Int = Field(128, gt=0)  # search breadth; at least the k asked for
@@ -267,7 +267,7 @@ class EmbeddingSettings(_Section):
     # server (vLLM, TEI, llama.cpp, LiteLLM, OpenAI); ollama: Ollama's /api/embed
     provider: Literal["local", "openai", "ollama"] = "local"
     # auto: multilingual-e5-small when a data dir's text is mostly not English, else the packaged
-    # MiniLM, and always the model a built index holds (models/auto.py; RESULTS.md section 29.5);
+    # MiniLM, and always the model a built index holds (models/auto.py; RESULTS.md#each-language-each-stage);
     # or a name in a local cache, a folder, or a packaged model
     model: str = "auto"
     base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1; ollama: http://127.0.0.1:11434
@@ -280,7 +280,8 @@ class EmbeddingSettings(_Section):
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"
     # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
-    # named #int8, so an index of the fp32 model is rebuilt); figures in RESULTS.md section 33
+    # named #int8, so an index of the fp32 model is rebuilt); figures in
+    # RESULTS.md#first-answer-on-a-big-repository
     quantize: Literal["none", "int8"] = "none"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
@@ -289,11 +290,12 @@ class EmbeddingSettings(_Section):
     window_overlap_tokens: Int = Field(32, ge=0)
     # where a long chunk's windows are cut: tokens (every window full length) or definitions (first
     # at the lines where a def / class / function starts, so a window holds one definition, headed by
-    # the class or function lines that enclose it; RESULTS.md section 21)
+    # the class or function lines that enclose it; RESULTS.md#repository-answers)
     window_split: Literal["tokens", "definitions"] = "definitions"
     # definitions: a chunk whose definition windows would be more than this (hundreds of tiny or
     # deeply nested definitions) gets plain token windows instead, so embedding a chunk costs at
-    # most its length's worth of windows (vectors.definition_window_texts; RESULTS.md section 42.2)
+    # most its length's worth of windows (vectors.definition_window_texts;
+    # RESULTS.md#deep-nesting-and-definition-windows)
     max_definition_windows: Int = Field(32, ge=1)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
@@ -326,7 +328,7 @@ class PathPrior(_Section):
     weight: Float = Field(gt=0)  # below 1 demotes, above 1 promotes; 1 changes nothing
 
 
-# test files answer "how does X work" less well than the code they test (RESULTS.md section 21)
+# test files answer "how does X work" less well than the code they test (RESULTS.md#repository-answers)
 TEST_PRIORS = tuple(
     PathPrior(pattern=p, weight=0.6)
     for p in (
@@ -339,7 +341,7 @@ TEST_PRIORS = tuple(
         "**/conftest.py",
     )
 )
-# type stubs repeat their implementation's signatures without its body (RESULTS.md section 21)
+# type stubs repeat their implementation's signatures without its body (RESULTS.md#repository-answers)
 STUB_PRIORS = (PathPrior(pattern="**/*.pyi", weight=0.6),)
 DEFAULT_PRIORS = TEST_PRIORS + STUB_PRIORS
 
@@ -366,13 +368,14 @@ class RetrievalSettings(_Section):
     code_dense_weight: Float = Field(0.75, ge=0)
     code_bm25_weight: Float = Field(0.25, ge=0)
     # a query in a language the dense model does not read (models/languages.py; MiniLM: English
-    # only): its dense weight times this; 0 skips the dense stage and BM25 answers (RESULTS.md 29)
+    # only): its dense weight times this; 0 skips the dense stage and BM25 answers (RESULTS.md#languages)
     unread_language_dense_scale: Float = Field(0.0, ge=0, le=1)
     # a question across languages (its language under 5% of the chunks, fewer than half of its terms in
-    # the index) with a dense model that reads it: BM25's weight times this; 0: dense alone (RESULTS.md 38)
+    # the index) with a dense model that reads it: BM25's weight times this; 0: dense alone
+    # (RESULTS.md#russian-question-english-code)
     cross_language_bm25_scale: Float = Field(0.0, ge=0, le=1)
     # an expansion list's weight (PRF, HyDE, rewrites) as a share of its kind's, by source type: feedback
-    # from a repository's top hits (tests, docs) misleads on code (RESULTS.md section 21)
+    # from a repository's top hits (tests, docs) misleads on code (RESULTS.md#repository-answers)
     expansion_weight: Float = Field(0.5, ge=0)
     code_expansion_weight: Float = Field(0.0, ge=0)
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
@@ -389,7 +392,7 @@ class RetrievalSettings(_Section):
     filter_max_globs: Int = Field(64, gt=0)  # distinct globs (path ~ ..., meta.x ~ ...)
     filter_max_glob_chars: Int = Field(4_096, gt=0)  # their characters together
     # per path glob, a weight on the fused ranking (the first matching pattern decides); see
-    # retrieval/priors.py and benchmarks/RESULTS.md section 21
+    # retrieval/priors.py and benchmarks/RESULTS.md#repository-answers
     path_priors: tuple[PathPrior, ...] = DEFAULT_PRIORS
     # the chunk list with a file's units moved together at its best unit's place (the same chunks,
     # another order; retrieval/grouping.py): off until measured better (RESULTS.md 37.3)
@@ -455,17 +458,17 @@ class RerankSettings(_Section):
     batch_size: Int = Field(16, gt=0)  # api: documents a request
     # cross_encoder: pairs a model call. 1: a pair's score is its own (the int8 graph quantizes a
     # call's activations with one scale, so in a batch of 4 a logit moved by up to 0.75 with its
-    # neighbours) and it was the fastest on 2 cores (RESULTS.md section 20)
+    # neighbours) and it was the fastest on 2 cores (RESULTS.md#onnx-model-runtime)
     model_batch_size: Int = Field(1, gt=0)
     # cross_encoder: word pieces a pair keeps; 256: nDCG@10 unchanged on cranfield and cosqa against the
-    # model's 512 (p >= 0.19), top 20 on cranfield 761 ms for 992; 128: 413 ms (RESULTS.md section 20)
+    # model's 512 (p >= 0.19), top 20 on cranfield 761 ms for 992; 128: 413 ms (RESULTS.md#onnx-model-runtime)
     max_length: Int = Field(256, gt=0)
     api_format: Literal["cohere", "tei"] = "cohere"  # cohere: Cohere / Jina request and answer
     timeout_seconds: Float = Field(30.0, gt=0)  # api: per request
     retries: Int = Field(1, ge=0)  # api: retries after a connection error, timeout, 429 or 5xx
     window_words: Int = Field(64, gt=0)  # embedding_windows: words in a window
     window_overlap_words: Int = Field(16, ge=0)
-    # final score: the reranker's alone (none), or mixed with the previous order (RESULTS.md section 5)
+    # final score: the reranker's alone (none), or mixed with the previous order (RESULTS.md#rerank)
     blend: Literal["none", "rrf", "linear"] = "linear"
     weight: Float = Field(0.3, ge=0, le=1)  # the reranker's share in a blend
 
@@ -501,7 +504,7 @@ class ContextSettings(_Section):
     summary_map_chunks: Int = Field(4, gt=0)  # with a generator: chunks a topic's map step summarises
     quote_max_tokens: Int = Field(400, gt=0)  # the most one quote may take when the budget allows
     max_embedded_units: Int = Field(48, gt=0)  # sentences / code lines embedded per build (cost bound)
-    quote_imports: bool = False  # import lines are not evidence (RESULTS.md section 21); True: they are
+    quote_imports: bool = False  # imports are not evidence (RESULTS.md#repository-answers); True: they are
     heading_tests: bool = False  # a topic is headed by a test's signature only when it has nothing else
     # how a quote is cited: "[n] path:start-end" (path_lines) or "[n | path]" (doc_file)
     citation_style: Literal["path_lines", "doc_file"] = "path_lines"

@@ -2,7 +2,7 @@
 
 Every stage takes these and returns new ones (``dataclasses.replace``); nothing is mutated
 in place. A chunk's ``id`` is its integer primary key in SQLite, its id in Faiss and the
-key of its row in BM25 (STYLE 5).
+key of its row in BM25 (docs/contributing.md#one-row-id).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ _E = TypeVar("_E", bound="ConfigEnum")
 
 
 class ConfigEnum(str, Enum):
-    """A mode named in the config; ``from_str`` lists the valid values when it fails (STYLE 7)."""
+    """A mode named in the config; ``from_str`` lists the valid values when it fails
+    (docs/contributing.md#modes-from-str)."""
 
     @classmethod
     def from_str(cls: type[_E], value: str) -> _E:

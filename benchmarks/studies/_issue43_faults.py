@@ -2,7 +2,7 @@
 issue43``). Each runs the real CLI on a fresh data dir (``fault_probe.Probe``), every command timed
 with its peak memory (the process's maximum resident set), and says what was lost or wrong after.
 Items 9 (a shared PostgreSQL store), 11 (HTTP uploads) and 13 (``auto`` with the real models) need
-a server or the models: their tests cover them (RESULTS.md section 43.2)."""
+a server or the models: their tests cover them (RESULTS.md#hostile-input-round-three)."""
 
 from __future__ import annotations
 

@@ -43,7 +43,8 @@ def cross_encoder(depth: int, blend: str, weight: float = 0.3) -> BenchConfig:
     )
 
 
-# what the default was before section 21's round 3 (token windows, code 0.85/0.15 with PRF, no priors)
+# what the default was before round 3 of RESULTS.md#repository-answers (token windows, code 0.85/0.15
+# with PRF, no priors)
 PREVIOUS_DEFAULT = {
     "embedding.window_split": "tokens",
     "retrieval.code_dense_weight": 0.85,

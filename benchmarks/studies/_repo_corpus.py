@@ -69,7 +69,7 @@ class Target:
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
-        if self.kind == "doc" and not self.also:  # the manifests of section 21 stay as they were
+        if self.kind == "doc" and not self.also:  # RESULTS.md#repository-answers' manifests stay as they were
             del d["kind"], d["also"]
         return d
 

@@ -1,5 +1,5 @@
-"""The synthetic corpus of 500-800-token chunks that RESULTS section 10 and the backends study
-measured (moved here from ``benchmarks/scale.py`` when the scale study became
+"""The synthetic corpus of 500-800-token chunks that RESULTS.md#latency-as-the-corpus-grows and the
+backends study measured (moved here from ``benchmarks/scale.py`` when the scale study became
 ``studies/scale.py``, whose own corpus is short chunks built by the engine's ingest).
 
 A Zipfian vocabulary (exponent 1) whose head is English stop words, then the whole words of the

@@ -32,7 +32,7 @@ from harness import ROOT, read_result
 
 from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset, percentiles
 from hybrid_rag.settings import BM25Settings, IndexSettings, MilvusSettings, load_settings
-from studies._scale_legacy import (  # the synthetic corpus of RESULTS section 10 (and the peers study)
+from studies._scale_legacy import (  # RESULTS.md#latency-as-the-corpus-grows's corpus
     DIM,
     Corpus,
     default_windows,

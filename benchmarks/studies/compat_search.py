@@ -19,7 +19,7 @@ held after loading.
 
     .venv/bin/python benchmarks/harness.py run compat_search                  # 100k rows, 20 queries
     .venv/bin/python benchmarks/harness.py run compat_search --out /tmp/c.json --rows 5000   # a quick look
-    .venv/bin/python benchmarks/harness.py report compat_search     # RESULTS.md section 13's table
+    .venv/bin/python benchmarks/harness.py report compat_search     # RESULTS.md#drop-in-classes's table
 """
 
 from __future__ import annotations

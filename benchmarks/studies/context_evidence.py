@@ -19,7 +19,7 @@ default settings; ROC AUC of its confidence and the share of each set it leaves 
 hand-written off-topic questions show each attempt's confidence.
 
     .venv/bin/python benchmarks/harness.py run context_evidence [--limit N] [--top-k 10 30] [--budget 3000]
-    .venv/bin/python benchmarks/harness.py report context_evidence    # RESULTS.md section 8's tables
+    .venv/bin/python benchmarks/harness.py report context_evidence    # RESULTS.md#context-evidence-recall
 """
 
 from __future__ import annotations

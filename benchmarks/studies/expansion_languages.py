@@ -1,4 +1,4 @@
-"""PRF per language and per set, and the English BM25 stemmer (issue 44, RESULTS.md section 44).
+"""PRF per language and per set, and the English BM25 stemmer (issue 44, RESULTS.md#beside-the-frameworks).
 
 Per judged set, through ``Engine.query`` as the languages study does (``languages.py``: its
 memoised embedder, its spread subsets and its cross-lingual set ``xquad_ru>en``):
@@ -11,8 +11,9 @@ memoised embedder, its spread subsets and its cross-lingual set ``xquad_ru>en``)
 * ``no expansion``: ``features.expansion`` off;
 * on the English sets, ``bm25.stemmer: english`` with BM25 alone and with the default.
 
-XQuAD with multilingual-e5-small (``configs/multilingual.yaml``, as sections 29 and 38 measured
-it); cranfield and cosqa with all-MiniLM-L6-v2, what ``embedding.model: auto`` picks for them.
+XQuAD with multilingual-e5-small (``configs/multilingual.yaml``, as RESULTS.md#languages and
+RESULTS.md#russian-question-english-code measured it); cranfield and cosqa with all-MiniLM-L6-v2,
+what ``embedding.model: auto`` picks for them.
 Each variant is compared to ``default`` query by query (mean difference and its 95% half-width).
 
     nice -n 10 .venv/bin/python benchmarks/harness.py run expansion_languages --max-queries 200

@@ -1,7 +1,7 @@
 """Faults: kills, concurrent writers and corruptions, each tried on a fresh data dir with the real CLI.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run fault_probe [--kills 3 --writers 5]
-    .venv/bin/python benchmarks/harness.py report fault_probe       # RESULTS.md section 24
+    .venv/bin/python benchmarks/harness.py report fault_probe       # RESULTS.md#faults
 
 Every trial ingests a small corpus of markdown files with `hybrid-rag` processes (the fake embedder:
 the faults are the engine's, not the model's), does one harm (a corrupt `CURRENT`, a damaged BM25

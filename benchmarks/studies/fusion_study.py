@@ -16,7 +16,7 @@ cross-validation over queries, and ranx's paired tests of the chosen default (th
 test's p moves in the third decimal from run to run: ranx does not honour its seed).
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run fusion_study [--refresh]
-    .venv/bin/python benchmarks/harness.py report fusion_study      # RESULTS.md section 2's table
+    .venv/bin/python benchmarks/harness.py report fusion_study  # RESULTS.md#fusion-never-below-its-best-stage
     .venv/bin/python benchmarks/studies/fusion_study.py [FILE]      # every table of the study
 """
 
@@ -464,7 +464,8 @@ def fusion_latency(runs: Mapping[str, Mapping[str, Runs]]) -> dict[str, float]:
 
 # -- markdown ---------------------------------------------------------------------------------
 
-# RESULTS.md section 2: (label, row key, bold: "row" or the cell (dataset, "margin"), or None)
+# RESULTS.md#fusion-never-below-its-best-stage:
+# (label, row key, bold: "row" or the cell (dataset, "margin"), or None)
 HEADLINE: tuple[tuple[str, str, Any], ...] = (
     ("dense alone", "single:dense", None),
     ("BM25 alone", "single:bm25", None),

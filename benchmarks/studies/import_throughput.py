@@ -1,7 +1,7 @@
 """``hybrid-rag import`` throughput with the file's vectors reused (nothing embedded).
 
     .venv/bin/python benchmarks/harness.py run import_throughput [--rows 10000 100000]
-    .venv/bin/python benchmarks/harness.py report import_throughput   # RESULTS.md section 12's table
+    .venv/bin/python benchmarks/harness.py report import_throughput   # RESULTS.md#import-throughput's table
 
 Writes an ``embeddings.jsonl`` of N rows (Zipfian text of 60-120 words, 256-dimension vectors of
 the fake embedder, so the dimension fits ``embedding.model: fake`` and every vector is reused),

@@ -4,7 +4,8 @@ The scale study's stores (``benchmarks/work/scale/<N>``, built by its ``_scale_c
 ``update`` measurement, run alone: a timed full build of the exact index first, then
 ``--updates`` changed files ingested one after the other in the same process (the first also
 loads the spaCy tokenizer). Measured again after the incremental build stopped reading every
-chunk row (``indices/build.py`` ``StoreChunks``): section 18 has the figures from before.
+chunk row (``indices/build.py`` ``StoreChunks``): RESULTS.md#scale-on-one-machine has the figures
+from before.
 
     .venv/bin/python benchmarks/harness.py run index_updates [--sizes 20000 100000]
 """

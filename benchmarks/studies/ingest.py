@@ -2,7 +2,7 @@
 
     flock /tmp/hybrid-rag-bench.lock .venv/bin/python benchmarks/harness.py run ingest \
         [--sample-chunks 240] [--rss-chunks 500 2000 8000] [--skip first_run throughput resume rss]
-    .venv/bin/python benchmarks/harness.py report ingest   # RESULTS.md section 19
+    .venv/bin/python benchmarks/harness.py report ingest   # RESULTS.md#streaming-ingest
 
 Every part reads a copy of the repository as committed (``git archive HEAD``), so files being
 edited in the working tree do not change the figures.

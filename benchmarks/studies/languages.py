@@ -6,8 +6,9 @@ Each language's 120 paragraphs are ingested into a fresh store per model and eve
 question (or ``--max-queries`` of them, spread evenly) goes through ``Engine.query``: ``bm25``
 and ``dense`` with the optional stages off (as the suite's single-stage rows), ``default`` with
 the shipped settings; for MiniLM also ``default, dense kept`` (``retrieval.
-unread_language_dense_scale: 1``, the fusion before section 29), for multilingual-e5 ``default,
-BM25 kept`` (``retrieval.cross_language_bm25_scale: 1``, the fusion before section 38). The cross-lingual set
+unread_language_dense_scale: 1``, the fusion before RESULTS.md#languages), for multilingual-e5
+``default, BM25 kept`` (``retrieval.cross_language_bm25_scale: 1``, the fusion before
+RESULTS.md#russian-question-english-code). The cross-lingual set
 ``xquad_ru>en`` asks xquad_ru's questions over xquad_en's paragraphs (the same ids, the same
 qrels). Vectors are memoised on disk (``--work``) so a re-run after a BM25 change embeds nothing.
 
@@ -147,7 +148,7 @@ def configs(model_key: str) -> list[tuple[str, str, Mapping[str, bool], Mapping[
     ]
     if model_key == "minilm":
         out.append(("default, dense kept", "hybrid", {}, {"retrieval.unread_language_dense_scale": 1.0}))
-    else:  # a question across languages: BM25 fused as before section 38
+    else:  # a question across languages: BM25 fused as before RESULTS.md#russian-question-english-code
         out.append(("default, BM25 kept", "hybrid", {}, {"retrieval.cross_language_bm25_scale": 1.0}))
     return out
 

@@ -1,7 +1,7 @@
 """Index lifecycle costs: one changed file into a ~10k-chunk corpus, a full rebuild, queries during it.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run lifecycle [--chunks 10000]
-    .venv/bin/python benchmarks/harness.py report lifecycle     # RESULTS.md section 7's tables
+    .venv/bin/python benchmarks/harness.py report lifecycle     # RESULTS.md#index-lifecycle's tables
 
 Index work is measured with the deterministic fake embedder (384 dimensions, windows like the
 real model's) so that the figures are the engine's own costs; the real model's embedding time

@@ -10,7 +10,7 @@ A second table ranks all passages for all queries (a passage's grade is its best
 to check that windows do not cost anything on the heads.
 
     .venv/bin/python benchmarks/harness.py run long_text_embedding [--limit N]
-    .venv/bin/python benchmarks/harness.py report long_text_embedding   # RESULTS.md section 3's table
+    .venv/bin/python benchmarks/harness.py report long_text_embedding   # RESULTS.md#long-chunks's table
 """
 
 from __future__ import annotations

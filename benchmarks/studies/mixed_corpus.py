@@ -16,7 +16,7 @@ top 10 and in all), and the mean number of results left.
 
 Floors are on the final score, which without rerank is the z-score fusion score (each list
 standardised over the query's candidates, so 0 is "as good as the average candidate"): the grid
-spans the upper part of that scale. ``render`` gives the table of RESULTS.md section 9.
+spans the upper part of that scale. ``render`` gives the table of RESULTS.md#mixed-corpus.
 """
 
 from __future__ import annotations

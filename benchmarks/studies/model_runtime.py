@@ -20,7 +20,7 @@ imports of a cold ONNX query (``python -X importtime``). Embedding throughput: t
 record the load average when they start.
 
     flock /tmp/hybrid-rag-bench.lock .venv/bin/python benchmarks/harness.py run model_runtime
-    .venv/bin/python benchmarks/harness.py report model_runtime   # RESULTS.md section 20
+    .venv/bin/python benchmarks/harness.py report model_runtime   # RESULTS.md#onnx-model-runtime
 """
 
 from __future__ import annotations

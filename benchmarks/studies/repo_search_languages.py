@@ -5,7 +5,8 @@ The projects (``PROJECTS``) come from the registries reachable here (``_repo_fet
 sdists, npm tarballs, Debian's packages of Rust crates, Go modules and C++ headers), a subfolder
 where the package is larger than a few hundred chunks. Three kinds of question, scored apart:
 
-* **doc**: section 21's method in every language: a function's doc comment's first sentence is
+* **doc**: the method of RESULTS.md#repository-answers in every language: a function's doc
+  comment's first sentence is
   the query, the comment is removed from the corpus (``_repo_corpus.build_corpus``; the comments
   of other languages are found by ``_repo_docs.py``), 50 a project (seeded);
 * **identifier**: a question naming a definition of the corpus (``where is X defined?``,

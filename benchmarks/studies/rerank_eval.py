@@ -15,7 +15,7 @@ cache off on the first ``--cold-queries`` queries (the cost of a query whose can
 never seen).
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/harness.py run rerank_eval [--datasets cranfield cosqa]
-    .venv/bin/python benchmarks/harness.py report rerank_eval   # RESULTS.md section 5 from the JSON
+    .venv/bin/python benchmarks/harness.py report rerank_eval   # RESULTS.md#rerank from the JSON
 
 Writes ``benchmarks/results/rerank_eval.json``: per dataset, every (list, reranker, blend) with its
 means and paired p-values against the list it started from, the rerank stage's latency warm and cold.
@@ -219,7 +219,7 @@ def try_cross_encoder(
 
 # -- report ------------------------------------------------------------------------------------
 
-# The rows RESULTS.md section 5 shows: (label, list or reranked entry, blend); None: the list alone.
+# The rows RESULTS.md#rerank shows: (label, list or reranked entry, blend); None: the list alone.
 HEADLINE: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     ("hybrid, no rerank (default)", ("hybrid",), None),
     ("dense / bm25, no rerank", ("dense", "bm25"), None),

@@ -2,7 +2,7 @@
 
     source scripts/pg_server.sh    # a throwaway PostgreSQL 15; exports TEST_POSTGRES_URL
     flock /tmp/hybrid-rag-bench.lock .venv/bin/python benchmarks/harness.py run store_backends
-    .venv/bin/python benchmarks/harness.py report store_backends   # RESULTS.md section 22's table
+    .venv/bin/python benchmarks/harness.py report store_backends   # RESULTS.md#store-backends's table
 
 Cranfield's 1,400 abstracts as one Markdown file each, ingested into a fresh data dir with the
 store on SQLite (the file in the data dir) and on PostgreSQL (a fresh database on the server

@@ -137,7 +137,8 @@ def _scopes(starts: Sequence[int], spans: Sequence[tuple[int, int, int]]) -> lis
     """The innermost unit holding each reference (``starts`` ascending), by one sweep over the
     units' byte spans: syntax nodes nest, so the units still open at a reference form a stack.
     A walk up the tree per reference cost its depth twice over (``node.parent`` is itself
-    O(depth)): cubic in nesting, as the definitions' walk was (RESULTS.md section 42.2)."""
+    O(depth)): cubic in nesting, as the definitions' walk was
+    (RESULTS.md#deep-nesting-and-definition-windows)."""
     out: list[int | None] = []
     stack: list[tuple[int, int, int]] = []
     i = 0

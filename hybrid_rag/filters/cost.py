@@ -5,7 +5,7 @@ A term is one comparison; an ``in`` list costs one term per ``IN_LIST_VALUES`` v
 one bound set, so it is cheap: the default allows hundreds of thousands of values). A ``meta.``
 comparison costs ``META_TERM_COST`` terms: it compiles to a JSON lookup in the chunk's metadata and
 then its document's, 20 to 40 times the work of a column comparison (4,999 of them, within the old
-count, took 47 s of CPU to build and compile into SQL; RESULTS.md section 43.2); ``meta.k = a or
+count, took 47 s of CPU to build and compile into SQL; RESULTS.md#hostile-input-round-three); ``meta.k = a or
 meta.k = b`` is one bound set, as the SQL runs it. A glob costs a pass over every path it is tested
 against, so distinct globs (the same glob twice is matched once a path) and their total length are
 held much lower. A filter over a limit is refused before any work, in one line naming the setting.
@@ -20,7 +20,7 @@ from hybrid_rag.filters.globs import normalize_glob
 from hybrid_rag.filters.language import DATE, FIELDS, META_PREFIX, And, Compare, FilterExpr, InList, Not, Or
 
 IN_LIST_VALUES = 100  # values of an in-list that cost one term (store/filter_sql.py binds them as one set)
-META_TERM_COST = 20  # terms one ``meta.`` comparison costs (measured: RESULTS.md section 43.2)
+META_TERM_COST = 20  # terms one ``meta.`` comparison costs (measured: RESULTS.md#hostile-input-round-three)
 
 
 @dataclass(frozen=True)

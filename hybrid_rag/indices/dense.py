@@ -1,7 +1,7 @@
 """Exact inner-product search over chunk vectors: Faiss ``IndexIDMap2(IndexFlatIP)``.
 
 Faiss ids are the chunk row ids from SQLite (int64, sparse after deletions, never reused),
-so a hit needs no id mapping (STYLE 5). Conventions:
+so a hit needs no id mapping (docs/contributing.md#one-row-id). Conventions:
 
 * results are best first; **ties break by ascending chunk id** (Faiss itself does not order
   ties, so the search widens until the k-th score is no longer tied, then sorts);

@@ -12,7 +12,7 @@ The trade-off. Changing a fraction p of the words kills up to ``shingle_words`` 
 change, so the Jaccard similarity falls fast, about (1-p)^w / (2 - (1-p)^w). The default (5-word
 shingles, 0.9) drops copies that differ in case, punctuation, whitespace or about one word in a
 hundred, and keeps lightly edited versions apart; lower the threshold or the shingle size to
-merge those too. What each setting catches and costs: benchmarks/RESULTS.md section 11.
+merge those too. What each setting catches and costs: benchmarks/RESULTS.md#near-duplicates.
 
 Determinism: the permutations come from a fixed seed, LSH candidates are verified by their
 estimated Jaccard, and among several matches the most similar, then the earliest kept, wins.
@@ -38,7 +38,7 @@ SEED = 1  # the MinHash permutations: fixed, so signatures are equal across runs
 # LSH band parameters are chosen to weigh a missed near duplicate nine times a spurious
 # candidate: candidates are verified by their estimated Jaccard, so a spurious one costs one
 # comparison, while a missed one is a duplicate stored. At threshold 0.9 and 128 permutations
-# this gives 8 bands of 16 rows (the probabilities: RESULTS.md section 11).
+# this gives 8 bands of 16 rows (the probabilities: RESULTS.md#near-duplicates).
 LSH_WEIGHTS = (0.1, 0.9)  # (false positive, false negative)
 _TOKEN_RE = re.compile(r"\w+")
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant (golden ratio) for combining token hashes

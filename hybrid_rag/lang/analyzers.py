@@ -112,7 +112,8 @@ LANGUAGES: Mapping[str, LanguageSpec] = {
     "tl": _row(None, "tl"),
     "uk": _row(None, "uk"),
     "ur": _row(None, "ur"),
-    "vi": _row(None, None),  # spaCy's Vietnamese list cost xquad_vi .948 -> .941 MRR@10 (RESULTS 29.2)
+    # vi: spaCy's Vietnamese list cost xquad_vi .948 -> .941 MRR@10 (RESULTS.md#bm25-per-language)
+    "vi": _row(None, None),
     "zh": _row(None, None),
     "ja": _row(None, None),
     "ko": _row(None, None),

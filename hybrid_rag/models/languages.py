@@ -3,7 +3,7 @@ that cannot read the query (``retrieval.unread_language_dense_scale``).
 
 The packaged all-MiniLM-L6-v2 was trained on English only: on XQuAD in Russian its dense stage
 reads .25 MRR@10 against BM25's .85, and fusing it pulled the hybrid below BM25 alone
-(benchmarks/RESULTS.md section 29). multilingual-e5-small reads XLM-R's ~100 languages.
+(benchmarks/RESULTS.md#languages). multilingual-e5-small reads XLM-R's ~100 languages.
 A model not listed here (a folder, a server) is trusted with every language: None.
 """
 

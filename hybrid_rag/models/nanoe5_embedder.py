@@ -9,7 +9,7 @@ prefixes itself and cuts a text past 512 pieces into windows whose mean it retur
 Threads: the engine runs on OpenMP. ``embedding.threads`` (a number, or ``auto``: the cores other
 processes leave free while the model loads) is set before every call, and idle threads sleep
 instead of spinning (``OMP_WAIT_POLICY=PASSIVE`` unless set): on a shared machine a spinning
-thread holds a core another process needs (benchmarks/RESULTS.md section 29).
+thread holds a core another process needs (benchmarks/RESULTS.md#languages).
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
 def cached_int8_onnx(fp32: Path) -> Path:
     """``fp32`` with its weights quantised to int8 (ONNX Runtime's ``quantize_dynamic``: MatMul and
     the fused Attention become MatMulInteger and QAttention, activations quantised per batch), built
-    once beside it as ``model.int8.onnx`` (``embedding.quantize: int8``; RESULTS.md section 33)."""
+    once beside it as ``model.int8.onnx`` (``embedding.quantize: int8``;
+    RESULTS.md#first-answer-on-a-big-repository)."""
     target = fp32.with_name("model.int8.onnx")
     if target.is_file():
         return target

@@ -248,7 +248,7 @@ class OnnxModel:
         options.log_severity_level = 3
         options.inter_op_num_threads = 1
         # idle threads sleep instead of spinning: on a shared machine a spinning thread takes the
-        # core another process (or this one's other thread) needs (RESULTS.md section 20)
+        # core another process (or this one's other thread) needs (RESULTS.md#onnx-model-runtime)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads

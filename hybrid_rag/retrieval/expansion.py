@@ -497,7 +497,7 @@ def lexical_skip_reason(
     words the index holds is still expanded. An undetermined question, and an index whose
     languages are not known, are expanded. Where it ran, a Russian question over English
     paragraphs got the dense top 5's English terms as its BM25 query, fused as evidence: the
-    hybrid fell below its dense stage (RESULTS.md section 44)."""
+    hybrid fell below its dense stage (RESULTS.md#beside-the-frameworks)."""
     if "bm25" not in first_pass:
         return None
     if not first_pass["bm25"]:

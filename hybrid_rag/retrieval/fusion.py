@@ -1,6 +1,7 @@
 """Fusion of ranked lists: reciprocal rank fusion and weighted sums of normalised scores.
 
-Conventions (STYLE 9): RRF uses k = 60 and ranks counted from 1, as in Cormack, Clarke and
+Conventions (docs/contributing.md#named-conventions): RRF uses k = 60 and ranks counted from 1,
+as in Cormack, Clarke and
 Büttcher (SIGIR 2009) and pyserini's ``fusion/_base.py``; a list's weight multiplies its
 reciprocal-rank term. Every result list is sorted by score descending, ties broken by ascending
 chunk id, so fusion does not depend on the order of its input lists.
@@ -16,14 +17,15 @@ at the score its own retriever gives it (the dense inner product, the BM25 score
 without a query term), so every list is standardised over the same candidates. Without it a chunk
 missing from a list must be imputed; 0 after ZMUV counts it as that list's *average* hit, though
 it scored below the list's last one, and pushes the lower half of the stronger list under mid
-hits of the weaker (on cranfield, Recall@50 below dense alone: RESULTS.md section 2).
+hits of the weaker (on cranfield, Recall@50 below dense alone: RESULTS.md#fusion-never-below-its-best-stage).
 RRF stays as published: absent adds nothing.
 
 **Weights by source type** (``retrieval.dense_weight``/``bm25_weight`` and the ``code_`` pair): a
 candidate's parts are weighed by its own chunk's source type. Prose questions meet code in few
 literal words (identifiers, API names), so on code the lexical list is the weaker witness.
-Evidence in ``benchmarks/studies/fusion_study.py`` (RESULTS.md section 2): text 0.65/0.35 and code
-0.85/0.15, with exact scores, are within noise of the best rule on both shared datasets.
+Evidence in ``benchmarks/studies/fusion_study.py`` (RESULTS.md#fusion-never-below-its-best-stage):
+text 0.65/0.35 and code 0.85/0.15, with exact scores, are within noise of the best rule on both
+shared datasets.
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ def fuse_runs(
 
 
 # Expansion lists are fused at half the weight of the first-pass list of their kind
-# (benchmarks/RESULTS.md section 6).
+# (benchmarks/RESULTS.md#query-expansion).
 EXPANSION_WEIGHT = 0.5
 
 

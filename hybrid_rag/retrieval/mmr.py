@@ -4,7 +4,7 @@ Each step picks the candidate that maximises
 
     lambda * rel(d) - (1 - lambda) * max_{s in selected} cos(d, s)
 
-Conventions (STYLE 9):
+Conventions (docs/contributing.md#named-conventions):
 
 * **The pool.** MMR chooses among the first ``pool`` candidates only (the pipeline's
   ``mmr.pool``; None: all of them); the rest follow in their order. Like LangChain's ``fetch_k``,
@@ -15,7 +15,7 @@ Conventions (STYLE 9):
   the reranker's (blended) score, the tail its fused score from another scale, placed below the
   head only to keep the list sorted. Normalising across both squeezes the head into a small part
   of [0, 1], so the similarity penalty outweighs the reranker's differences (measured:
-  benchmarks/RESULTS.md section 5). So after a rerank the pipeline pools only the candidates that
+  benchmarks/RESULTS.md#rerank). So after a rerank the pipeline pools only the candidates that
   carry the reranker's score (``HybridRetriever.diversify``).
 * ``rel`` is the pool's relevance min-max normalised to [0, 1] (all equal: all 1.0, as in
   ``fusion.minmax_normalize``), so ``lambda`` means the same whatever the score scale: an RRF

@@ -1,7 +1,7 @@
 """Whether each stage can read this question against these documents, and what fusion does with it.
 
 A stage that cannot read a question returns a list anyway, and a list of noise fused with a
-good one only pulls it down (benchmarks/RESULTS.md sections 29 and 38):
+good one only pulls it down (benchmarks/RESULTS.md#languages and RESULTS.md#russian-question-english-code):
 
 * the **dense** stage reads the languages its model was trained on (``models/languages.py``);
 * **BM25** reads a question whose language is among the index's (at least
@@ -107,7 +107,7 @@ def read_question(
     reading_bm25 = bm25_reads and bm25_on and mode in ("hybrid", "bm25")
     if not (reading_dense or reading_bm25):
         return Reading(lang, unread=unread_message(lang, model_name, counts, dense_reads, bm25_reads))
-    if both and not dense_reads and in_index and unread_dense_scale < 1.0:  # section 29
+    if both and not dense_reads and in_index and unread_dense_scale < 1.0:  # RESULTS.md#languages
         scale = unread_dense_scale
         what = "dense skipped, BM25 only" if scale == 0 else f"dense weight x{scale:g}"
         note = (

@@ -14,7 +14,7 @@ Backends (``rerank.backend``):
 * ``overlap`` (:class:`OverlapReranker`): the share of the query's words a candidate contains
   (the ``SimpleReranker`` of the systems hybrid-rag replaces; see docs/migrating.md).
 
-:func:`apply_rerank` merges the scores back. Conventions (STYLE 9):
+:func:`apply_rerank` merges the scores back. Conventions (docs/contributing.md#named-conventions):
 
 * only the first ``top_n_in`` candidates move; the rest follow in their order. Scores fall
   monotonically along the returned list (thresholds and MMR read them): if a tail score would

@@ -1,4 +1,5 @@
-"""HybridRetriever: the query pipeline, one timed line per stage (STYLE 2).
+"""HybridRetriever: the query pipeline, one timed line per stage
+(docs/contributing.md#pipeline-reads-like-its-stages).
 
 filter → retrieve (dense + BM25) → expand → symbols → fetch → exact scores → fuse → rerank → thresholds →
 MMR → parents.
@@ -222,7 +223,7 @@ class HybridRetriever:
     def _term_memo(self, version: int, tokenizer_key: str) -> dict[int, list[str]]:
         """Chunk id -> BM25 terms read for PRF under one index version and tokenizer: the pool of
         a small index's questions is the same few chunks, each read from the store's token cache
-        once per version, not once per question (RESULTS.md section 44)."""
+        once per version, not once per question (RESULTS.md#beside-the-frameworks)."""
         memo = self._terms
         if memo is None or memo[0] != (version, tokenizer_key) or len(memo[1]) > TERM_MEMO_LIMIT:
             memo = self._terms = ((version, tokenizer_key), {})

@@ -39,7 +39,9 @@ from hybrid_rag.types import Hit, QueryResult, ScoredChunk, StageTiming, Trace
 
 TOP_EVIDENCE = 3
 DENSE_FLOOR, DENSE_CEIL = 0.15, 0.65  # cosines of unrelated / clearly related text for MiniLM-class models
-E5_RANGE = (0.77, 0.87)  # multilingual-e5-small: median off-topic / answerable top-1 cosine (RESULTS 42.3)
+# multilingual-e5-small: median off-topic / answerable top-1 cosine
+# (RESULTS.md#context-quotes-answering-lines)
+E5_RANGE = (0.77, 0.87)
 WEIGHTS = {"dense": 0.45, "coverage": 0.40, "margin": 0.15}
 EXPANSION_TERMS = 5
 MAX_PARTS = 3

@@ -2,7 +2,8 @@
 
 SQLAlchemy 2.0 over SQLite in WAL mode (one writer, many readers). A chunk's integer primary
 key is AUTOINCREMENT, so an id is never reused after a delete: it is the chunk's id in Faiss and
-the key of its BM25 row for as long as the chunk lives (STYLE 5). Every write that an ingest makes
+the key of its BM25 row for as long as the chunk lives (docs/contributing.md#one-row-id). Every
+write that an ingest makes
 happens in one transaction, so an ingest that fails half-way leaves the store as it was.
 
 Rows are never updated in place: a write retires the documents it supersedes or deletes (their

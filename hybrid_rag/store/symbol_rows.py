@@ -2,7 +2,8 @@
 
 A symbol row is written with its document's row and tied to it (``document_id``, cascade) and to
 the chunk that holds its first line (``chunk_id``). Which rows a reader sees follows the index
-version it serves (STYLE 5 for chunks, here for definitions): a version built from store state
+version it serves (docs/contributing.md#one-row-id for chunks, here for definitions): a version
+built from store state
 ``S`` sees the symbols written at or before ``S`` whose document was not yet retired at ``S``;
 ``state=None`` reads the current state. A changed file's new revision brings its new symbols and
 retires the old ones with the old document row; a deleted file's symbols retire with it.

@@ -1,5 +1,5 @@
 """Per-query store reads that do not change between index versions are made once per version
-(RESULTS.md section 44: they dominated a small index's latency): the ingested root that paths
+(RESULTS.md#beside-the-frameworks: they dominated a small index's latency): the ingested root that paths
 are shown relative to, and the PRF pool's BM25 terms. A new version (another ingest) reads
 them again, so what they show follows the store."""
 

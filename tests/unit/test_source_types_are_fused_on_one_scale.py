@@ -3,7 +3,7 @@
 An expansion list that weighs text chunks but not code chunks (``code_expansion_weight: 0``, the
 default) must move text chunks among themselves, not lift every text chunk above code: before the
 weights were scaled to one sum, a text chunk got 1.5 times the weight of a code chunk and the docs
-of a repository crowded out its code (RESULTS.md section 21).
+of a repository crowded out its code (RESULTS.md#repository-answers).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """PDF: the text layer of each page, in PDFium's reading order (``pypdfium2``, Apache-2.0/BSD-3).
 
-Chosen over ``pypdf`` (BSD) by measurement (RESULTS.md section 23): the same text on generated
+Chosen over ``pypdf`` (BSD) by measurement (RESULTS.md#documents-as-text): the same text on generated
 pages, about twice the pages per second. A page is one unit (``p.3``); an encrypted or damaged
 file, or one without any text layer (a scan: no OCR here), is refused with its reason.
 """
