@@ -6,7 +6,7 @@ first is also handed to the handler that was there before (its KeyboardInterrupt
 program that runs the CLI in its own process (the test run's ``tests/conftest.py``: a Ctrl-C stops
 the run after the test it lands in) learns of it. Without that, a Ctrl-C landing in an in-process
 ingest was absorbed here, the CLI returned 130 as any test might, and the run went on until the
-second Ctrl-C (RESULTS 42.1: "one run out of three still went on for 100 s").
+second Ctrl-C (RESULTS.md#first-hour-again: "one run out of three still went on for 100 s").
 """
 
 from __future__ import annotations

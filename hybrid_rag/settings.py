@@ -383,7 +383,7 @@ class RetrievalSettings(_Section):
     symbol_weight: Float = Field(4.0, ge=0)
     # an architecture question ("how is the code organised?") moves each result up by this weight times
     # its file's PageRank over the reference graph (1 for the most central file), in standard deviations
-    # of the scores (hybrid_rag/symbols/centrality.py); off by default: RESULTS.md 40.1
+    # of the scores (hybrid_rag/symbols/centrality.py); off by default: RESULTS.md#centrality-prior
     centrality_prior: bool = False
     centrality_weight: Float = Field(1.0, ge=0)
     centrality_questions: Literal["architecture", "all"] = "architecture"  # "all": every question (studies)
@@ -395,7 +395,7 @@ class RetrievalSettings(_Section):
     # retrieval/priors.py and benchmarks/RESULTS.md#repository-answers
     path_priors: tuple[PathPrior, ...] = DEFAULT_PRIORS
     # the chunk list with a file's units moved together at its best unit's place (the same chunks,
-    # another order; retrieval/grouping.py): off until measured better (RESULTS.md 37.3)
+    # another order; retrieval/grouping.py): off until measured better (RESULTS.md#grammars-grouped)
     group_units_by_file: bool = False
 
     @model_validator(mode="after")

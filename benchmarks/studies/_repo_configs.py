@@ -55,7 +55,7 @@ PREVIOUS_DEFAULT = {
 
 
 def centrality(weight: float, questions: str) -> BenchConfig:
-    """The centrality prior (RESULTS 40.1) at ``weight``, on architecture questions or all."""
+    """The centrality prior (RESULTS.md#centrality-prior) at ``weight``, on architecture questions or all."""
     return BenchConfig(
         f"+centrality-{questions}-{weight}",
         f"default + PageRank centrality prior, weight {weight}, {questions} questions",

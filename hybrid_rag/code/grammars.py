@@ -197,7 +197,7 @@ _SWIFT_REFS = """
   (navigation_expression suffix: (navigation_suffix suffix: (simple_identifier) @name))) @reference.call
 (user_type (type_identifier) @name) @reference.type
 """
-# the languages added in issue 37 (RESULTS.md 37.3): a whole query where the wheel ships none
+# the languages added in issue 37 (RESULTS.md#grammars-grouped): a whole query where the wheel ships none
 # (Haskell, Zig, Julia, Perl, Objective-C), a few patterns where its query lacks the types
 _HASKELL = """
 (declarations (function name: (variable) @name) @definition.function)

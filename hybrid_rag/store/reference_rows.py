@@ -94,7 +94,7 @@ def read(
     (first, last: one document's span), in (path, line) order. Plain column reads: an answer may
     read thousands of rows, and ORM objects would cost more than the query. The statement of each
     shape is built once (``_statement``) with its values bound at each call: building it again
-    was most of a warm ``callers`` answer's time (RESULTS 40.4)."""
+    was most of a warm ``callers`` answer's time (RESULTS.md#callers-latency)."""
     by = "name" if names is not None else "document" if document_ids is not None else None
     query = _statement(state is not None, by, bool(kinds), lines is not None)
     params: dict[str, object] = {}

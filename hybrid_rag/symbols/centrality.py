@@ -1,6 +1,6 @@
 """A centrality prior: PageRank over the files' reference graph (as aider's repository map ranks
 files), for questions about a repository's architecture (``retrieval.centrality_prior``, off by
-default: RESULTS 40.1 measured it).
+default: RESULTS.md#centrality-prior measured it).
 
 The graph: one node per code file of the store state; for each stored use of a name (a call, a
 type or base class named, an import), an edge from the using file to each file defining that

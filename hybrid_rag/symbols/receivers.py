@@ -1,7 +1,7 @@
 """Rules for a call through a receiver (``x.f()``, ``a::f()``) that the qualifier rules of
-``references.py`` did not settle, in the brace languages (Python keeps its rules: section 40's
-jedi study measured them). From the hand-checked sample of RESULTS 40.3, where these calls were
-most of the wrong edges:
+``references.py`` did not settle, in the brace languages (Python keeps its rules: the jedi study of
+RESULTS.md#references measured them). From the hand-checked sample of
+RESULTS.md#brace-edges-by-hand, where these calls were most of the wrong edges:
 
 * ``std::``, ``core::``, ``alloc::`` (C++, Rust) name the standard library: never a definition of
   the repository (``std::move`` is not ``basic_memory_buffer::move``);

@@ -1,7 +1,8 @@
 """The ingest's Ctrl-C (stop after the current batch) no longer hides the first Ctrl-C from the
 handler that was installed before it: the test run's handler (tests/conftest.py) stops the run
 after the test a Ctrl-C lands in, but a Ctrl-C landing in an in-process ingest (``main(["ingest",
-...])``) was absorbed and the run went on until a second one (RESULTS 42.1: one run in three)."""
+...])``) was absorbed and the run went on until a second one (RESULTS.md#first-hour-again: one
+run in three)."""
 
 from __future__ import annotations
 
