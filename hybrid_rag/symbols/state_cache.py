@@ -8,8 +8,8 @@ the definitions holding uses, the uses of a name, a name's targets. ``for_state`
 None, a store read without a served version) is never kept, since it moves with every ingest.
 
 Measured on Django's ``django/`` (RESULTS.md#callers-latency): the SQL statements an answer ran,
-and SQLAlchemy building them, were most of a warm ``callers`` answer; the same name asked again, or a name whose
-callers' files were read before, now reads nothing.
+and SQLAlchemy building them, were most of a warm ``callers`` answer; the same name asked again,
+or a name whose callers' files were read before, now reads nothing.
 """
 
 from __future__ import annotations
