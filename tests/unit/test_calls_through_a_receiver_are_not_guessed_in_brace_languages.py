@@ -1,7 +1,8 @@
 """Calls through a receiver in the brace languages (``symbols/receivers.py``), the error classes
 of the hand-checked sample (RESULTS.md#brace-edges-by-hand): a standard-library call
 (``std::move``, ``list.size()``, ``xs.iter().rev()``) is never one of the repository's definitions of
-that name, and a Rust module path (``adaptors::filter_map_ok``) is that module's function, not the method calling it."""
+that name, and a Rust module path (``adaptors::filter_map_ok``) is that module's function, not the
+method calling it."""
 
 from __future__ import annotations
 
