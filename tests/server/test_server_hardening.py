@@ -110,9 +110,11 @@ def test_the_openapi_document_states_statuses_and_bounds(live: LiveServer) -> No
     assert params["offset"]["minimum"] == 0
     schemas = document["components"]["schemas"]
     assert schemas["RollbackBody"]["properties"]["version"]["minimum"] == 1
-    top_k = schemas["QueryBody"]["properties"]["top_k"]["anyOf"][0]
+    body = paths["/v1/query"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    query_body = schemas[body.rsplit("/", 1)[1]]  # GroupedBody: QueryBody's fields and the grouping
+    top_k = query_body["properties"]["top_k"]["anyOf"][0]
     assert (top_k["minimum"], top_k["maximum"]) == (1, 100)  # server.max_top_k
-    assert schemas["QueryBody"]["properties"]["query"]["maxLength"] == 4000  # server.max_query_chars
+    assert query_body["properties"]["query"]["maxLength"] == 4000  # server.max_query_chars
 
 
 def test_a_405_lists_every_method_of_the_path(live: LiveServer) -> None:
