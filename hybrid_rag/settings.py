@@ -149,7 +149,7 @@ class IngestBatchSettings(_Section):
     bm25_first_min_seconds: float = Field(5.0, ge=0)
     publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
     # BM25-first: the chunks' BM25 terms computed in other processes while the files are stored, so
-    # the BM25-only version is built sooner (indices/term_prefetch.py; off on one core)
+    # the BM25-only version is built sooner (ingest/term_prefetch.py; off on one core)
     tokenize_ahead: bool = True
 
 
@@ -376,7 +376,7 @@ class RetrievalSettings(_Section):
     expansion_weight: Float = Field(0.5, ge=0)
     code_expansion_weight: Float = Field(0.0, ge=0)
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
-    # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
+    # many standard deviations of the fused scores, times its match (hybrid_rag/retrieval/symbol_ranking.py)
     symbol_weight: Float = Field(4.0, ge=0)
     # what one filter may cost (filters/cost.py); over a limit: refused in one line naming it
     filter_max_terms: Int = Field(5_000, gt=0)  # comparisons (meta.: 20), and in-lists (1 a hundred values)
@@ -527,7 +527,7 @@ class FeatureFlags(_Section):
 
 
 class ServerSettings(_Section):
-    """``hybrid-rag serve`` and ``hybrid-rag mcp`` (``hybrid_rag/server/``, ``mcp_server.py``)."""
+    """``hybrid-rag serve`` and ``hybrid-rag mcp`` (``hybrid_rag/server/``, ``server/mcp.py``)."""
 
     host: str = "127.0.0.1"  # a non-loopback host needs an API key (never --no-auth)
     port: Int = Field(8000, ge=0, le=65535)  # 0: any free port

@@ -38,8 +38,8 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from hybrid_rag.code.extract import CONTAINER_KINDS, units_for_language, units_for_path
-from hybrid_rag.code.grammars import grammar_for_path
+from hybrid_rag.code.definitions import Definitions, find_definitions
+from hybrid_rag.code.extract import CONTAINER_KINDS
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
@@ -109,11 +109,13 @@ def _pull_up(lines: Sequence[str], i: int, comment: re.Pattern[str] = _COMMENT_R
     return i
 
 
-def python_cuts(lines: Sequence[str]) -> tuple[set[int], set[int]] | None:
-    """(top-level, nested) definition starts as 0-based line indices, or None on a SyntaxError."""
-    try:
-        tree = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError):
+def python_cuts(
+    lines: Sequence[str], definitions: Definitions | None = None
+) -> tuple[set[int], set[int]] | None:
+    """(top-level, nested) definition starts as 0-based line indices, or None on a SyntaxError
+    (the ``ast`` tree of the file's definition finder)."""
+    tree = (definitions or find_definitions("", "\n".join(lines), "python")).python_tree
+    if tree is None:
         return None
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -203,7 +205,9 @@ def _rst_title(line: str, underline: str) -> bool:
     return len(underline.rstrip()) >= len(line.strip())
 
 
-def unit_cuts(lines: Sequence[str], language: str, path: str = "") -> tuple[set[int], set[int]] | None:
+def unit_cuts(
+    lines: Sequence[str], language: str, path: str = "", definitions: Definitions | None = None
+) -> tuple[set[int], set[int]] | None:
     """(top-level, nested) definition starts from the tree-sitter units (``hybrid_rag.code``), or
     None when no grammar applies, the parse fails badly or it finds no definition. ``path``, when
     given, picks the grammar by extension (``.tsx``, ``.h``), else ``language`` does.
@@ -212,10 +216,7 @@ def unit_cuts(lines: Sequence[str], language: str, path: str = "") -> tuple[set[
     (but a namespace or module) encloses, and, between those units, the heuristic's cuts (module
     level code); nested: every other unit.
     """
-    text = "\n".join(lines)
-    units = (
-        units_for_path(path, text) if path and grammar_for_path(path) else units_for_language(language, text)
-    )
+    units = (definitions or find_definitions(path, "\n".join(lines), language)).cut_units
     if not units:
         return None
     top: set[int] = set()
@@ -242,13 +243,21 @@ def unit_cuts(lines: Sequence[str], language: str, path: str = "") -> tuple[set[
     return top, nested - top
 
 
-def code_priorities(lines: Sequence[str], language: str, path: str = "") -> tuple[list[int], list[bool]]:
+def code_priorities(
+    lines: Sequence[str], language: str, path: str = "", definitions: Definitions | None = None
+) -> tuple[list[int], list[bool]]:
     """Cut priorities for source code and which cuts fall between top-level definitions.
 
-    Python: the ``ast`` module; languages with a tree-sitter grammar: its units; otherwise (or when
-    that parse fails) the heuristic on lines at column 0.
+    Asked of the file's definition finder (``code/definitions.py``, one parse a file): Python by
+    its ``ast`` tree; languages with a tree-sitter grammar by its units; otherwise (or when that
+    parse fails) the heuristic on lines at column 0.
     """
-    cuts = python_cuts(lines) if language == "python" else unit_cuts(lines, language, path)
+    definitions = definitions or find_definitions(path, "\n".join(lines), language)
+    cuts = (
+        python_cuts(lines, definitions)
+        if language == "python"
+        else unit_cuts(lines, language, path, definitions)
+    )
     top, nested = cuts if cuts is not None else heuristic_cuts(lines, language)
     n = len(lines)
     prio = [LINE] * (n + 1)
@@ -397,13 +406,23 @@ def _long_line_pieces(line: str, encoding: str, settings: ChunkingSettings) -> l
         a, limit = (nxt if nxt > a else b), settings.max_tokens
 
 
-def chunk_file(file: LoadedFile, settings: ChunkingSettings) -> list[ChunkSpan]:
-    """Chunks of ``file`` in order (see the module docstring for the rules). Blank text -> []."""
-    return chunk_text(file.text, file.source_type, file.language, settings, path=file.path)
+def chunk_file(
+    file: LoadedFile, settings: ChunkingSettings, definitions: Definitions | None = None
+) -> list[ChunkSpan]:
+    """Chunks of ``file`` in order (see the module docstring for the rules). Blank text -> [].
+    ``definitions``: the file's definition finder, when the caller asks it for symbols too."""
+    return chunk_text(
+        file.text, file.source_type, file.language, settings, path=file.path, definitions=definitions
+    )
 
 
 def chunk_text(
-    text: str, source_type: SourceType, language: str, settings: ChunkingSettings, path: str = ""
+    text: str,
+    source_type: SourceType,
+    language: str,
+    settings: ChunkingSettings,
+    path: str = "",
+    definitions: Definitions | None = None,
 ) -> list[ChunkSpan]:
     """``chunk_file`` on a bare string (``\\n`` line endings); ``path`` picks a code file's grammar."""
     if not text.strip():
@@ -415,7 +434,7 @@ def chunk_text(
     too_long = [i for i, c in enumerate(costs) if c > max_t and len(encode(lines[i])) > max_t]
     costs = [min(c, max_t) for c in costs]  # a line of max_t tokens alone still fits
     if source_type == SourceType.CODE:
-        prio, is_top = code_priorities(lines, language, path)
+        prio, is_top = code_priorities(lines, language, path, definitions)
     else:
         prio, is_top = text_priorities(lines, language), None
     measured: dict[tuple[int, int], ChunkSpan | None] = {}

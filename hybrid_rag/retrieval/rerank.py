@@ -43,9 +43,9 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, ModelError
-from hybrid_rag.generation import BACKOFF_SECONDS, _preview, post_json
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import _in_hf_cache, _quiet_loading
+from hybrid_rag.models.generation import BACKOFF_SECONDS, _preview, post_json
 from hybrid_rag.models.onnx_runtime import OnnxModel, cross_encoder_files
 from hybrid_rag.protocols import Embedder, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize, rrf_term

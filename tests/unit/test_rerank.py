@@ -18,7 +18,7 @@ import pytest
 from fake_http import FakeServer, closed_port, serve
 
 from hybrid_rag.errors import ConfigError, ModelError, RemoteServiceError
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.protocols import Reranker
 from hybrid_rag.retrieval.rerank import (

@@ -130,7 +130,7 @@ _QUESTION_WORDS = frozenset(
 
 @lru_cache(maxsize=1)
 def _plain_stop_words() -> frozenset[str]:
-    from hybrid_rag.indices.tokenize import spacy_english_stop_words
+    from hybrid_rag.lang.tokenize import spacy_english_stop_words
 
     try:
         english = spacy_english_stop_words()
