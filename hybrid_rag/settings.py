@@ -293,7 +293,7 @@ class EmbeddingSettings(_Section):
     window_split: Literal["tokens", "definitions"] = "definitions"
     # definitions: a chunk whose definition windows would be more than this (hundreds of tiny or
     # deeply nested definitions) gets plain token windows instead, so embedding a chunk costs at
-    # most its length's worth of windows (vectors.definition_window_texts; RESULTS.md section 42.2)
+    # most its length's worth of windows (code/definition_windows.py; RESULTS.md section 42.2)
     max_definition_windows: Int = Field(32, ge=1)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None

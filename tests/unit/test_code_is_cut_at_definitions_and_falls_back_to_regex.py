@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.code import extract, grammars
+from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.code.extract import extract_units
 from hybrid_rag.ingest.chunking import chunk_text, heuristic_cuts, unit_cuts
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.types import SourceType
-from hybrid_rag.vectors import definition_window_texts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 SMALL = ChunkingSettings(min_tokens=20, max_tokens=70, overlap=0.0)
