@@ -5,7 +5,7 @@ reference index ask, once per file.
 extension, else of its language) and keeps the units and references of that parse; the fallbacks
 stand behind it: a Python file's ``ast`` tree (parsed at most once, on the first ask: the chunker
 cuts Python by it, and the symbol index reads it where tree-sitter has no answer), and, for a
-file neither reads, the chunker's column-0 rule (``ingest/chunking.heuristic_cuts``). Nothing is
+file neither reads, the column-0 rule (``cuts.heuristic_cuts``). Nothing is
 cached on a file's text: the ingest holds the answer for the file it is processing and drops it
 with the file.
 """

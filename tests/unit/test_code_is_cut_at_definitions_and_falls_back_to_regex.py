@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.code import extract, grammars
+from hybrid_rag.code.cuts import heuristic_cuts, unit_cuts
 from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.code.extract import extract_units
-from hybrid_rag.ingest.chunking import chunk_text, heuristic_cuts, unit_cuts
+from hybrid_rag.ingest.chunking import chunk_text
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.types import SourceType
 
