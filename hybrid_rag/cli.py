@@ -750,9 +750,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
-    """The MCP server (``hybrid_rag/mcp_server.py``) on stdio, or streamable HTTP."""
+    """The MCP server (``hybrid_rag/server/mcp.py``) on stdio, or streamable HTTP."""
     try:
-        from hybrid_rag.mcp_server import run_mcp
+        from hybrid_rag.server.mcp import run_mcp
     except ImportError as exc:
         raise HybridRagError(f"mcp needs: pip install 'hybrid-rag[server]' ({exc})") from None
     s = settings.server

@@ -15,6 +15,7 @@ from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
 from hybrid_rag.context.edges import check_edges, interleaved, with_edges
+from hybrid_rag.context.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.errors import (
     CorruptIndexError,
     HybridRagError,
@@ -25,11 +26,11 @@ from hybrid_rag.errors import (
     WriterBusyError,
     describe,
 )
-from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
 from hybrid_rag.indices.coverage import dense_status
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
+from hybrid_rag.indices.served_symbols import resolve_path, served_state, shown_matches, shown_outline
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.freshness import Freshness, mark_stale
@@ -40,6 +41,7 @@ from hybrid_rag.ingest.protected import keys_file_path
 from hybrid_rag.ingest.status import DiskStatus, disk_status
 from hybrid_rag.lang.query import language_override, query_language
 from hybrid_rag.models.factory import make_embedder
+from hybrid_rag.models.generation import make_generator
 from hybrid_rag.paths import display_path, ingested_root, shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
@@ -48,7 +50,6 @@ from hybrid_rag.retrieval.grouping import by_file, check_group
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
 from hybrid_rag.retrieval.retriever import resolve_flags
-from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
@@ -58,7 +59,6 @@ from hybrid_rag.symbols.references import _shower
 from hybrid_rag.symbols.search import OutlineEntry
 from hybrid_rag.symbols.search import find as find_symbols
 from hybrid_rag.symbols.search import outline as symbol_outline
-from hybrid_rag.symbols.served import resolve_path, served_state, shown_matches, shown_outline
 from hybrid_rag.types import QueryResult
 
 ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history

@@ -11,7 +11,9 @@ never absolute (an import's or a dataset's document id), is shown as stored. ``a
 from __future__ import annotations
 
 import dataclasses
+import os
 import posixpath
+from pathlib import Path
 
 from hybrid_rag.types import QueryResult
 
@@ -54,3 +56,9 @@ def shown_result(result: QueryResult, root: str | None) -> QueryResult:
         cid: dataclasses.replace(p, path=display_path(p.path, root)) for cid, p in result.parents.items()
     }
     return dataclasses.replace(result, chunks=chunks, parents=parents)
+
+
+def model_cache_dir() -> Path:
+    """Where built model files live: ``HYBRID_RAG_MODEL_CACHE`` or ``~/.cache/hybrid-rag/models``."""
+    env = os.environ.get("HYBRID_RAG_MODEL_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hybrid-rag" / "models"

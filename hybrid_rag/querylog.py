@@ -25,7 +25,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # only for annotations: a log writer needs none of the query machinery
     from hybrid_rag.context.render import Context
-    from hybrid_rag.retrieval.selfcheck import Checked
+    from hybrid_rag.context.selfcheck import Checked
     from hybrid_rag.types import QueryResult
 
 LOG_NAME = "queries.jsonl"

@@ -149,7 +149,7 @@ class IngestBatchSettings(_Section):
     bm25_first_min_seconds: float = Field(5.0, ge=0)
     publish_every_seconds: float = Field(120.0, ge=0)  # 0: no intermediate versions
     # BM25-first: the chunks' BM25 terms computed in other processes while the files are stored, so
-    # the BM25-only version is built sooner (indices/term_prefetch.py; off on one core)
+    # the BM25-only version is built sooner (ingest/term_prefetch.py; off on one core)
     tokenize_ahead: bool = True
 
 
@@ -294,7 +294,7 @@ class EmbeddingSettings(_Section):
     window_split: Literal["tokens", "definitions"] = "definitions"
     # definitions: a chunk whose definition windows would be more than this (hundreds of tiny or
     # deeply nested definitions) gets plain token windows instead, so embedding a chunk costs at
-    # most its length's worth of windows (vectors.definition_window_texts;
+    # most its length's worth of windows (code/definition_windows.py;
     # RESULTS.md#deep-nesting-and-definition-windows)
     max_definition_windows: Int = Field(32, ge=1)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
@@ -379,7 +379,7 @@ class RetrievalSettings(_Section):
     expansion_weight: Float = Field(0.5, ge=0)
     code_expansion_weight: Float = Field(0.0, ge=0)
     # the symbol list (features.symbols): a chunk holding a definition the query names moves up by this
-    # many standard deviations of the fused scores, times its match (hybrid_rag/symbols/ranking.py)
+    # many standard deviations of the fused scores, times its match (hybrid_rag/retrieval/symbol_ranking.py)
     symbol_weight: Float = Field(4.0, ge=0)
     # an architecture question ("how is the code organised?") moves each result up by this weight times
     # its file's PageRank over the reference graph (1 for the most central file), in standard deviations
@@ -542,7 +542,7 @@ class FeatureFlags(_Section):
 
 
 class ServerSettings(_Section):
-    """``hybrid-rag serve`` and ``hybrid-rag mcp`` (``hybrid_rag/server/``, ``mcp_server.py``)."""
+    """``hybrid-rag serve`` and ``hybrid-rag mcp`` (``hybrid_rag/server/``, ``server/mcp.py``)."""
 
     host: str = "127.0.0.1"  # a non-loopback host needs an API key (never --no-auth)
     port: Int = Field(8000, ge=0, le=65535)  # 0: any free port

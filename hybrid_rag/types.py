@@ -85,6 +85,7 @@ class ChunkSpan:
     token_count: int
     sha256: str
     meta: Mapping[str, Any] = field(default_factory=dict)  # an imported row's own fields
+    lang: str | None = None  # its natural language, decided once at ingest (None: the store decides)
 
 
 @dataclass(frozen=True)

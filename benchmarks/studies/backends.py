@@ -148,7 +148,7 @@ class Synthetic:
     """Chunks 1..n: texts (tokenised once), MaxP window matrices, and queries."""
 
     def __init__(self, n: int, queries: int) -> None:
-        from hybrid_rag.indices.tokenize import Tokenizer
+        from hybrid_rag.lang.tokenize import Tokenizer
 
         log(f"speed: generating {n} chunks")
         self.n = n

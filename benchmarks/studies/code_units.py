@@ -25,8 +25,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import hybrid_rag.code.cuts as cuts
 import hybrid_rag.ingest.chunking as chunking
-from hybrid_rag.code import extract
 from hybrid_rag.code.extract import extract_units
 from hybrid_rag.code.grammars import grammar_for_path, wheel_version
 from hybrid_rag.ingest.loaders import classify
@@ -75,16 +75,15 @@ def languages() -> list[dict[str, Any]]:
 
 
 def _chunk(path: str, text: str, language: str, settings: Settings, units: bool) -> tuple[list[str], float]:
-    original = chunking.unit_cuts
+    original = cuts.unit_cuts
     if not units:
-        chunking.unit_cuts = lambda lines, language, path="": None  # the regex path alone
-    extract._best.cache_clear()
+        cuts.unit_cuts = lambda lines, language, path="", definitions=None: None  # the regex path alone
     try:
         t = time.perf_counter()
         spans = chunking.chunk_text(text, SourceType.CODE, language, settings.chunking, path=path)
         return [s.text for s in spans], time.perf_counter() - t
     finally:
-        chunking.unit_cuts = original
+        cuts.unit_cuts = original
 
 
 def projects(settings: Settings, sample: int, seed: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -104,7 +103,6 @@ def projects(settings: Settings, sample: int, seed: int) -> tuple[list[dict[str,
                 text = path.read_text(encoding="utf-8")
             except (UnicodeDecodeError, OSError):
                 continue
-            extract._best.cache_clear()
             t = time.perf_counter()
             units = extract_units(str(path), text)
             row["parse_s"] += time.perf_counter() - t

@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.context import ContextBuilder, cached_embed
+from hybrid_rag.context.selfcheck import Checked, SelfCheck
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.evaluation.experiment import ingest_dataset
 from hybrid_rag.evaluation.metrics import load_beir
-from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck
 from hybrid_rag.settings import load_settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import QueryResult

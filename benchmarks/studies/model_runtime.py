@@ -43,7 +43,8 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset, percentiles
 from hybrid_rag.evaluation.metrics import evaluate, load_beir, ranked
 from hybrid_rag.models.factory import make_embedder
-from hybrid_rag.retrieval.rerank import CrossEncoderReranker, apply_rerank
+from hybrid_rag.models.rerankers import CrossEncoderReranker
+from hybrid_rag.retrieval.rerank import apply_rerank
 from hybrid_rag.settings import EmbeddingSettings, RerankSettings, Settings
 from hybrid_rag.types import QueryResult, Trace
 

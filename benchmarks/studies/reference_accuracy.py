@@ -173,7 +173,7 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
 if sys.argv[2] == "unstored":
     import hybrid_rag.ingest.pipeline as pipeline
-    pipeline.file_references = lambda f: []
+    pipeline.file_references = lambda f, found=None: []
 with tempfile.TemporaryDirectory() as tmp:
     settings = Settings().with_overrides({"paths.data_dir": tmp + "/data", "embedding.model": "fake"})
     engine = Engine(settings)

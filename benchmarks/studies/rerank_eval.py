@@ -38,14 +38,10 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, ModelError
 from hybrid_rag.evaluation.experiment import doc_run, ingest_dataset, percentiles
 from hybrid_rag.evaluation.metrics import BeirDataset, EvalReport, compare, evaluate, load_beir
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
+from hybrid_rag.models.rerankers import CrossEncoderReranker
 from hybrid_rag.protocols import Reranker
-from hybrid_rag.retrieval.rerank import (
-    CrossEncoderReranker,
-    EmbeddingWindowReranker,
-    LexicalReranker,
-    apply_rerank,
-)
+from hybrid_rag.retrieval.rerank import EmbeddingWindowReranker, LexicalReranker, apply_rerank
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult, ScoredChunk, Trace
 

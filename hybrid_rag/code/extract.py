@@ -23,7 +23,6 @@ from one pruned walk down (``links.py``). Nothing here is specific to one langua
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -86,8 +85,8 @@ def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
 
 
 def parse_path(path: str, text: str) -> tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]] | None:
-    """(units, references) of the file at ``path`` from one parse (cached: chunking, the symbol
-    index and the reference index all ask for the same file), or None."""
+    """(units, references) of the file at ``path`` from one parse, or None. Not cached: ingest asks
+    once per file through ``definitions.find_definitions``."""
     grammar = grammar_for_path(path)
     if grammar is None:
         return None
@@ -97,14 +96,18 @@ def parse_path(path: str, text: str) -> tuple[tuple[CodeUnit, ...], tuple[CodeRe
 
 def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
     """Units of ``text`` in the loader's ``language`` (hybrid_rag.ingest.loaders), or None."""
-    parsed = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+    parsed = parse_language(language, text)
     return None if parsed is None else list(parsed[0])
 
 
 Parsed = tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]]
 
 
-@functools.lru_cache(maxsize=8)  # ingest asks three times for a file: chunk cuts, symbols, references
+def parse_language(language: str, text: str) -> Parsed | None:
+    """(units, references) of ``text`` by the grammars of the loader's ``language``, or None."""
+    return _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+
+
 def _best(choices: tuple[str, ...], text: str) -> Parsed | None:
     """The first grammar's units when it parses cleanly, else the cleanest parse's (or None)."""
     data = text.encode("utf-8", errors="replace")
@@ -419,7 +422,8 @@ def extract_units(path: str, text: str) -> list[CodeUnit] | None:
 
 
 def extract_references(path: str, text: str) -> list[CodeReference] | None:
-    """The references of ``text`` (the file at ``path``) in source order, from the same cached
-    parse as its units; None when no grammar applies or the parse fails badly."""
+    """The references of ``text`` (the file at ``path``) in source order, from one parse (ingest
+    takes them with the units from ``definitions.find_definitions``); None when no grammar
+    applies or the parse fails badly."""
     parsed = parse_path(path, text)
     return None if parsed is None else list(parsed[1])

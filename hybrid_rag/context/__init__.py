@@ -1,5 +1,5 @@
 """From retrieval results to a cited, budgeted context and an answer prompt (the self-check that
-retries weak retrievals is ``retrieval/selfcheck.py``).
+retries weak retrievals is ``context/selfcheck.py``).
 
 Nothing is loaded at import: the embed function and the generator are passed in.
 """

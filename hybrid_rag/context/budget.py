@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import hybrid_rag.context.evidence as ev
+from hybrid_rag.lang.windows import best_window
 from hybrid_rag.types import ScoredChunk
 
 MIN_SHARE = 40  # tokens: the smallest first-pass share of the budget a quote is offered
@@ -247,7 +248,7 @@ class Filler:
         """The best window of chunk ``i`` within ``cap`` tokens, off the lines other quotes hold."""
         t = self.labels[i]
         least = 0.0 if self.topic_open(t) else self.floor[t]
-        return ev.best_window(
+        return best_window(
             self.scores[i],
             self.costs[i],
             cap,

@@ -54,12 +54,13 @@ from hybrid_rag.context.render import (
     topic_heading,
     with_locator,
 )
+from hybrid_rag.context.selfcheck import DENSE_CEIL, DENSE_FLOOR, Checked, confidence, kept_confidence
 from hybrid_rag.errors import InputError
-from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.tokenize import content_terms
+from hybrid_rag.lang.windows import term_overlap
 from hybrid_rag.locators import quote_locator
 from hybrid_rag.protocols import Embedder, Generator
-from hybrid_rag.retrieval.selfcheck import DENSE_CEIL, DENSE_FLOOR, Checked, confidence, kept_confidence
 from hybrid_rag.settings import ContextSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -192,7 +193,7 @@ class ContextBuilder:
         per_chunk: list[list[tuple[ev.Unit, float]]] = [[] for _ in chunks]
         relevance = []
         for j, unit in enumerate(units):
-            overlap = ev.term_overlap(query_terms, content_terms(unit.text, lang))
+            overlap = term_overlap(query_terms, content_terms(unit.text, lang))
             relevance.append(ev.relevance(cosine.get(j, 0.0), overlap, bool(query_terms)))
             per_chunk[unit.chunk].append((unit, relevance[-1]))
         scores = [ev.line_scores(len(lines[i]), lines[i], per_chunk[i]) for i in range(n)]

@@ -1,6 +1,6 @@
 """The maths of context building, as pure functions: terms, scoring units, line windows, topics.
 
-* **Terms**: ``indices.tokenize.content_terms`` (words and identifier parts, no stop words).
+* **Terms**: ``lang.tokenize.content_terms`` (words and identifier parts, no stop words).
 * **Units** are what gets embedded and ranked: sentences of prose (a paragraph's lines joined,
   then cut after ``.``, ``!`` or ``?``) and non-trivial lines of code. Each unit knows the lines
   of its chunk that it spans.
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybrid_rag.indices.tokenize import content_terms
+from hybrid_rag.lang.tokenize import content_terms
+from hybrid_rag.lang.windows import term_overlap
 
 N_INIT = 3  # k-means restarts: fixed, so that a seed gives one answer
 LINE_BASE_SCORE = 0.02  # a non-blank line is worth a little context even when it matches nothing
@@ -42,13 +43,6 @@ _SIGNATURE = re.compile(
     r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+)*"
     r"(?:def|class|function|func|fn|interface|struct|enum|trait|impl|type|module)\b"
 )
-
-
-def term_overlap(query_terms: set[str], terms: Iterable[str]) -> float:
-    """Share of ``query_terms`` found among ``terms``; 0 when there are no query terms."""
-    if not query_terms:
-        return 0.0
-    return len(query_terms.intersection(terms)) / len(query_terms)
 
 
 @dataclass(frozen=True)
@@ -222,76 +216,6 @@ def statement_leads(
         for k in inner:
             lead[k] = 0.0
     return lead
-
-
-def best_window(
-    scores: Sequence[float],
-    costs: Sequence[int],
-    cap: int,
-    blocked: Sequence[bool] | None = None,
-    *,
-    reach: Sequence[int] | None = None,
-    peak_first: bool = False,
-    lead: Sequence[float] | None = None,
-    least: float = 0.0,
-) -> tuple[int, int] | None:
-    """The contiguous lines ``(a, b)`` (inclusive) with the highest total score whose costs sum
-    to at most ``cap``, never crossing a ``blocked`` line; ties go to the cheaper, then the
-    earlier window. Blank lines at either end are trimmed. None when no scored line fits.
-
-    ``reach`` (``statement_reach``): a window that holds a statement's first line holds its last
-    (whole statements; it may start inside one). ``peak_first``: the window with the best line
-    wins, the highest total among those (the lines that answer, not many lines that half match).
-    ``lead``: per line, the score of the best statement that starts on it (0: none); given, a
-    window's best line is its best whole statement, it must hold one, of at least ``least``, and
-    ``peak_first`` is implied (a piece of a statement alone is never the quote's reason).
-
-    >>> best_window([0.1, 0.9, 0.0, 0.5], [5, 5, 1, 5], 11)
-    (1, 3)
-    >>> best_window([0.1, 0.9, 0.0, 0.5], [5, 5, 1, 5], 10)
-    (0, 1)
-    >>> scores = [.35, .35, .6]
-    >>> best_window(scores, [5, 5, 9], 10), best_window(scores, [5, 5, 9], 10, peak_first=True)
-    ((0, 1), (2, 2))
-    >>> best_window([.5, .9, .1], [5, 5, 5], 10), best_window([.5, .9, .1], [5, 5, 5], 10, reach=[0, 2, 2])
-    ((0, 1), (1, 2))
-    """
-    n = len(scores)
-    s = np.asarray(scores, dtype=np.float64)
-    pc = np.concatenate([[0], np.cumsum(np.asarray(costs, dtype=np.int64))])
-    ps = np.concatenate([[0.0], np.cumsum(s)])
-    if lead is not None:
-        peak_first = True
-    top = np.asarray(lead if lead is not None else scores, dtype=np.float64)
-    bad = [-1] * n  # per line h: the last line j <= h whose statement goes on past h
-    if reach is not None:
-        for j, r in enumerate(reach):
-            for h in range(j, min(r, n)):
-                bad[h] = j
-    best: tuple[float, float, int, int, int] | None = None  # (peak, score, -cost, -a, b) maximised
-    a = 0
-    for b in range(n):
-        if blocked is not None and blocked[b]:
-            a = b + 1
-            continue
-        while a <= b and pc[b + 1] - pc[a] > cap:
-            a += 1
-        lo, hi = max(a, bad[b] + 1), b
-        if lo > hi:
-            continue
-        while lo < hi and s[lo] <= 0:
-            lo += 1
-        while hi > lo and s[hi] <= 0 and bad[hi - 1] < lo:
-            hi -= 1
-        if s[lo] <= 0:
-            continue
-        peak = float(top[lo : hi + 1].max()) if peak_first else 0.0
-        if lead is not None and (peak <= 0 or peak < least):
-            continue
-        key = (round(peak, 9), round(float(ps[b + 1] - ps[lo]), 9), -int(pc[hi + 1] - pc[lo]), -lo, hi)
-        if best is None or key > best:
-            best = key
-    return None if best is None else (-best[3], best[4])
 
 
 def best_line(

@@ -65,7 +65,7 @@ def build_vocabulary(
     if size <= 0:
         raise ValueError(f"vocabulary size must be positive, got {size}")
     if stop_words is None:
-        from hybrid_rag.indices.tokenize import spacy_english_stop_words
+        from hybrid_rag.lang.tokenize import spacy_english_stop_words
 
         stop_words = sorted(spacy_english_stop_words(), key=lambda w: (len(w), w))
     words: list[str] = []
@@ -221,7 +221,7 @@ def quick_dataset(docs: int = 30, queries: int = 15, seed: int = 0) -> BeirDatas
     are several chunks); its query is two of them in a question, and it is the one relevant answer."""
     if not 0 < queries <= docs:
         raise InputError(f"the quick bench needs 0 < queries <= docs, got {queries} queries for {docs} docs")
-    from hybrid_rag.indices.tokenize import spacy_english_stop_words
+    from hybrid_rag.lang.tokenize import spacy_english_stop_words
 
     rng = np.random.default_rng(seed)
     vocab = build_vocabulary(20_000)

@@ -44,7 +44,7 @@ from hybrid_rag.errors import ConfigError, CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.dense import rank_hits
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
 from hybrid_rag.indices.segmented import SegmentedBM25, load_segmented, plan_merge, save_segmented
-from hybrid_rag.indices.tokenize import TOKENIZER_VERSION, Tokenizer
+from hybrid_rag.lang.tokenize import TOKENIZER_VERSION, Tokenizer
 from hybrid_rag.settings import BM25Settings
 from hybrid_rag.types import Hit
 

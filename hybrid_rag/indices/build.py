@@ -19,15 +19,16 @@ from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError,
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
+from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.coverage import DENSE_CHUNKS, drop_partials, is_partial
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
-from hybrid_rag.indices.tokenize import analysis_language, chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
+from hybrid_rag.lang.tokenize import analysis_language
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore

@@ -9,9 +9,10 @@ Rules (``chunk_file``):
 * Consecutive chunks share about ``overlap`` of a chunk's tokens as whole lines (the next chunk
   starts that many lines before the previous one ends). A single line is never split for the
   overlap, so the overlap is smaller (or none) when the last lines are long.
-* Code is cut between top-level definitions (Python: the ``ast`` module; the languages with a
-  tree-sitter grammar: its units, ``hybrid_rag.code``; other languages, or a file the grammar
-  cannot parse: a heuristic on lines at column 0), packing several small ones into a chunk; a
+* Code is cut between top-level definitions, as the file's definition finder places them
+  (``code/cuts.py``: Python by the ``ast`` module; the languages with a tree-sitter grammar by
+  its units; other languages, or a file the grammar cannot parse: a heuristic on lines at
+  column 0), packing several small ones into a chunk; a
   definition is cut only when it alone is longer than ``max_tokens``, then preferably before a
   nested definition or after a blank line. Cuts between top-level definitions carry no overlap,
   and overlap never reaches back across a top-level definition boundary.
@@ -31,15 +32,14 @@ loses lines). Everything here is deterministic.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import hashlib
 import itertools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
-from hybrid_rag.code.extract import CONTAINER_KINDS, units_for_language, units_for_path
-from hybrid_rag.code.grammars import grammar_for_path
+from hybrid_rag.code.cuts import definition_cuts
+from hybrid_rag.code.definitions import Definitions
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.tokens import get_encoding
 from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
@@ -48,20 +48,6 @@ from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
 TOP, NESTED, PARAGRAPH, LINE = 4, 3, 2, 1
 HEADING = NESTED  # text has no top-level units; a heading is its strongest cut
 
-_NESTED_WORDS = (
-    "def|class|function|func|fn|pub|export|public|private|protected|internal|static|abstract|final|"
-    "sealed|async|override|interface|struct|enum|impl|trait|fun|module|namespace|object|sub|proc|"
-    "describe|it|test"
-)
-_DEF_RE = re.compile(
-    rf"(?:{_NESTED_WORDS}|type|union|const|let|var|val|package|record|typedef|template|mod)\b"
-)
-_NESTED_RE = re.compile(rf"(?:{_NESTED_WORDS})\b")  # not const/let/var: those are everywhere in bodies
-_SQL_DEF_RE = re.compile(r"(?i)(?:create|alter|drop|insert|update|delete|select|with|begin)\b")
-_COMMENT_RE = re.compile(r"(?://|/\*|\*|--|@|#(?:[\s#!\[]|$)|;;|%)")
-_PY_COMMENT_RE = re.compile(r"[#@]")
-_CLOSER_RE = re.compile(r"(?:[})\]]|end\b|fi\b|done\b|esac\b|</)")
-_KEY_LANGUAGES = frozenset({"yaml", "toml", "ini", "make", "dockerfile"})  # every col-0 line opens a unit
 _ATX_RE = re.compile(r" {0,3}#{1,6}(?:\s|$)")
 _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)\s*$")
 _FENCE_RE = re.compile(r" {0,3}(?:```|~~~)")
@@ -92,81 +78,6 @@ def line_costs(lines: Sequence[str], encode: Callable[[str], list[int]]) -> list
 
 def _blank(line: str) -> bool:
     return not line.strip()
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _pull_up(lines: Sequence[str], i: int, comment: re.Pattern[str] = _COMMENT_RE) -> int:
-    """Move a cut at line ``i`` above the comments, decorators and annotations attached to it
-    (non-blank lines right above, indented at most one column more than line ``i``)."""
-    depth = _indent(lines[i]) + 1
-    while i > 0 and not _blank(lines[i - 1]) and _indent(lines[i - 1]) <= depth:
-        if not comment.match(lines[i - 1].lstrip()):
-            break
-        i -= 1
-    return i
-
-
-def python_cuts(lines: Sequence[str]) -> tuple[set[int], set[int]] | None:
-    """(top-level, nested) definition starts as 0-based line indices, or None on a SyntaxError."""
-    try:
-        tree = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-    def start(node: ast.stmt) -> int:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        return _pull_up(lines, first - 1, _PY_COMMENT_RE)
-
-    top = {start(node) for node in tree.body}
-    nested = {start(node) for node in _nested_statements(tree.body) if isinstance(node, defs)}
-    return top, nested - top
-
-
-def _nested_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements inside the bodies of ``body`` (expressions are not visited: it is faster)."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(node, name, ()):
-                if isinstance(child, ast.stmt):
-                    yield child
-                stack.append(child)
-
-
-def heuristic_cuts(lines: Sequence[str], language: str) -> tuple[set[int], set[int]]:
-    """(top-level, nested) definition starts for languages without a parser here.
-
-    Top level: a line at column 0 that is not a comment or a closing bracket and either opens
-    a definition (``def``, ``func``, ``pub``, ``export``, ...), follows a blank line or a
-    closing bracket at column 0, or (YAML, TOML, ...) is any key. Nested: an indented line that
-    opens a definition. Both are moved above their attached comments.
-    """
-    top: set[int] = set()
-    nested: set[int] = set()
-    every_key = language in _KEY_LANGUAGES
-    sql = language == "sql"
-    for i, line in enumerate(lines):
-        if _blank(line):
-            continue
-        stripped = line.lstrip()
-        if _COMMENT_RE.match(stripped):
-            continue
-        if line[0] in " \t":
-            if _NESTED_RE.match(stripped):
-                nested.add(_pull_up(lines, i))
-            continue
-        opens = bool(_DEF_RE.match(stripped) or (sql and _SQL_DEF_RE.match(stripped)))
-        if _CLOSER_RE.match(line):
-            continue
-        prev = lines[i - 1] if i else ""
-        if opens or every_key or _blank(prev) or (not prev[0].isspace() and _CLOSER_RE.match(prev)):
-            top.add(_pull_up(lines, i))
-    return top, nested - top
 
 
 def text_priorities(lines: Sequence[str], language: str) -> list[int]:
@@ -203,53 +114,16 @@ def _rst_title(line: str, underline: str) -> bool:
     return len(underline.rstrip()) >= len(line.strip())
 
 
-def unit_cuts(lines: Sequence[str], language: str, path: str = "") -> tuple[set[int], set[int]] | None:
-    """(top-level, nested) definition starts from the tree-sitter units (``hybrid_rag.code``), or
-    None when no grammar applies, the parse fails badly or it finds no definition. ``path``, when
-    given, picks the grammar by extension (``.tsx``, ``.h``), else ``language`` does.
-
-    A unit starts at its attached doc comment and attributes. Top level: a unit that no other
-    (but a namespace or module) encloses, and, between those units, the heuristic's cuts (module
-    level code); nested: every other unit.
-    """
-    text = "\n".join(lines)
-    units = (
-        units_for_path(path, text) if path and grammar_for_path(path) else units_for_language(language, text)
-    )
-    if not units:
-        return None
-    top: set[int] = set()
-    nested: set[int] = set()
-    spans: list[tuple[int, int]] = []  # top-level units, 0-based inclusive
-    open_ends: list[int] = []  # end lines of the enclosing non-container units
-    for unit in sorted(units, key=lambda u: (u.start_line, -u.end_line)):
-        start, end = unit.start_line - 1, unit.end_line - 1
-        while open_ends and open_ends[-1] < start:
-            open_ends.pop()
-        if open_ends:
-            nested.add(start)
-        else:
-            top.add(start)
-            spans.append((start, end))
-        if unit.kind not in CONTAINER_KINDS:
-            open_ends.append(end)
-    heuristic_top, _ = heuristic_cuts(lines, language)
-    starts = [a for a, _ in spans]
-    for i in heuristic_top:
-        k = bisect.bisect_right(starts, i) - 1
-        if k < 0 or i > spans[k][1]:
-            top.add(i)  # outside every top-level unit
-    return top, nested - top
-
-
-def code_priorities(lines: Sequence[str], language: str, path: str = "") -> tuple[list[int], list[bool]]:
+def code_priorities(
+    lines: Sequence[str], language: str, path: str = "", definitions: Definitions | None = None
+) -> tuple[list[int], list[bool]]:
     """Cut priorities for source code and which cuts fall between top-level definitions.
 
-    Python: the ``ast`` module; languages with a tree-sitter grammar: its units; otherwise (or when
-    that parse fails) the heuristic on lines at column 0.
+    Asked of the file's definition finder (``code/definitions.py``, one parse a file): Python by
+    its ``ast`` tree; languages with a tree-sitter grammar by its units; otherwise (or when that
+    parse fails) the heuristic on lines at column 0.
     """
-    cuts = python_cuts(lines) if language == "python" else unit_cuts(lines, language, path)
-    top, nested = cuts if cuts is not None else heuristic_cuts(lines, language)
+    top, nested = definition_cuts(lines, language, path, definitions)
     n = len(lines)
     prio = [LINE] * (n + 1)
     for i in range(1, n):
@@ -397,13 +271,23 @@ def _long_line_pieces(line: str, encoding: str, settings: ChunkingSettings) -> l
         a, limit = (nxt if nxt > a else b), settings.max_tokens
 
 
-def chunk_file(file: LoadedFile, settings: ChunkingSettings) -> list[ChunkSpan]:
-    """Chunks of ``file`` in order (see the module docstring for the rules). Blank text -> []."""
-    return chunk_text(file.text, file.source_type, file.language, settings, path=file.path)
+def chunk_file(
+    file: LoadedFile, settings: ChunkingSettings, definitions: Definitions | None = None
+) -> list[ChunkSpan]:
+    """Chunks of ``file`` in order (see the module docstring for the rules). Blank text -> [].
+    ``definitions``: the file's definition finder, when the caller asks it for symbols too."""
+    return chunk_text(
+        file.text, file.source_type, file.language, settings, path=file.path, definitions=definitions
+    )
 
 
 def chunk_text(
-    text: str, source_type: SourceType, language: str, settings: ChunkingSettings, path: str = ""
+    text: str,
+    source_type: SourceType,
+    language: str,
+    settings: ChunkingSettings,
+    path: str = "",
+    definitions: Definitions | None = None,
 ) -> list[ChunkSpan]:
     """``chunk_file`` on a bare string (``\\n`` line endings); ``path`` picks a code file's grammar."""
     if not text.strip():
@@ -415,7 +299,7 @@ def chunk_text(
     too_long = [i for i, c in enumerate(costs) if c > max_t and len(encode(lines[i])) > max_t]
     costs = [min(c, max_t) for c in costs]  # a line of max_t tokens alone still fits
     if source_type == SourceType.CODE:
-        prio, is_top = code_priorities(lines, language, path)
+        prio, is_top = code_priorities(lines, language, path, definitions)
     else:
         prio, is_top = text_priorities(lines, language), None
     measured: dict[tuple[int, int], ChunkSpan | None] = {}

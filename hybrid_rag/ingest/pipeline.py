@@ -24,7 +24,6 @@ from typing import Any
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
-from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
 from hybrid_rag.ingest.archive import is_zip, load_zip
 from hybrid_rag.ingest.bm25_first import bm25_first_pays
 from hybrid_rag.ingest.chunking import chunk_file
@@ -32,11 +31,13 @@ from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.fill import DenseFill, FillSettings
 from hybrid_rag.ingest.freshness import unchanged_by_stat
 from hybrid_rag.ingest.git import git_head
+from hybrid_rag.ingest.languages import analysis_lang, with_languages
 from hybrid_rag.ingest.loaders import iter_files, load_file
 from hybrid_rag.ingest.metadata import check_metadata, with_metadata
 from hybrid_rag.ingest.protected import Protected
 from hybrid_rag.ingest.stream import BatchWriter, WriteCounts
 from hybrid_rag.ingest.stream_dedupe import Duplicate, StreamDeduper, revive_duplicates, scope_of
+from hybrid_rag.ingest.term_prefetch import TermPrefetch, prefetch_workers
 from hybrid_rag.locators import chunk_meta
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import (
@@ -48,6 +49,7 @@ from hybrid_rag.settings import (
 )
 from hybrid_rag.store import DocumentRecord, FileChunks, MetadataStore
 from hybrid_rag.symbols.extract import file_references, file_symbols
+from hybrid_rag.symbols.extract import finder as code_definitions
 from hybrid_rag.types import ChunkSpan, LoadedFile, Locator, SkippedFile, SourceType
 
 CONVERTED_DIR = "converted"  # in the data dir: converted documents' text, by content hash
@@ -447,9 +449,16 @@ class Ingestor:
                     return writer.counts, duplicates, True
                 t = time.perf_counter()
                 f = read(planned)  # None: gone or unreadable since the plan (the next ingest sees it)
-                spans = [] if f is None else with_locators(chunk_file(f, self.settings.chunking), f.locators)
-                symbols = file_symbols(f) if f is not None else []
-                references = file_references(f) if f is not None else []
+                found = None if f is None else code_definitions(f)  # one definition finder a file
+                spans = (
+                    []
+                    if f is None
+                    else with_languages(
+                        with_locators(chunk_file(f, self.settings.chunking, found), f.locators), f
+                    )
+                )
+                symbols = file_symbols(f, found) if f is not None else []
+                references = file_references(f, found) if f is not None else []
                 seconds["chunk"] += time.perf_counter() - t
                 seen["bytes"] += planned.size
                 if f is not None:
@@ -461,8 +470,7 @@ class Ingestor:
                     fc = FileChunks(f, spans, duplicate_of, symbols, references)
                     writer.add(fc)
                     if ahead is not None:
-                        code = f.source_type is SourceType.CODE
-                        ahead.add([(sp.sha256, sp.text, code) for sp in fc.kept])
+                        ahead.add([(sp.sha256, sp.text, analysis_lang(sp, f)) for sp in fc.kept])
                 if progress:
                     progress("files", i, len(to_write))
             if stop():

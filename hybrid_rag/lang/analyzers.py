@@ -31,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from hybrid_rag.indices.identifiers import split_identifier
+from hybrid_rag.lang.identifiers import split_identifier
 from hybrid_rag.lang.normalize import fold_word
 
 Segmenter = Literal["bigrams"]
@@ -44,7 +44,7 @@ class LanguageSpec:
 
     stemmer: str | None = None  # a PyStemmer (Snowball) algorithm name; None: no stemming
     stop_words: str | None = None  # the spaCy language whose STOP_WORDS are dropped; None: none
-    segmenter: Segmenter = "bigrams"  # scripts without spaces: character bigrams
+    segmenter: Segmenter | None = "bigrams"  # scripts without spaces: character bigrams; None: one word
 
 
 def _row(stemmer: str | None, stop_words: str | None) -> LanguageSpec:
@@ -242,7 +242,7 @@ class Analyzer:
         parts without stop words, stemmed; runs of unspaced scripts as bigrams."""
         if not _HAS_WORD_CHAR.search(raw):
             return ()
-        if has_unspaced_script(raw):
+        if self.spec.segmenter is not None and has_unspaced_script(raw):
             return tuple(self._segmented(raw))
         candidates = [fold_word(raw, self._fold_lang)]
         if self.split_identifiers:

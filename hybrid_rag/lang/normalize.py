@@ -1,6 +1,6 @@
 """Unicode normalisation of BM25 text: the same word matches however it is encoded.
 
-Documents and questions alike (``indices/tokenize.py`` runs every text through here before it
+Documents and questions alike (``lang/tokenize.py`` runs every text through here before it
 tokenises): characters that are invisible inside a word are removed (soft hyphen U+00AD, zero-width
 space, non-joiner and joiner, word joiner, BOM), then the text is NFKC-normalised (NFD accents
 composed, fullwidth letters and digits, ligatures such as "ﬁ", compatibility forms). Each word is

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import (
-    definition_window_texts,
     l2_normalise,
     mean_pool,
     pool_windows,
@@ -440,7 +440,7 @@ class SentenceTransformerEmbedder:
         return model
 
 
-# definitions: cut at definitions, each window headed by what encloses it (vectors.definition_window_texts);
+# definitions: cut at definitions, each window headed by what encloses it (code/definition_windows.py);
 # "#defs" named the first form (no headings, 24-token pieces), whose cached vectors differ
 _DEFINITIONS_SUFFIX = "#defs2"
 DEFINITION_MIN_TOKENS = 8  # a smaller piece (a one-line method) joins the next one

@@ -21,16 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from hybrid_rag.paths import model_cache_dir
+
 GRAPH_VERSION = 3  # bump when the graph changes: the cache key includes it (3: fused kernels)
 OPSET = 17  # LayerNormalization
 FUSED = "com.microsoft"  # ONNX Runtime's contrib operators (Attention, SkipLayerNormalization, BiasGelu)
 _MASKED = -1.0e9  # added to the attention score of a padding token (softmax weight 0)
-
-
-def model_cache_dir() -> Path:
-    """Where built model files live: ``HYBRID_RAG_MODEL_CACHE`` or ``~/.cache/hybrid-rag/models``."""
-    env = os.environ.get("HYBRID_RAG_MODEL_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "hybrid-rag" / "models"
 
 
 def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError
-from hybrid_rag.generation import BACKOFF_SECONDS, post_json
+from hybrid_rag.models.generation import BACKOFF_SECONDS, post_json
 from hybrid_rag.settings import EmbeddingSettings
 from hybrid_rag.vectors import l2_normalise
 

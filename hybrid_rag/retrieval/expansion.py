@@ -32,9 +32,9 @@ import numpy as np
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError, describe
 from hybrid_rag.indices.live import LiveIndex
-from hybrid_rag.indices.tokenize import MIN_SHARE, Tokenizer
 from hybrid_rag.lang.detect import UNDETERMINED
 from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.tokenize import MIN_SHARE, Tokenizer
 from hybrid_rag.protocols import Embedder, Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.retrieval.reading import KNOWN_TERMS_MIN_SHARE

@@ -1,9 +1,9 @@
 """The lines of a result that match its query: what a result list shows of a chunk (the web page's
 preview), instead of the chunk's first lines.
 
-A line scores the share of the query's content terms it holds (``indices.tokenize.content_terms``:
+A line scores the share of the query's content terms it holds (``lang.tokenize.content_terms``:
 words and identifier parts, no stop words); the match is the window of at most ``MATCH_LINES``
-lines with the highest total (``context.evidence.best_window``: ties to the cheaper, then the
+lines with the highest total (``lang.windows.best_window``: ties to the cheaper, then the
 earlier window; blank lines at its ends trimmed). A chunk with no query term, or a query of stop
 words, matches on its first lines. Cheap on purpose (no embedding): every hit of every query
 carries it (``QueryResult.to_dict``'s ``match``).
@@ -11,8 +11,8 @@ carries it (``QueryResult.to_dict``'s ``match``).
 
 from __future__ import annotations
 
-from hybrid_rag.context.evidence import best_window, term_overlap
-from hybrid_rag.indices.tokenize import content_terms
+from hybrid_rag.lang.tokenize import content_terms
+from hybrid_rag.lang.windows import best_window, term_overlap
 
 MATCH_LINES = 6
 

@@ -24,13 +24,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from hybrid_rag.indices.tokenize import MIN_SHARE
+from hybrid_rag.lang.tokenize import MIN_SHARE
 from hybrid_rag.models.auto import MULTILINGUAL_MODEL, multilingual_runtime_installed
 from hybrid_rag.models.languages import model_languages
 
 # the dense stage is distrusted for a query it cannot read only where BM25 can match it: where at
 # least this share of the live chunks is in the query's language (the share at which the BM25
-# tokenizer analyses a language, ``indices/tokenize.py``)
+# tokenizer analyses a language, ``lang/tokenize.py``)
 QUERY_LANGUAGE_MIN_SHARE = MIN_SHARE
 # a question not in the index's languages that holds at least this share of its terms in the index
 # is read by BM25 (English names in a Russian question); below it, BM25's list is noise

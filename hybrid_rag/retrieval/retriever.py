@@ -19,11 +19,12 @@ from hybrid_rag import deadline
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError, StoreError
 from hybrid_rag.filters.cost import check_cost
+from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.coverage import dense_note
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
-from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.lang.query import index_reading, query_language
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
@@ -35,12 +36,12 @@ from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
+from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, symbol_hits
+from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.symbols.centrality import CENTRALITY, apply_centrality, file_ranks, is_architecture
-from hybrid_rag.symbols.ranking import SYMBOLS, symbol_hits
-from hybrid_rag.symbols.ranking import boost as boost_symbols
 from hybrid_rag.types import (
     Chunk,
     ConfigEnum,
@@ -349,7 +350,7 @@ class HybridRetriever:
     def add_symbols(
         self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None
     ) -> Candidates:
-        """The symbol list (``symbols/ranking.py``): the chunks holding a definition the query names,
+        """The symbol list (``retrieval/symbol_ranking.py``): the chunks holding a definition the query names,
         as the served version's store state sees them; ``candidates`` unchanged when it names none."""
         state = live.manifest.get(STORE_STATE)
         hits = symbol_hits(self.store, text, state=state if isinstance(state, int) else None, allowed=allowed)

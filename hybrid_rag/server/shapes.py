@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from hybrid_rag.context import Context
+from hybrid_rag.context.selfcheck import Checked
 from hybrid_rag.paths import display_path
-from hybrid_rag.retrieval.selfcheck import Checked
 from hybrid_rag.store import DocumentRecord
 from hybrid_rag.types import QueryResult
 

@@ -1046,7 +1046,10 @@ def _document_record(d: _Document) -> DocumentRecord:
 
 
 def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
-    """A new chunk's natural language (``hybrid_rag/lang/detect.py``; a code chunk's comments')."""
+    """A new chunk's natural language: the one ingest decided (``ingest/languages.py``), else
+    detected here (``hybrid_rag/lang/detect.py``; a code chunk's comments')."""
+    if span.lang is not None:
+        return span.lang
     return detect_chunk_language(span.text, code=file.source_type is SourceType.CODE).code
 
 

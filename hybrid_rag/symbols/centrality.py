@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from hybrid_rag.symbols import state_cache
-from hybrid_rag.symbols.ranking import identifier_tokens
+from hybrid_rag.symbols.question_names import identifier_tokens
 from hybrid_rag.symbols.references import ReferenceSource
 from hybrid_rag.types import ScoredChunk
 

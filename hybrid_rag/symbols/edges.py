@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hybrid_rag.symbols.model import Symbol
+from hybrid_rag.symbols.question_names import identifier_tokens
 from hybrid_rag.symbols.questions import callees, callers, targets_of
-from hybrid_rag.symbols.ranking import identifier_tokens
 from hybrid_rag.symbols.references import RESOLVED, ReferenceSource, Show, _same
 
 CALLED_BY, CALLS = "called by", "calls"

@@ -1,8 +1,9 @@
 """A file's definitions as ``SymbolSpan``s, in file order.
 
-The parser is ``hybrid_rag.code.extract.extract_units`` (tree-sitter, every language it has a
-grammar for). Where it has none for a file (it returns None) or cannot be imported, Python
-source is read with the ``ast`` module, as the chunker reads it; other files have no symbols.
+They are asked of the file's definition finder (``hybrid_rag.code.definitions``: one tree-sitter
+parse a file, every language it has a grammar for, shared with the chunker). Where it has none
+for a file or cannot be imported, Python source is read from the finder's ``ast`` tree, the one
+the chunker cuts by; other files have no symbols.
 A file that fails to parse has no symbols, never an error: its chunks are written all the same.
 ``file_references`` gives the uses of names in the same parse (none on the ``ast`` path).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from hybrid_rag.symbols.model import ReferenceSpan, SymbolSpan
@@ -36,53 +37,53 @@ def first_sentence(doc: str | None) -> str:
     return " ".join(head.split())[:MAX_DOC]
 
 
-def _units_parser() -> Callable[[str, str], Sequence[Any] | None] | None:
+def finder(file: LoadedFile) -> Any:
+    """The definition finder of ``file`` (``code/definitions.py``), or None when the tree-sitter
+    layer cannot be imported (the ``ast`` path below still serves Python)."""
     try:
-        from hybrid_rag.code.extract import extract_units
-    except ImportError:  # the tree-sitter layer is absent: the ast path below still serves Python
-        return None
-    return extract_units
-
-
-def _references_parser() -> Callable[[str, str], Sequence[Any] | None] | None:
-    try:
-        from hybrid_rag.code.extract import extract_references
+        from hybrid_rag.code.definitions import find_definitions
     except ImportError:
         return None
-    return extract_references
+    return find_definitions(file.path, file.text, file.language)
 
 
-def file_references(file: LoadedFile) -> list[ReferenceSpan]:
+def file_references(file: LoadedFile, definitions: Any = None) -> list[ReferenceSpan]:
     """The uses of names in a code file (calls, types, bases, imports), from the parse that gave
-    its symbols (cached): ``scope`` is the position of the holding definition among
-    ``file_symbols(file)``. None for text files or where no grammar applies."""
+    its symbols (``definitions``, the file's finder, asked once): ``scope`` is the position of
+    the holding definition among ``file_symbols(file)``. None for text files or where no grammar
+    applies."""
     if file.source_type is not SourceType.CODE:
         return []
-    parse = _references_parser()
-    if parse is None:
+    found = definitions if definitions is not None else finder(file)
+    if found is None:
         return []
     try:
-        found = parse(file.path, file.text)
+        references = found.references
     except Exception:  # as for symbols: a parser bug never loses the file
         return []
-    return [ReferenceSpan(r.name, r.kind, int(r.line), r.qualifier, r.module, r.scope) for r in found or ()]
+    return [
+        ReferenceSpan(r.name, r.kind, int(r.line), r.qualifier, r.module, r.scope) for r in references or ()
+    ]
 
 
-def file_symbols(file: LoadedFile) -> list[SymbolSpan]:
-    """The definitions of a code file (none for text files)."""
+def file_symbols(file: LoadedFile, definitions: Any = None) -> list[SymbolSpan]:
+    """The definitions of a code file (none for text files), asked of its finder ``definitions``
+    (made here when the caller has none)."""
     if file.source_type is not SourceType.CODE:
         return []
-    parse = _units_parser()
+    found = definitions if definitions is not None else finder(file)
     units = None
-    if parse is not None:
+    if found is not None:
         try:
-            units = parse(file.path, file.text)
+            units = found.units
         except Exception:  # a parser bug must not lose the file: its chunks are written regardless
             units = None
     if units is not None:
         return [_from_unit(u) for u in units]
     if file.language == "python":
-        return python_symbols(file.text)
+        return (
+            python_symbols(file.text) if found is None else python_tree_symbols(file.text, found.python_tree)
+        )
     return []
 
 
@@ -108,6 +109,13 @@ def python_symbols(text: str) -> list[SymbolSpan]:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
+        return []
+    return python_tree_symbols(text, tree)
+
+
+def python_tree_symbols(text: str, tree: ast.Module | None) -> list[SymbolSpan]:
+    """:func:`python_symbols` from a parsed ``tree`` of ``text`` (None: it did not parse)."""
+    if tree is None:
         return []
     lines = text.splitlines()
     out: list[SymbolSpan] = []

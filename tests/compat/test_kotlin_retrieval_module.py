@@ -11,14 +11,9 @@ import pytest
 from fake_http import serve
 
 from hybrid_rag.engine import Engine
+from hybrid_rag.models.rerankers import ApiReranker
 from hybrid_rag.retrieval.fusion import reciprocal_rank_fusion
-from hybrid_rag.retrieval.rerank import (
-    ApiReranker,
-    OverlapReranker,
-    make_reranker,
-    overlap_ratio,
-    rerank_candidates,
-)
+from hybrid_rag.retrieval.rerank import OverlapReranker, make_reranker, overlap_ratio, rerank_candidates
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import BM25Settings, RerankSettings, Settings
 from hybrid_rag.types import Chunk, Hit, ScoredChunk, SourceType

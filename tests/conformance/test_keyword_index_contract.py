@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.protocols import KeywordIndex
 from hybrid_rag.settings import BM25Settings
 

@@ -79,8 +79,8 @@ def test_the_warning_names_the_fix_and_the_fix_reads_russian(tmp_path: Path) -> 
     from live_server import KEY, LiveServer
 
     from hybrid_rag.engine import Engine
-    from hybrid_rag.mcp_server import build_server
     from hybrid_rag.server.auth import ApiKeys
+    from hybrid_rag.server.mcp import build_server
     from hybrid_rag.settings import Settings
 
     settings = Settings().with_overrides({"paths.data_dir": str(data)})

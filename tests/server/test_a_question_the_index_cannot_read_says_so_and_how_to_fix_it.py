@@ -15,9 +15,9 @@ from live_server import KEY, LiveServer, server_settings
 
 from hybrid_rag import cli
 from hybrid_rag.engine import Engine
-from hybrid_rag.mcp_server import build_server
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.server.auth import ApiKeys
+from hybrid_rag.server.mcp import build_server
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 QUESTION = "как сбросить пароль"

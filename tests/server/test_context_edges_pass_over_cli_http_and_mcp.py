@@ -70,7 +70,7 @@ def test_mcp_get_context_passes_edges(live: LiveServer) -> None:
     pytest.importorskip("mcp")
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     service = live.app.state.service
     server = build_server(service.settings, service.engine)

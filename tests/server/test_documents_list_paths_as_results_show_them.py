@@ -8,7 +8,7 @@ import anyio
 from live_server import LiveServer
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.mcp_server import build_server
+from hybrid_rag.server.mcp import build_server
 
 
 def test_the_list_shows_what_results_show_and_delete_takes_it(live: LiveServer, corpus) -> None:

@@ -10,7 +10,7 @@ import anyio
 from live_server import LiveServer
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.mcp_server import build_server
+from hybrid_rag.server.mcp import build_server
 
 
 def test_http_results_carry_stale(live: LiveServer, corpus: Path) -> None:

@@ -11,7 +11,7 @@ pytest.importorskip("mcp")
 from mcp.server.mcpserver.exceptions import ToolError
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.mcp_server import build_server
+from hybrid_rag.server.mcp import build_server
 from hybrid_rag.settings import Settings
 
 

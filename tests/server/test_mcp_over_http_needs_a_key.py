@@ -18,8 +18,8 @@ httpx2 = pytest.importorskip("httpx2")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from hybrid_rag.engine import Engine  # noqa: E402
-from hybrid_rag.mcp_server import build_server  # noqa: E402
 from hybrid_rag.server.auth import ApiKeys, require_bearer  # noqa: E402
+from hybrid_rag.server.mcp import build_server  # noqa: E402
 from hybrid_rag.settings import Settings  # noqa: E402
 
 KEY = "mcp-http-key-0123456789abcdef"

@@ -91,7 +91,7 @@ def test_mcp_tools_answer_with_citations(live: LiveServer) -> None:
     pytest.importorskip("mcp")
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     service = live.app.state.service
     server = build_server(service.settings, service.engine)

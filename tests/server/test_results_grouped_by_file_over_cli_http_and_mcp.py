@@ -81,7 +81,7 @@ def test_the_mcp_search_tool_answers_files(live: LiveServer) -> None:
     pytest.importorskip("mcp")
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     expected = _local(live)
     service = live.app.state.service

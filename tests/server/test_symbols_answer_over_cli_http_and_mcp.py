@@ -64,7 +64,7 @@ def test_mcp_tools_answer_with_citations(live: LiveServer) -> None:
     pytest.importorskip("mcp")
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     service = live.app.state.service
     server = build_server(service.settings, service.engine)
@@ -94,7 +94,7 @@ def test_mcp_tools_answer_with_citations(live: LiveServer) -> None:
 
 def test_the_tools_are_listed_for_agents(live: LiveServer) -> None:
     pytest.importorskip("mcp")
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     service = live.app.state.service
     tools = anyio.run(build_server(service.settings, service.engine).list_tools)

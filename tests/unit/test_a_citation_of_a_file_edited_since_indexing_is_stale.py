@@ -105,7 +105,7 @@ def test_the_cli_and_mcp_show_it(
         engine.ingest([corpus])
         garden = corpus / "docs" / "garden.md"
         garden.write_text(garden.read_text() + "\nMore.\n")
-        from hybrid_rag.mcp_server import build_server
+        from hybrid_rag.server.mcp import build_server
 
         server = build_server(settings, engine)
         found = anyio.run(lambda: server.call_tool("search", {"query": "tomatoes full sun", "top_k": 3}))

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 import Stemmer
 
-from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.lang import analyzers
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings
 
 LACKING = ("czech", "esperanto", "estonian", "persian", "polish", "sesotho")  # PyStemmer 2.2's gaps

@@ -59,7 +59,7 @@ def test_an_mcp_read_tool_stops_at_the_request_timeout(tmp_path) -> None:
     import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     docs = tmp_path / "docs"
     docs.mkdir()

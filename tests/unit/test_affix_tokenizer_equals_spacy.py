@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybrid_rag.indices import affix_tokenizer
-from hybrid_rag.indices.affix_tokenizer import AffixTokenizer
+from hybrid_rag.lang import affix_tokenizer
+from hybrid_rag.lang.affix_tokenizer import AffixTokenizer
 from hybrid_rag.lazy_imports import hidden_modules
 
 ROOT = Path(__file__).resolve().parents[2]

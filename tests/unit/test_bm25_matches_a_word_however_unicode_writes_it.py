@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.indices.tokenize import Tokenizer, content_terms
+from hybrid_rag.lang.tokenize import Tokenizer, content_terms
 
 FORMS = {
     "zero width space": "pass\u200bword",
@@ -54,16 +54,15 @@ def test_turkish_keeps_its_dotless_i() -> None:
 
 def test_ascii_terms_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     """The terms of ASCII text are those of the tokenizer without normalisation (lowercasing)."""
-    import hybrid_rag.indices.tokenize as tokenize
     import hybrid_rag.lang.analyzers as analyzers
+    import hybrid_rag.lang.tokenize as tokenize
 
     text = "getFileName(path) returns the HTTPServer2 config_file; Mach 3.5 flow over a WING. I, IP"
     langs = ("en", "tr", "de", "und")
     new = [Tokenizer(languages=True).tokenize(text, lang) for lang in langs]
     new.append(Tokenizer(languages=False).tokenize(text))
     monkeypatch.setattr(tokenize, "normalize_text", lambda t: t)
-    monkeypatch.setattr(tokenize, "fold_word", lambda w, lang=None: w.lower())
-    monkeypatch.setattr(analyzers, "fold_word", lambda w, lang=None: w.lower())
+    monkeypatch.setattr(analyzers, "fold_word", lambda w, lang=None: w.lower())  # the one term chain
     old = [Tokenizer(languages=True).tokenize(text, lang) for lang in langs]
     old.append(Tokenizer(languages=False).tokenize(text))
     assert new == old

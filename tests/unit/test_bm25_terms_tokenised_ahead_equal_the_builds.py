@@ -1,5 +1,5 @@
 """A BM25-first ingest tokenises its chunks in worker processes while it stores them
-(``ingest.tokenize_ahead``, ``indices/term_prefetch.py``): the terms it caches are exactly those the
+(``ingest.tokenize_ahead``, ``ingest/term_prefetch.py``): the terms it caches are exactly those the
 index build would compute (each chunk read in its language, code in the base analysis), and a
 pool that cannot start loses nothing: the build tokenises instead."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.indices import term_prefetch
-from hybrid_rag.indices.term_prefetch import TermPrefetch, prefetch_workers
-from hybrid_rag.indices.tokenize import Tokenizer, analysis_language
+from hybrid_rag.ingest import term_prefetch
+from hybrid_rag.ingest.term_prefetch import TermPrefetch, prefetch_workers
+from hybrid_rag.lang.tokenize import Tokenizer, analysis_language
 from hybrid_rag.settings import Settings
 
 TEXTS = {
@@ -125,7 +125,7 @@ def test_off_by_setting_and_on_one_core(tmp_path: Path, monkeypatch: pytest.Monk
 _KILLED_PARENT = """
 import multiprocessing, os, time
 from concurrent.futures import ProcessPoolExecutor
-from hybrid_rag.indices.term_prefetch import _exit_with
+from hybrid_rag.ingest.term_prefetch import _exit_with
 if __name__ == "__main__":
     spawn = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(1, mp_context=spawn, initializer=_exit_with, initargs=(os.getpid(),))

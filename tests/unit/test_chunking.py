@@ -10,15 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hybrid_rag.code.cuts import heuristic_cuts, python_cuts
 from hybrid_rag.ingest.chunking import (
     HEADING,
     LINE,
     PARAGRAPH,
     chunk_file,
     chunk_text,
-    heuristic_cuts,
     plan_ranges,
-    python_cuts,
     split_lines,
     text_priorities,
 )

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.code import extract, grammars
+from hybrid_rag.code.cuts import heuristic_cuts, unit_cuts
+from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.code.extract import extract_units
-from hybrid_rag.ingest.chunking import chunk_text, heuristic_cuts, unit_cuts
+from hybrid_rag.ingest.chunking import chunk_text
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.types import SourceType
-from hybrid_rag.vectors import definition_window_texts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
 SMALL = ChunkingSettings(min_tokens=20, max_tokens=70, overlap=0.0)
@@ -86,12 +87,8 @@ def test_without_the_grammar_wheels_code_is_cut_as_before(monkeypatch: pytest.Mo
     text = (FIXTURES / "pool.go").read_text(encoding="utf-8")
     with_units = chunk_text(text, SourceType.CODE, "go", SMALL)
     monkeypatch.setattr(extract, "load", lambda name: None)  # as if tree-sitter were not installed
-    extract._best.cache_clear()
-    try:
-        assert extract_units("pool.go", text) is None
-        without = chunk_text(text, SourceType.CODE, "go", SMALL)
-    finally:
-        extract._best.cache_clear()
+    assert extract_units("pool.go", text) is None
+    without = chunk_text(text, SourceType.CODE, "go", SMALL)
     assert _words("\n".join(s.text for s in without)) == _words(text)
     assert heuristic_cuts(text.split("\n"), "go")[0]  # the regex path found the definitions itself
     assert _words("\n".join(s.text for s in with_units)) == _words(text)
@@ -124,10 +121,6 @@ def test_an_extractor_error_falls_back_instead_of_losing_the_file(monkeypatch: p
         raise RuntimeError("a bug in the extractor")
 
     monkeypatch.setattr(extract, "_units", broken)
-    extract._best.cache_clear()
-    try:
-        assert extract_units("Pool.java", text) is None
-        spans = chunk_text(text, SourceType.CODE, "java", SMALL, path="Pool.java")
-    finally:
-        extract._best.cache_clear()
+    assert extract_units("Pool.java", text) is None
+    spans = chunk_text(text, SourceType.CODE, "java", SMALL, path="Pool.java")
     assert _words("\n".join(s.text for s in spans)) == _words(text)

@@ -11,7 +11,7 @@ from context_cases import EMBED, ingested, query_result, scored_chunk
 
 from hybrid_rag.cli import main
 from hybrid_rag.context import ContextBuilder
-from hybrid_rag.retrieval.selfcheck import confidence, kept_confidence
+from hybrid_rag.context.selfcheck import confidence, kept_confidence
 from hybrid_rag.settings import Settings
 
 QUERY = "reactor coolant pressure"

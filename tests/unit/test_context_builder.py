@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hybrid_rag.context import ContextBuilder, build_prompt
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.errors import ConfigError, InputError
+from hybrid_rag.lang.windows import best_window
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.settings import ContextSettings, Settings
 from hybrid_rag.tokens import count_tokens
@@ -227,10 +228,10 @@ def test_identical_rows_make_one_topic():
 def test_best_window_respects_cap_blocked_lines_and_trims_blanks():
     scores = [0.0, 0.1, 0.9, 0.0, 0.5, 0.0]
     costs = [1, 5, 5, 1, 5, 1]
-    assert ev.best_window(scores, costs, 100) == (1, 4)
-    assert ev.best_window(scores, costs, 5) == (2, 2)
-    assert ev.best_window(scores, costs, 4) is None
-    assert ev.best_window(scores, costs, 100, blocked=[False, False, True, False, False, False]) == (4, 4)
+    assert best_window(scores, costs, 100) == (1, 4)
+    assert best_window(scores, costs, 5) == (2, 2)
+    assert best_window(scores, costs, 4) is None
+    assert best_window(scores, costs, 100, blocked=[False, False, True, False, False, False]) == (4, 4)
 
 
 def test_prose_units_join_wrapped_lines_into_sentences():

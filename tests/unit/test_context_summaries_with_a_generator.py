@@ -15,7 +15,7 @@ from hybrid_rag.context import ContextBuilder
 from hybrid_rag.context import evidence as ev
 from hybrid_rag.context import summaries as sm
 from hybrid_rag.engine import Engine
-from hybrid_rag.generation import make_generator
+from hybrid_rag.models.generation import make_generator
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import QueryResult
 

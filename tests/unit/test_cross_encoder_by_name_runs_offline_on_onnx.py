@@ -11,7 +11,8 @@ import pytest
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.models.onnx_runtime import OnnxModel, cross_encoder_files
-from hybrid_rag.retrieval.rerank import CrossEncoderReranker, make_reranker
+from hybrid_rag.models.rerankers import CrossEncoderReranker
+from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.settings import RerankSettings, Settings
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType
 

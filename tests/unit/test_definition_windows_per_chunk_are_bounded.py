@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
+from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.models.embedders import PACKAGED_MODEL, SentenceTransformerEmbedder
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
-from hybrid_rag.vectors import definition_window_texts, window_texts
+from hybrid_rag.vectors import window_texts
 
 WINDOW, OVERLAP = 64, 8
 

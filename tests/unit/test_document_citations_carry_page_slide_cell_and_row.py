@@ -206,7 +206,7 @@ def test_the_mcp_search_tool_cites_the_page(tmp_path: Path, folder: Path) -> Non
     pytest.importorskip("mcp")
     import anyio
 
-    from hybrid_rag.mcp_server import build_server
+    from hybrid_rag.server.mcp import build_server
 
     s = settings(tmp_path)
     engine = Engine(s)

@@ -11,9 +11,9 @@ import pytest
 
 from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.indices.bm25 import MANIFEST_FILE, SUBDIR, BM25IndexManager
-from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.lang.analyzers import LANGUAGES, bigrams
 from hybrid_rag.lang.query import language_override
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings
 
 ENGLISH = [
@@ -96,7 +96,7 @@ def test_a_query_in_a_language_rare_in_the_index_is_read_in_the_index_languages(
 
 
 def test_a_code_chunk_keeps_the_base_analysis_whatever_its_comments() -> None:
-    from hybrid_rag.indices.tokenize import analysis_language
+    from hybrid_rag.lang.tokenize import analysis_language
     from hybrid_rag.types import Chunk, SourceType
 
     def chunk(source_type: SourceType) -> Chunk:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.auto import AutoEmbedder
 from hybrid_rag.models.embedders import (
@@ -27,7 +28,7 @@ from hybrid_rag.models.embedders import (
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
-from hybrid_rag.vectors import definition_window_texts, mean_pool, window_spans, window_texts
+from hybrid_rag.vectors import mean_pool, window_spans, window_texts
 
 # -- FakeEmbedder ----------------------------------------------------------------------------
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError
-from hybrid_rag.generation import OpenAICompatibleGenerator
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.live import LiveIndex
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import FakeEmbedder
+from hybrid_rag.models.generation import OpenAICompatibleGenerator
 from hybrid_rag.retrieval.expansion import (
     Expansion,
     ExpansionMethod,

@@ -12,7 +12,7 @@ import pytest
 from fake_http import FakeServer, closed_port, serve
 
 from hybrid_rag.errors import ConfigError, RemoteServiceError
-from hybrid_rag.generation import (
+from hybrid_rag.models.generation import (
     OpenAICompatibleGenerator,
     backoff_seconds,
     chat_payload,

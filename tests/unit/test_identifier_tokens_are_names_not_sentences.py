@@ -1,4 +1,4 @@
-"""Which words of a question may name a definition (``symbols/ranking.py``): every word that looks
+"""Which words of a question may name a definition (``retrieval/symbol_ranking.py``): every word that looks
 like code, and a plain word only when it is the question's one content word; a plain sentence
 (cosqa's "how to flatten a list in python") names nothing, so its ranking is left as it was."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid_rag.symbols.ranking import identifier_tokens
+from hybrid_rag.retrieval.symbol_ranking import identifier_tokens
 
 
 @pytest.mark.parametrize(

@@ -181,7 +181,7 @@ def test_chroma_backend_serves_the_same_pipeline(settings, corpus):
 
 
 def test_a_rebuild_reuses_cached_bm25_tokens(engine, corpus, monkeypatch):
-    from hybrid_rag.indices.tokenize import Tokenizer
+    from hybrid_rag.lang.tokenize import Tokenizer
 
     engine.ingest([corpus])
     batches: list[int] = []

@@ -16,8 +16,8 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.live import LiveIndex
-from hybrid_rag.indices.tokenize import Tokenizer
 from hybrid_rag.lang.query import language_override
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.retrieval.expansion import QueryExpander, lexical_skip_reason
 from hybrid_rag.settings import Settings

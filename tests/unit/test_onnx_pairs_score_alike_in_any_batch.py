@@ -12,7 +12,7 @@ import pytest
 from context_cases import scored_chunk
 
 from hybrid_rag.models.onnx_runtime import OnnxModel, padded_feed
-from hybrid_rag.retrieval.rerank import CrossEncoderReranker
+from hybrid_rag.models.rerankers import CrossEncoderReranker
 from hybrid_rag.settings import RerankSettings
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hybrid_rag.context import ContextBuilder
+from hybrid_rag.context.selfcheck import SelfCheck
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.querylog import QueryLog, make_record, summarize
-from hybrid_rag.retrieval.selfcheck import SelfCheck
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 

@@ -18,12 +18,17 @@ import pytest
 from fake_http import FakeServer, closed_port, serve
 
 from hybrid_rag.errors import ConfigError, ModelError, RemoteServiceError
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.protocols import Reranker
-from hybrid_rag.retrieval.rerank import (
+from hybrid_rag.models.rerankers import (
     ApiReranker,
     CrossEncoderReranker,
+    parse_rerank_response,
+    rerank_payload,
+    resolve_cross_encoder,
+)
+from hybrid_rag.protocols import Reranker
+from hybrid_rag.retrieval.rerank import (
     EmbeddingWindowReranker,
     LexicalReranker,
     apply_rerank,
@@ -32,10 +37,7 @@ from hybrid_rag.retrieval.rerank import (
     competition_ranks,
     make_reranker,
     max_window_similarity,
-    parse_rerank_response,
     rerank_candidates,
-    rerank_payload,
-    resolve_cross_encoder,
     text_windows,
 )
 from hybrid_rag.settings import RerankSettings, Settings
@@ -338,7 +340,7 @@ def test_make_reranker_builds_each_backend_cheaply() -> None:
 
 
 def test_no_cross_encoder_is_one_clear_model_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hybrid_rag.retrieval.rerank._in_hf_cache", lambda name: False)  # no hub import
+    monkeypatch.setattr("hybrid_rag.models.rerankers._in_hf_cache", lambda name: False)  # no hub import
     settings = RerankSettings(
         rerank_model="no-such-org/no-such-reranker", fallback_model=str(tmp_path / "nope")
     )
@@ -353,7 +355,7 @@ def test_no_cross_encoder_is_one_clear_model_error(tmp_path: Path, monkeypatch: 
 def test_resolve_prefers_the_primary_and_falls_back_to_a_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hybrid_rag.retrieval.rerank._in_hf_cache", lambda name: name == "org/cached")
+    monkeypatch.setattr("hybrid_rag.models.rerankers._in_hf_cache", lambda name: name == "org/cached")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     assert resolve_cross_encoder(str(tmp_path / "a"), str(tmp_path / "b")) == str(tmp_path / "a")

@@ -121,7 +121,7 @@ def test_prf_reads_the_indexed_terms_from_the_store_instead_of_tokenising_the_po
     engine, tmp_path, monkeypatch
 ):
     """The index build caches every chunk's terms; a query's feedback pool must reuse them."""
-    from hybrid_rag.indices.tokenize import Tokenizer
+    from hybrid_rag.lang.tokenize import Tokenizer
 
     folder = tmp_path / "notes"
     folder.mkdir()

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from hybrid_rag.cli import main
+from hybrid_rag.context.selfcheck import confidence
 from hybrid_rag.engine import Engine
-from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import language_override
-from hybrid_rag.retrieval.selfcheck import confidence
+from hybrid_rag.lang.tokenize import content_terms
 from hybrid_rag.settings import Settings
 
 RU = """# Учётные записи

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from context_cases import query_log, query_result, scored_chunk
 
-from hybrid_rag.retrieval.selfcheck import SelfCheck, confidence
+from hybrid_rag.context.selfcheck import SelfCheck, confidence
 from hybrid_rag.settings import Settings
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 

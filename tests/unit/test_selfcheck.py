@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybrid_rag.retrieval.selfcheck import (
+from hybrid_rag.context.selfcheck import (
     SelfCheck,
     confidence,
     expansion_terms,

@@ -20,8 +20,8 @@ import pytest
 from hybrid_rag.code.grammars import load
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
+from hybrid_rag.retrieval.symbol_ranking import EXACT, symbol_hits
 from hybrid_rag.settings import Settings
-from hybrid_rag.symbols.ranking import EXACT, symbol_hits
 from hybrid_rag.symbols.search import outline_tree
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"

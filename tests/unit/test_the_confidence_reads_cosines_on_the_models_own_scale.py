@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from context_cases import query_result, scored_chunk
 
+from hybrid_rag.context.selfcheck import DENSE_CEIL, DENSE_FLOOR, E5_RANGE, confidence, cosine_range
 from hybrid_rag.engine import Engine
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.retrieval.selfcheck import DENSE_CEIL, DENSE_FLOOR, E5_RANGE, confidence, cosine_range
 from hybrid_rag.settings import Settings
 
 QUESTION = "alpha beta gamma"

@@ -7,12 +7,8 @@ import sys
 
 import pytest
 
-from hybrid_rag.indices.tokenize import (
-    TOKENIZER_VERSION,
-    Tokenizer,
-    spacy_english_stop_words,
-    split_identifier,
-)
+from hybrid_rag.lang.identifiers import split_identifier
+from hybrid_rag.lang.tokenize import TOKENIZER_VERSION, Tokenizer, spacy_english_stop_words
 
 
 @pytest.mark.parametrize(
@@ -70,7 +66,7 @@ def test_stop_words_are_read_without_importing_spacy() -> None:
 def test_constructor_is_cheap_and_regex_never_imports_spacy() -> None:
     code = (
         "import sys\n"
-        "from hybrid_rag.indices.tokenize import Tokenizer\n"
+        "from hybrid_rag.lang.tokenize import Tokenizer\n"
         "Tokenizer(kind='spacy', stemmer='english')\n"
         "assert 'spacy' not in sys.modules and 'Stemmer' not in sys.modules\n"
         "print(Tokenizer(kind='regex', stopwords='spacy').tokenize('the files'))\n"

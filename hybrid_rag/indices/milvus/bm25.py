@@ -23,7 +23,7 @@ from hybrid_rag.indices.dense import _as_ids, rank_hits
 from hybrid_rag.indices.milvus.client import ChunkFields, add_filter_fields, encode_terms
 from hybrid_rag.indices.milvus.collection import TOPK_MAX, MilvusCollection, widen
 from hybrid_rag.indices.milvus.filters import ids_expr
-from hybrid_rag.indices.tokenize import Tokenizer
+from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings, MilvusSettings
 from hybrid_rag.types import Hit
 

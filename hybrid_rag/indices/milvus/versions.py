@@ -35,13 +35,14 @@ import numpy as np
 
 from hybrid_rag.errors import IndexMismatchError, NoIndexError
 from hybrid_rag.indices.built import BuildInputs, BuildReport, IndexConfig, LiveIndex, source_hash
+from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus.client import chunk_fields, connect, milvus_errors
 from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
-from hybrid_rag.indices.tokenize import analysis_language, chunk_terms
 from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
 from hybrid_rag.lang.query import language_override
+from hybrid_rag.lang.tokenize import analysis_language
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.embedding_cache import embed_missing
 from hybrid_rag.types import Chunk

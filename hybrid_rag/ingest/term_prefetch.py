@@ -5,13 +5,14 @@ a BM25-only version is built, and that build tokenises every chunk (spaCy's rule
 analyzer): on Django's 15,286 chunks more time than reading, chunking and storing them took, all
 on one core while the other idled. ``TermPrefetch`` hands each batch of stored chunks to worker
 processes as the ingest goes, and writes their terms into the store's token cache
-(``MetadataStore.put_tokens``, keyed as ``indices/tokenize.chunk_terms`` reads them), so the build
+(``MetadataStore.put_tokens``, keyed as ``indices/chunk_terms.chunk_terms`` reads them), so the build
 finds them there instead of tokenising.
 
 The terms are exactly the build's: the workers build the same ``Tokenizer`` (from the same
-``bm25`` settings) and read a chunk in the language the store records for it (``detect_chunk_language``,
-``analysis_language``). The cache is only a shortcut: a worker that fails, a batch not finished
-when the ingest stops, or a kill loses no data; the build tokenises whatever it does not find.
+``bm25`` settings) and read a chunk in the language ingest decided and the store records for it
+(``ingest/languages.py``: ``analysis_lang``, as ``analysis_language`` reads the stored chunk).
+The cache is only a shortcut: a worker that fails, a batch not finished when the ingest stops, or
+a kill loses no data; the build tokenises whatever it does not find.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
-from hybrid_rag.indices.tokenize import Tokenizer, terms_cache_key
+from hybrid_rag.indices.chunk_terms import terms_cache_key
+from hybrid_rag.lang.tokenize import Tokenizer
 
 if TYPE_CHECKING:
     from hybrid_rag.settings import BM25Settings
@@ -37,7 +39,7 @@ BATCH = 256  # chunks a job; the pool starts with the first full batch (a small 
 MAX_WORKERS = 2  # the ingest process itself is busy reading and storing; more workers wait on it
 PARENT_POLL_SECONDS = 1.0  # a worker looks this often whether its ingest process is still there
 
-Item = tuple[str, str, bool]  # (sha256, text, is it code)
+Item = tuple[str, str, str]  # (sha256, text, the language it is read in: ``ingest/languages.analysis_lang``)
 
 
 def prefetch_workers(cores: int | None = None) -> int:
@@ -79,10 +81,7 @@ def _terms(items: Sequence[Item]) -> list[tuple[str, str | None, list[str]]]:
     if not tokenizer.languages:
         plain = tokenizer.tokenize_many(texts)
         return [(sha, None, terms) for (sha, _, _), terms in zip(items, plain, strict=True)]
-    from hybrid_rag.lang.detect import UNDETERMINED, detect_chunk_language
-
-    # as analysis_language(chunk) reads the stored chunk: code in the base analysis, text in its language
-    langs = [UNDETERMINED if c else detect_chunk_language(text, code=False).code for _, text, c in items]
+    langs = [lang for _, _, lang in items]  # decided at ingest, stored with the chunk: not detected again
     terms = tokenizer.tokenize_many(texts, langs)
     return [(sha, lang, t) for (sha, _, _), lang, t in zip(items, langs, terms, strict=True)]
 
@@ -106,7 +105,8 @@ class TermPrefetch:
         self.failed = False
 
     def add(self, items: Sequence[Item]) -> None:
-        """Queue chunks (sha256, text, is_code); a full batch goes to a worker; finished ones are cached."""
+        """Queue chunks (sha256, text, language read in); a full batch goes to a worker; finished
+        ones are cached."""
         if self.failed or self.workers < 1:
             return
         self._items.extend(items)

@@ -37,8 +37,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hybrid_rag.indices.identifiers import split_identifier
-from hybrid_rag.lang.normalize import fold_word, normalize_text
+from hybrid_rag.lang.normalize import normalize_text
 
 TokenizerKind = Literal["spacy", "regex"]
 StemmerName = Literal["none", "english"]
@@ -46,15 +45,13 @@ StemmerName = Literal["none", "english"]
 # Bump when the terms produced for the same text change: BM25 manifests record it, and an
 # index built by another version is refused at load instead of silently matching badly.
 if TYPE_CHECKING:
-    from hybrid_rag.indices.affix_tokenizer import AffixTokenizer
+    from hybrid_rag.lang.affix_tokenizer import AffixTokenizer
     from hybrid_rag.settings import BM25Settings
-    from hybrid_rag.store import MetadataStore
     from hybrid_rag.types import Chunk
 
 TOKENIZER_VERSION = 3  # 2: each text analysed in its language (bm25.languages); 3: NFKC, case folding
 
 _WORD = re.compile(r"\w+")
-_HAS_WORD_CHAR = re.compile(r"\w")
 _SPACY_BATCH = 256
 _PORT_MAX_TEXTS = 16  # up to this many texts (a query, its expansions) skip importing spaCy
 _CACHE_LIMIT = 500_000  # distinct raw tokens kept; the cache is cleared when it grows past this
@@ -166,7 +163,7 @@ class Tokenizer:
         self.split_identifiers = bool(split_identifiers)
         self._spacy_tokenizer: Any = None
         self._stop_words: frozenset[str] | None = None
-        self._stem: Any = None
+        self._base: Any = None  # the Analyzer of steps 1-4 (no languages), built with the stop words
         self._cache: dict[str, tuple[str, ...]] = {}
         self.languages = bool(languages)
         self._analyzers: dict[str, Any] = {}  # language code -> Analyzer (with ``languages``)
@@ -297,28 +294,13 @@ class Tokenizer:
         for raw in raw_tokens:
             terms = cache.get(raw)
             if terms is None:
-                terms = cache[raw] = self._expand(raw)
+                terms = cache[raw] = self._base.terms(raw)  # steps 1-4 of the module docstring
             out.extend(terms)
         return out
 
-    def _expand(self, raw: str) -> tuple[str, ...]:
-        """The terms of one raw token (steps 1-4 of the module docstring)."""
-        if not _HAS_WORD_CHAR.search(raw):
-            return ()
-        stop = self._stop_words or frozenset()
-        candidates = [fold_word(raw)]
-        if self.split_identifiers:
-            parts = split_identifier(raw)
-            if len(parts) > 1:
-                candidates.extend(fold_word(part) for part in parts)
-        kept = [term for term in candidates if term not in stop]
-        if self._stem is not None and kept:
-            kept = self._stem.stemWords(kept)
-        return tuple(kept)
-
     def _load_spacy(self) -> None:
         if self._spacy_tokenizer is None:
-            from hybrid_rag.indices import affix_tokenizer
+            from hybrid_rag.lang import affix_tokenizer
             from hybrid_rag.lazy_imports import hidden_modules
 
             with hidden_modules("torch"):  # thinc imports torch when it can: seconds, and unused here
@@ -332,10 +314,13 @@ class Tokenizer:
     def _ensure_loaded(self) -> None:
         if self._stop_words is None:
             self._stop_words = stop_words(self.stopwords)
-        if self.stemmer == "english" and self._stem is None:
-            import Stemmer
+        if self._base is None:  # the one chain (lang/analyzers.py), unspaced runs kept whole as before
+            from hybrid_rag.lang.analyzers import Analyzer, LanguageSpec
 
-            self._stem = Stemmer.Stemmer("english")
+            spec = LanguageSpec(stemmer="english" if self.stemmer == "english" else None, segmenter=None)
+            self._base = Analyzer(
+                spec, split_identifiers=self.split_identifiers, extra_stop_words=self._stop_words
+            )
 
 
 def _table_digest() -> str:
@@ -348,7 +333,7 @@ def _table_digest() -> str:
 def _saved_spacy_rules() -> AffixTokenizer | None:
     """spaCy's English tokenizer as :mod:`affix_tokenizer` runs it from saved rules (same tokens,
     no spaCy import); None until spaCy has been loaded once with this version."""
-    from hybrid_rag.indices import affix_tokenizer
+    from hybrid_rag.lang import affix_tokenizer
 
     return affix_tokenizer.load()
 
@@ -395,10 +380,17 @@ def _content_analyzer(lang: str) -> Any:
 
 @lru_cache(maxsize=100_000)
 def _token_terms(token: str) -> tuple[str, ...]:
-    stop = spacy_english_stop_words()
-    parts = split_identifier(token)
-    terms = [fold_word(token), *(fold_word(p) for p in parts if len(parts) > 1)]
-    return tuple(t for t in terms if (len(t) > 1 or t.isdigit()) and t not in stop)
+    terms = _content_base().terms(token)
+    return tuple(t for t in terms if len(t) > 1 or t.isdigit())
+
+
+@cache
+def _content_base() -> Any:
+    """The analyzer of English, undetermined and no language: spaCy's English stop words, no
+    stemmer, unspaced runs kept whole (the same chain as BM25's, through ``Analyzer.terms``)."""
+    from hybrid_rag.lang.analyzers import Analyzer, LanguageSpec
+
+    return Analyzer(LanguageSpec(segmenter=None), extra_stop_words=spacy_english_stop_words())
 
 
 def analysis_language(chunk: Chunk) -> str:
@@ -407,47 +399,3 @@ def analysis_language(chunk: Chunk) -> str:
     from hybrid_rag.types import SourceType
 
     return "und" if chunk.source_type is SourceType.CODE else chunk.lang
-
-
-def chunk_terms(
-    store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], *, cache_new: bool = True
-) -> list[list[str]]:
-    """Each chunk's BM25 terms, read from the store's cache (keyed by chunk sha256 and
-    ``tokenizer.cache_key()``); text not cached yet is tokenised, and stored when ``cache_new``.
-
-    The index build caches every chunk it indexes, so a query (``cache_new=False``: queries do
-    not write) finds the terms of any indexed chunk without tokenising it again.
-    """
-    if not tokenizer.languages:
-        return _cached_terms(store, tokenizer, chunks, None, cache_new)
-    by_lang: dict[str, list[int]] = {}
-    for i, c in enumerate(chunks):
-        by_lang.setdefault(analysis_language(c), []).append(i)
-    terms: list[list[str]] = [[] for _ in chunks]
-    for lang, where in by_lang.items():  # the same text in two languages has two cache rows
-        found = _cached_terms(store, tokenizer, [chunks[i] for i in where], lang, cache_new)
-        for i, t in zip(where, found, strict=True):
-            terms[i] = t
-    return terms
-
-
-def terms_cache_key(tokenizer_key: str, lang: str | None) -> str:
-    """The store's token-cache key of a tokenizer's terms (``Tokenizer.cache_key()``, computed once
-    by the caller: it hashes the analyzers' table) read in ``lang`` (None: without languages)."""
-    return tokenizer_key if lang is None else f"{tokenizer_key}:{lang}"
-
-
-def _cached_terms(
-    store: MetadataStore, tokenizer: Tokenizer, chunks: Sequence[Chunk], lang: str | None, cache_new: bool
-) -> list[list[str]]:
-    key = terms_cache_key(tokenizer.cache_key(), lang)
-    cached = store.cached_tokens(key, (c.sha256 for c in chunks))
-    todo = {c.sha256: c.text for c in chunks if c.sha256 not in cached}
-    if todo:
-        texts = list(todo.values())
-        langs = None if lang is None else [lang] * len(texts)
-        fresh = dict(zip(todo, tokenizer.tokenize_many(texts, langs), strict=True))
-        if cache_new:
-            store.put_tokens(key, fresh)
-        cached.update(fresh)
-    return [cached[c.sha256] for c in chunks]

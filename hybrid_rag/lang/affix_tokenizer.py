@@ -43,7 +43,7 @@ def spacy_version() -> str | None:
 
 
 def rules_path(version: str) -> Path:
-    from hybrid_rag.models.onnx_graph import model_cache_dir
+    from hybrid_rag.paths import model_cache_dir
 
     return model_cache_dir() / f"spacy-{version}-en-tokenizer-v{RULES_FORMAT}.json"
 

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from hybrid_rag.errors import describe
-from hybrid_rag.indices.tokenize import content_terms
 from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.tokenize import content_terms
 from hybrid_rag.protocols import Generator
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.settings import ContextSettings

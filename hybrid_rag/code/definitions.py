@@ -1,0 +1,78 @@
+"""Where a file's definitions start: the one finder that chunking, the symbol index and the
+reference index ask, once per file.
+
+``find_definitions`` parses a file once with tree-sitter (``extract.py``: the grammar of its
+extension, else of its language) and keeps the units and references of that parse; the fallbacks
+stand behind it: a Python file's ``ast`` tree (parsed at most once, on the first ask: the chunker
+cuts Python by it, and the symbol index reads it where tree-sitter has no answer), and, for a
+file neither reads, the column-0 rule (``cuts.heuristic_cuts``). Nothing is
+cached on a file's text: the ingest holds the answer for the file it is processing and drops it
+with the file.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from hybrid_rag.code.extract import Parsed, parse_language, parse_path
+from hybrid_rag.code.grammars import grammar_for_path
+from hybrid_rag.code.units import CodeReference, CodeUnit
+
+_UNSET = object()
+
+
+@dataclass
+class Definitions:
+    """One file's definitions as found once; each view is computed on its first ask."""
+
+    path: str
+    text: str
+    language: str
+    _by_path: object = field(default=_UNSET, repr=False)
+    _by_language: object = field(default=_UNSET, repr=False)
+    _python: object = field(default=_UNSET, repr=False)
+
+    def _path_parse(self) -> Parsed | None:
+        if self._by_path is _UNSET:
+            self._by_path = parse_path(self.path, self.text) if self.path else None
+        return self._by_path  # type: ignore[return-value]
+
+    @property
+    def units(self) -> tuple[CodeUnit, ...] | None:
+        """The tree-sitter units of the grammar of the file's extension; None where none applies
+        or the parse fails badly (the symbol index then falls back to the ``ast`` tree)."""
+        parsed = self._path_parse()
+        return None if parsed is None else parsed[0]
+
+    @property
+    def references(self) -> tuple[CodeReference, ...] | None:
+        """The uses of names from the same parse as :attr:`units`."""
+        parsed = self._path_parse()
+        return None if parsed is None else parsed[1]
+
+    @property
+    def cut_units(self) -> tuple[CodeUnit, ...] | None:
+        """The units the chunker cuts at: the extension's grammar when it has one (the same parse
+        as :attr:`units`), else the grammar of the file's language."""
+        if self.path and grammar_for_path(self.path) is not None:
+            return self.units
+        if self._by_language is _UNSET:
+            self._by_language = parse_language(self.language, self.text)
+        parsed: Parsed | None = self._by_language  # type: ignore[assignment]
+        return None if parsed is None else parsed[0]
+
+    @property
+    def python_tree(self) -> ast.Module | None:
+        """The file's ``ast`` tree (parsed once), or None when it does not parse."""
+        if self._python is _UNSET:
+            try:
+                self._python = ast.parse(self.text)
+            except (SyntaxError, ValueError, RecursionError):
+                self._python = None
+        return self._python  # type: ignore[return-value]
+
+
+def find_definitions(path: str, text: str, language: str) -> Definitions:
+    """The definition finder of one file (``path`` picks the grammar, ``language`` the fallback)."""
+    return Definitions(path, text, language)
