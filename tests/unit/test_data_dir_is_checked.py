@@ -36,7 +36,7 @@ def test_home_pointing_at_a_file(a_file, monkeypatch, capsys) -> None:
 
 
 def test_a_read_only_data_dir(tmp_path, corpus, monkeypatch, capsys) -> None:
-    import hybrid_rag.store.store as store_module
+    import hybrid_rag.store.sessions as store_module
 
     ro = tmp_path / "ro"
     ro.mkdir()
