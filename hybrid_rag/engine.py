@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +31,7 @@ from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
-from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
-from hybrid_rag.retrieval.retriever import resolve_flags
+from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags, set_opener
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore
@@ -336,6 +336,13 @@ class Engine(IndexLifecycle):
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> Engine:
+        """``with Engine(settings) as engine:`` closes the engine (its store) when the block ends."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def with_language(result: QueryResult, question: str) -> QueryResult:
     """``result`` with the language the question was read in (``--lang``, else detected)."""
@@ -349,46 +356,23 @@ def with_note(result: QueryResult, note: str) -> QueryResult:
     )
 
 
-class HybridRetriever(Pipeline):
-    """The query pipeline as the package exports it, with ``open``: the composition root (this
-    module) builds every stage, so the pipeline itself never imports it.
+def open_retriever(
+    data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+) -> HybridRetriever:
+    """``HybridRetriever.open``: the engine's retriever, showing paths relative to the ingested root
+    and marking stale citations; closing it closes the store, all the Engine holds open."""
+    engine = Engine.open(data_dir, config=config)
+    retriever = engine.retriever
+    retriever.present = functools.partial(_present, engine)
+    return retriever
 
-    >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
 
-    Opened, it shows paths as every other surface does (``hybrid_rag/paths.py``): relative to the
-    ingested root, or as stored with ``query(..., absolute_paths=True)``. The Engine's own
-    retriever answers stored paths (the Engine shows them).
-    """
+def _present(engine: Engine, result: QueryResult, absolute_paths: bool) -> QueryResult:
+    """An opened retriever's result: stale citations marked, paths shown as every surface shows them."""
+    result = mark_stale(result, engine.store, engine.freshness)
+    if absolute_paths:
+        return result
+    return shown_result(result, engine.ingested_root())
 
-    shown_root: Callable[[], str | None] | None = None  # set by ``open``: the ingested root, looked up
-    freshness: Freshness | None = None  # set by ``open``: stale citations marked (``ingest/freshness.py``)
 
-    @classmethod
-    def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
-    ) -> HybridRetriever:
-        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
-        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults)."""
-        engine = Engine.open(data_dir, config=config)
-        retriever = engine.retriever
-        retriever.shown_root = engine.ingested_root
-        retriever.freshness = engine.freshness
-        return retriever
-
-    def query(
-        self,
-        text: str,
-        top_k: int | None = None,
-        filters: object = None,
-        mode: str | None = None,
-        features: Mapping[str, bool] | None = None,
-        *,
-        absolute_paths: bool = False,
-    ) -> QueryResult:
-        """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
-        result = super().query(text, top_k, filters, mode, features)
-        if self.freshness is not None:
-            result = mark_stale(result, self.store, self.freshness)
-        if self.shown_root is None or absolute_paths:
-            return result
-        return shown_result(result, self.shown_root())
+set_opener(open_retriever)

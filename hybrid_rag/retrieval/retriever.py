@@ -8,6 +8,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -92,8 +93,52 @@ def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) 
     return defaults.model_copy(update=dict(overrides))
 
 
+def set_opener(opener: Callable[..., HybridRetriever]) -> None:
+    """How ``HybridRetriever.open`` builds a retriever: the composition root (``engine.py``)
+    registers it when imported, so this layer never imports the one above it."""
+    _OPENER[:] = [opener]
+
+
+_OPENER: list[Callable[..., HybridRetriever]] = []
+
+
 class HybridRetriever:
-    """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace."""
+    """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace.
+
+    >>> with HybridRetriever.open("data") as retriever:  # doctest: +SKIP
+    ...     retriever.query("how are ties broken?", top_k=3)
+
+    Opened, it shows paths as every other surface does (``hybrid_rag/paths.py``): relative to the
+    ingested root, or as stored with ``query(..., absolute_paths=True)``, and marks stale citations.
+    The Engine's own retriever answers stored paths (the Engine shows them).
+    """
+
+    # set by ``open``: a result as the opened retriever shows it (paths, stale citations)
+    present: Callable[[QueryResult, bool], QueryResult] | None = None
+
+    @classmethod
+    def open(
+        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+    ) -> HybridRetriever:
+        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
+        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults).
+        Close it (``close()``, or a ``with`` block): it holds the store it opened."""
+        if not _OPENER:  # only ``hybrid_rag.retrieval.retriever`` imported, not the engine
+            raise ConfigError(
+                "HybridRetriever.open needs the engine: `from hybrid_rag import HybridRetriever` "
+                "(or import hybrid_rag.engine) before opening one"
+            )
+        return _OPENER[0](data_dir, config=config)
+
+    def close(self) -> None:
+        """Close the store this retriever reads (the only thing an Engine holds open)."""
+        self.store.close()
+
+    def __enter__(self) -> HybridRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __init__(
         self,
@@ -127,12 +172,27 @@ class HybridRetriever:
         filters: object = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        *,
+        absolute_paths: bool = False,
     ) -> QueryResult:
         """Ranked chunks for ``text``.
 
         ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
         or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
+        Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
         """
+        result = self.ranked(text, top_k, filters, mode, features)
+        return result if self.present is None else self.present(result, absolute_paths)
+
+    def ranked(
+        self,
+        text: str,
+        top_k: int | None = None,
+        filters: object = None,
+        mode: str | None = None,
+        features: Mapping[str, bool] | None = None,
+    ) -> QueryResult:
+        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments)."""
         if not text or not text.strip():
             raise InputError("empty query: ask something")
         flags = resolve_flags(self.features, features)
