@@ -23,12 +23,13 @@ from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.freshness import Freshness, mark_stale
 from hybrid_rag.ingest.pipeline import Ingestor, IngestSettings
 from hybrid_rag.ingest.protected import keys_file_path
-from hybrid_rag.lang.query import language_override, query_language
+from hybrid_rag.lang.query import query_language
 from hybrid_rag.lifecycle import IndexLifecycle
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import shown_result
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.querylog import QueryLog, make_record
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags, set_opener
@@ -163,37 +164,40 @@ class Engine(IndexLifecycle):
         then ``HYBRID_RAG_*`` overrides; ``data_dir`` or ``HYBRID_RAG_HOME`` or ``./data``."""
         return cls(load_settings(config, data_dir=data_dir))
 
-    def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
+    def query(self, text: str | Query, *, log: bool = False, **kwargs: Any) -> QueryResult:
         """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl.
+        ``text`` a :class:`~hybrid_rag.request.Query`, or text with the Query's options as keywords.
 
         The self-check runs here only when the call asks for it (``features={"self_check": True}``,
         ``query --self-check``), not from ``features.self_check``: a retry costs whole retrievals,
         and a raw query has no context to protect. The result is then the kept attempt's."""
-        self_check = bool((kwargs.get("features") or {}).get("self_check"))
-        return self.retrieve(text, self_check=self_check, log=log, **kwargs)[0]
+        query = Query.of(text, **kwargs)
+        self_check = bool((query.features or {}).get("self_check"))
+        return self.retrieve(query, self_check=self_check, log=log)[0]
 
-    def self_check(self, text: str, *, log: bool = False, **kwargs: Any) -> Checked:
+    def self_check(self, text: str | Query, *, log: bool = False, **kwargs: Any) -> Checked:
         """Retrieve with the self-check's retries (``context.confidence_threshold``, ``max_retries``),
         every attempt judged against ``text`` by the live dense index; ``kwargs`` as for ``query``."""
-        checked = self.retrieve(text, self_check=True, log=log, **kwargs)[1]
+        checked = self.retrieve(Query.of(text, **kwargs), self_check=True, log=log)[1]
         assert checked is not None
         return checked
 
     def retrieve(
-        self, text: str, *, self_check: bool, log: bool = False, **kwargs: Any
+        self, query: str | Query, *, self_check: bool, log: bool = False, **kwargs: Any
     ) -> tuple[QueryResult, Checked | None]:
         """The one place that decides whether a retrieval runs through the self-check: the result
         (the kept attempt's, when it did) and the self-check's record (None when it did not).
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
-        ``absolute_paths=True``."""
-        root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
-        lang = kwargs.pop("lang", None)
-        with language_override(lang):
+        ``absolute_paths=True``. ``query``: a Query, or text with its options as keywords."""
+        query = Query.of(query, **kwargs)
+        text, options = query.text, query.pipeline_args
+        root = None if query.absolute_paths else self.ingested_root()
+        with query.reading():
             behind = self.behind_note()
 
             def run(q: str) -> QueryResult:
-                found = mark_stale(self.retriever.query(q, **kwargs), self.store, self.freshness)
-                result = with_language(shown_result(found, root), text)
+                found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
+                result = with_language(shown_result(found, root), query)
                 return with_note(result, behind) if behind else result
 
             if not self_check:
@@ -212,15 +216,17 @@ class Engine(IndexLifecycle):
         return checked.result, checked
 
     def context(
-        self, text: str, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
+        self, text: str | Query, *, max_tokens: int | None = None, log: bool = False, **kwargs: Any
     ) -> tuple[Context, Checked | None]:
         """Retrieve (with the self-check's retries when ``features.self_check``), then build the
         token-budgeted, cited context, whose confidence is the self-check's verdict when it ran.
         ``kwargs`` go to ``query`` (top_k, filters, mode, features). ``context.result`` is the kept
         result with the context's stages in its trace; ``log=True`` logs that."""
-        flags = resolve_flags(self.settings.features, kwargs.get("features"))
-        with language_override(kwargs.get("lang")):  # the context reads the question in it too
-            result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
+        query = Query.of(text, **kwargs)
+        text = query.text
+        flags = resolve_flags(self.settings.features, query.features)
+        with query.reading():  # the context reads the question in its language too
+            result, checked = self.retrieve(query, self_check=flags.self_check)
             fragments = fragment_cuts(self.store, result.chunks)
             context = self.context_builder.build(
                 text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
@@ -231,7 +237,7 @@ class Engine(IndexLifecycle):
 
     def ask(
         self,
-        text: str,
+        text: str | Query,
         *,
         max_tokens: int | None = None,
         answer_tokens: int = 512,
@@ -239,9 +245,10 @@ class Engine(IndexLifecycle):
         **kwargs: Any,
     ) -> Answer:
         """The cited context for ``text`` and, with a generator configured, its answer."""
-        context, checked = self.context(text, max_tokens=max_tokens, **kwargs)
-        with language_override(kwargs.get("lang")):  # the prompt asks for an answer in it
-            return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
+        query = Query.of(text, **kwargs)
+        context, checked = self.context(query, max_tokens=max_tokens)
+        with query.reading():  # the prompt asks for an answer in its language
+            return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log)
 
     def answer(
         self,
@@ -344,9 +351,9 @@ class Engine(IndexLifecycle):
         self.close()
 
 
-def with_language(result: QueryResult, question: str) -> QueryResult:
-    """``result`` with the language the question was read in (``--lang``, else detected)."""
-    return dataclasses.replace(result, lang=query_language(question).code)
+def with_language(result: QueryResult, question: Query) -> QueryResult:
+    """``result`` with the language the question was read in (``--lang``, else detected, once)."""
+    return dataclasses.replace(result, lang=question.language.code)
 
 
 def with_note(result: QueryResult, note: str) -> QueryResult:

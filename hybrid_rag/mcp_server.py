@@ -30,7 +30,7 @@ from hybrid_rag.server.limits import (
     IngestPathArgs,
     NoArgs,
     SearchArgs,
-    check_query,
+    query_of,
 )
 from hybrid_rag.server.references import GraphArgs, ImpactArgs, RefsArgs
 from hybrid_rag.server.roots import confine, resolved_roots
@@ -123,9 +123,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
             body = SearchArgs(
                 query=query, top_k=top_k, filters=filters, mode=mode, features=features, lang=lang
             )
-            result = engine.query(
-                query, log=True, **check_query(body, limits, settings.features, settings.retrieval)
-            )
+            result = engine.query(query_of(body, limits, settings.features, settings.retrieval), log=True)
             return {
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
@@ -170,8 +168,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 features=features,
                 lang=lang,
             )
-            kwargs = check_query(body, limits, settings.features, settings.retrieval)
-            context, _ = engine.context(query, max_tokens=body.max_tokens, log=True, **kwargs)
+            request = query_of(body, limits, settings.features, settings.retrieval)
+            context, _ = engine.context(request, max_tokens=body.max_tokens, log=True)
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
 

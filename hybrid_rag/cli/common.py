@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hybrid_rag.request import Query
 from hybrid_rag.settings import Settings
 
 EXIT_USER_ERROR = 2  # the project's own errors: bad input, no index, a server down ...
@@ -88,6 +89,11 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "absolute_paths": args.absolute_paths,
         **({"lang": args.lang} if getattr(args, "lang", None) else {}),
     }
+
+
+def _query(args: argparse.Namespace) -> Query:
+    """The typed request (``hybrid_rag/request.py``) the shared query flags describe."""
+    return Query.of(args.text, **_query_kwargs(args))
 
 
 def _warn_repaired(count: int) -> None:

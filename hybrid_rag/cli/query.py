@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from hybrid_rag.cli.common import EXIT_USER_ERROR, _engine, _print_json, _query_kwargs
+from hybrid_rag.cli.common import EXIT_USER_ERROR, _engine, _print_json, _query
 from hybrid_rag.errors import InputError
 from hybrid_rag.settings import Settings
 
@@ -50,9 +50,7 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     """Ranked chunks; with ``--self-check`` (never by default here) the self-check's kept attempt."""
     engine = _engine(settings)
     try:
-        result, checked = engine.retrieve(
-            args.text, self_check=args.self_check, log=True, **_query_kwargs(args)
-        )
+        result, checked = engine.retrieve(_query(args), self_check=args.self_check, log=True)
     finally:
         engine.close()
     if args.json:
@@ -70,9 +68,7 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
 def _context(args: argparse.Namespace, settings: Settings, *, log: bool = True) -> tuple[Any, Any, Any]:
     engine = _engine(settings)
     try:
-        context, checked = engine.context(
-            args.text, max_tokens=args.max_tokens, log=log, **_query_kwargs(args)
-        )
+        context, checked = engine.context(_query(args), max_tokens=args.max_tokens, log=log)
     except BaseException:
         engine.close()
         raise

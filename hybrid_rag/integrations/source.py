@@ -68,7 +68,9 @@ class Source:
             return list(data["results"]), data.get("index_version")
         engine = self.engine
         assert engine is not None
-        result = engine.query(text, top_k=top_k, filters=filters, mode=mode, features=features)
+        from hybrid_rag.request import Query  # the engine's typed request; loaded with the engine
+
+        result = engine.query(Query(text, top_k=top_k, mode=mode, filters=filters, features=features))
         return [c.to_dict() for c in result.chunks], result.index_version
 
 

@@ -25,6 +25,7 @@ from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.matching import matching_lines
@@ -167,7 +168,7 @@ class HybridRetriever:
 
     def query(
         self,
-        text: str,
+        text: str | Query,
         top_k: int | None = None,
         filters: object = None,
         mode: str | None = None,
@@ -180,7 +181,12 @@ class HybridRetriever:
         ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
         or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
         Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
+        ``text`` may be a :class:`~hybrid_rag.request.Query`: its options and language are used.
         """
+        if isinstance(text, Query):  # the typed request: its own options, read in its language
+            with text.reading():
+                result = self.ranked(text.text, **text.pipeline_args)
+            return result if self.present is None else self.present(result, text.absolute_paths)
         result = self.ranked(text, top_k, filters, mode, features)
         return result if self.present is None else self.present(result, absolute_paths)
 

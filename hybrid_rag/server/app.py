@@ -31,7 +31,7 @@ from hybrid_rag.server.limits import (
     QueryBody,
     RollbackBody,
     bound_schema,
-    check_query,
+    query_of,
 )
 from hybrid_rag.server.references import install as install_references
 from hybrid_rag.server.roots import confine
@@ -118,24 +118,22 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/query")
     async def query(body: QueryBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         self_check = bool((body.features or {}).get("self_check"))
-        result, checked = await service.call(
-            service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
-        )
+        result, checked = await service.call(service.engine.retrieve, query, self_check=self_check, log=True)
         service.metrics.observe_result(result)
         return query_dict(result, checked)
 
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         built, checked = await service.call(
-            service.engine.context, body.query, max_tokens=body.max_tokens, log=True, **kwargs
+            service.engine.context, query, max_tokens=body.max_tokens, log=True
         )
         service.metrics.observe_result(built.result)
         return context_dict(built, checked)
@@ -143,16 +141,15 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         answer = await service.call(
             service.engine.ask,
-            body.query,
+            query,
             max_tokens=body.max_tokens,
             answer_tokens=body.answer_tokens,
             log=True,
-            **kwargs,
         )
         service.metrics.observe_result(answer.context.result)
         return answer.to_dict()

@@ -18,6 +18,7 @@ from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.lang.query import normalize_code
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
 from hybrid_rag.settings import FeatureFlags, RetrievalSettings, ServerSettings
@@ -157,6 +158,16 @@ def check_query(
             raise ApiError(422, f"{field}: {exc}", field=field) from None
     found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
     return {**found, "lang": body.lang} if body.lang else found
+
+
+def query_of(
+    body: QueryBody,
+    limits: ServerSettings,
+    features: FeatureFlags,
+    retrieval: RetrievalSettings | None = None,
+) -> Query:
+    """``body`` as the engine's typed request (``hybrid_rag/request.py``), after ``check_query``."""
+    return Query.of(body.query, **check_query(body, limits, features, retrieval))
 
 
 class BodyTooLarge(HTTPException):
