@@ -27,7 +27,7 @@ from hybrid_rag.lang.query import query_language
 from hybrid_rag.lifecycle import IndexLifecycle
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.paths import shown_result
-from hybrid_rag.protocols import Embedder
+from hybrid_rag.protocols import Embedder, ModelChooser
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -85,9 +85,10 @@ class Engine(IndexLifecycle):
         # every write below holds it: one writer at a time on the data dir, across processes
         self.writer = WriterLock(settings.data_dir, wait_seconds=settings.store.writer_wait_seconds)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
-        bind = getattr(self.embedder, "bind_data_dir", None)  # embedding.model: auto (models/auto.py)
-        if bind is not None:
-            bind(settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {})
+        if isinstance(self.embedder, ModelChooser):  # embedding.model: auto (models/auto.py)
+            self.embedder.bind_data_dir(
+                settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {}
+            )
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
         self._root: tuple[int, str | None] | None = None  # (index version, ingested_root())
