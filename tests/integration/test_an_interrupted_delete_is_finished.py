@@ -20,6 +20,8 @@ from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration
+
 # the CLI, with the index build replaced by a kill -9 of the process: the exact point between
 # the delete's store commit and its publication
 DRIVER = textwrap.dedent(

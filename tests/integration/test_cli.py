@@ -8,6 +8,8 @@ from fake_http import serve
 
 from hybrid_rag.cli import main
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch):

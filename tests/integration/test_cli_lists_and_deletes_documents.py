@@ -7,6 +7,8 @@ import pytest
 
 from hybrid_rag.cli import main
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch):

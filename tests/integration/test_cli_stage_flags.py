@@ -10,6 +10,8 @@ from fake_http import closed_port
 
 from hybrid_rag.cli import main
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch, corpus):

@@ -21,6 +21,8 @@ from hybrid_rag.indices.live import load_version
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration  # the whole module
+
 DRIVER = textwrap.dedent(
     """\
     import sys, time

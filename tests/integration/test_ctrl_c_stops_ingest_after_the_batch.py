@@ -17,6 +17,8 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration  # the whole module
+
 # the CLI, with a fake embedder that takes a moment per batch and says when it starts one
 DRIVER = textwrap.dedent(
     """\

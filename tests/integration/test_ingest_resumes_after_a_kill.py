@@ -19,6 +19,8 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration  # the whole module
+
 BATCH = 8
 # An ingest whose embedder says how many texts it embeds (before embedding them) and takes a
 # little time over it, so that a kill lands in the middle of the work.

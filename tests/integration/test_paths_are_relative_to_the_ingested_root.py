@@ -9,6 +9,8 @@ import pytest
 from hybrid_rag.cli import main
 from hybrid_rag.paths import display_path, ingested_root
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch, corpus):

@@ -12,6 +12,8 @@ from fake_http import closed_port, serve
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration
+
 
 def completion(text: str) -> bytes:
     return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}).encode()

@@ -16,6 +16,8 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration
+
 OLD = "# Ops\n\nRestart the frobnicator with systemctl restart frob.\n"
 NEW = "# Ops\n\nNothing here about services any more.\n"
 
