@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_settings import fake_settings
 from pg_server import STORES, fresh_database
 
 from hybrid_rag.engine import Engine
@@ -65,7 +66,7 @@ def corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
+    return fake_settings(tmp_path / "data")
 
 
 @pytest.fixture

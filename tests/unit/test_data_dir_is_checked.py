@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture
@@ -48,6 +48,6 @@ def test_a_read_only_data_dir(tmp_path, corpus, monkeypatch, capsys) -> None:
 
 
 def test_the_python_api_says_the_same(a_file) -> None:
-    engine = Engine(Settings().with_overrides({"paths.data_dir": str(a_file), "embedding.model": "fake"}))
+    engine = Engine(fake_settings(a_file))
     with pytest.raises(StoreError, match="is not a folder"):
         engine.ingest(["."])
