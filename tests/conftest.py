@@ -76,6 +76,17 @@ def engine(settings: Settings):
     eng.close()
 
 
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``hybrid-rag`` in this process (``cli("query", "...")`` -> exit code), with the fake embedder
+    and a fresh ``HYBRID_RAG_HOME``; a module that needs more overrides it, asking for this one."""
+    from hybrid_rag.cli import main
+
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
+    return lambda *args: main(list(args))
+
+
 @pytest.fixture(params=STORES)
 def store_url(request: pytest.FixtureRequest):
     """None (the SQLite file in the data dir), then the URL of a fresh PostgreSQL database."""
