@@ -184,13 +184,13 @@ class Engine(IndexLifecycle):
         return checked
 
     def retrieve(
-        self, query: str | Query, *, self_check: bool, log: bool = False, **kwargs: Any
+        self, text: str | Query, *, self_check: bool, log: bool = False, **kwargs: Any
     ) -> tuple[QueryResult, Checked | None]:
         """The one place that decides whether a retrieval runs through the self-check: the result
         (the kept attempt's, when it did) and the self-check's record (None when it did not).
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
-        ``absolute_paths=True``. ``query``: a Query, or text with its options as keywords."""
-        query = Query.of(query, **kwargs)
+        ``absolute_paths=True``. ``text``: a Query, or text with its options as keywords."""
+        query = Query.of(text, **kwargs)
         text, options = query.text, query.pipeline_args
         root = None if query.absolute_paths else self.ingested_root()
         with query.reading():
