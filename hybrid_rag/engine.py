@@ -31,8 +31,9 @@ from hybrid_rag.protocols import Embedder, ModelChooser
 from hybrid_rag.querylog import QueryLog, make_record
 from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
+from hybrid_rag.retrieval.opening import set_opener
 from hybrid_rag.retrieval.rerank import make_reranker
-from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags, set_opener
+from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
 from hybrid_rag.retrieval.selfcheck import Checked, SelfCheck, cosine_range
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore

@@ -8,7 +8,6 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -30,6 +29,7 @@ from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
+from hybrid_rag.retrieval.opening import Openable
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
@@ -94,16 +94,7 @@ def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) 
     return defaults.model_copy(update=dict(overrides))
 
 
-def set_opener(opener: Callable[..., HybridRetriever]) -> None:
-    """How ``HybridRetriever.open`` builds a retriever: the composition root (``engine.py``)
-    registers it when imported, so this layer never imports the one above it."""
-    _OPENER[:] = [opener]
-
-
-_OPENER: list[Callable[..., HybridRetriever]] = []
-
-
-class HybridRetriever:
+class HybridRetriever(Openable):
     """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace.
 
     >>> with HybridRetriever.open("data") as retriever:  # doctest: +SKIP
@@ -113,33 +104,6 @@ class HybridRetriever:
     ingested root, or as stored with ``query(..., absolute_paths=True)``, and marks stale citations.
     The Engine's own retriever answers stored paths (the Engine shows them).
     """
-
-    # set by ``open``: a result as the opened retriever shows it (paths, stale citations)
-    present: Callable[[QueryResult, bool], QueryResult] | None = None
-
-    @classmethod
-    def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
-    ) -> HybridRetriever:
-        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
-        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults).
-        Close it (``close()``, or a ``with`` block): it holds the store it opened."""
-        if not _OPENER:  # only ``hybrid_rag.retrieval.retriever`` imported, not the engine
-            raise ConfigError(
-                "HybridRetriever.open needs the engine: `from hybrid_rag import HybridRetriever` "
-                "(or import hybrid_rag.engine) before opening one"
-            )
-        return _OPENER[0](data_dir, config=config)
-
-    def close(self) -> None:
-        """Close the store this retriever reads (the only thing an Engine holds open)."""
-        self.store.close()
-
-    def __enter__(self) -> HybridRetriever:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __init__(
         self,

@@ -63,3 +63,23 @@ def test_one_class_is_named_hybrid_retriever() -> None:
     ]
     assert defined == ["retrieval/retriever.py"]
     assert hybrid_rag.HybridRetriever is HybridRetriever and callable(HybridRetriever.open)
+
+
+def test_opening_without_the_engine_says_how(tmp_path: Path) -> None:
+    """The pipeline never imports the engine: imported alone, ``open`` names the import it needs."""
+    import subprocess
+    import sys
+
+    code = (
+        "from hybrid_rag.retrieval.retriever import HybridRetriever\n"
+        "from hybrid_rag.errors import ConfigError\n"
+        "try:\n    HybridRetriever.open(sys.argv[1])\n"
+        "except ConfigError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "from hybrid_rag import HybridRetriever" in done.stdout, done.stderr
