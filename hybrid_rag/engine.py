@@ -11,11 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
-from hybrid_rag.errors import (
-    InputError,
-    RemoteServiceError,
-    describe,
-)
+from hybrid_rag.errors import InputError, RemoteServiceError, describe
 from hybrid_rag.generation import make_generator
 from hybrid_rag.indices.build import IndexBuilder
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider

@@ -6,11 +6,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Annotated, Any
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
 def _not_a_bool(value: Any) -> Any:

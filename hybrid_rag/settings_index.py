@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import (
-    Field,
-    SecretStr,
-    field_validator,
-)
+from pydantic import Field, SecretStr, field_validator
 
 from hybrid_rag.settings_base import Float, Int, _Section, http_url
 

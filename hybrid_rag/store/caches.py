@@ -6,18 +6,11 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from sqlalchemy import (
-    delete,
-    select,
-)
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from hybrid_rag.store.rows import _batches, _checked_windows
-from hybrid_rag.store.schema import (
-    _Embedding,
-    _Signature,
-    _Tokens,
-)
+from hybrid_rag.store.schema import _Embedding, _Signature, _Tokens
 from hybrid_rag.store.sessions import StoreSessions
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import (
-    func,
-    or_,
-    select,
-)
+from sqlalchemy import func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.filters import FilterExpr
@@ -24,12 +20,7 @@ from hybrid_rag.store.rows import (
     _generation,
     _only_line,
 )
-from hybrid_rag.store.schema import (
-    CHUNKS,
-    DOCUMENTS,
-    _Chunk,
-    _Document,
-)
+from hybrid_rag.store.schema import CHUNKS, DOCUMENTS, _Chunk, _Document
 from hybrid_rag.store.sessions import StoreSessions
 from hybrid_rag.store.statement_timeout import bound_to_deadline
 from hybrid_rag.types import Chunk

@@ -7,19 +7,12 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 import numpy as np
-from sqlalchemy import (
-    func,
-    select,
-    update,
-)
+from sqlalchemy import func, select, update
 
 from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.records import DocumentRecord, FileChunks
 from hybrid_rag.store.rows import _INDEXED, _LIVE, _at, _batches, _chunk_lang, _document_record, _json_or_none
-from hybrid_rag.store.schema import (
-    _Chunk,
-    _Document,
-)
+from hybrid_rag.store.schema import _Chunk, _Document
 from hybrid_rag.store.states import StoreStates
 
 

@@ -8,24 +8,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import (
-    and_,
-    or_,
-    select,
-)
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store.records import DocumentRecord
-from hybrid_rag.store.schema import (
-    CHUNKS,
-    GENERATION,
-    _Chunk,
-    _Document,
-    _Embedding,
-    _Meta,
-)
+from hybrid_rag.store.schema import CHUNKS, GENERATION, _Chunk, _Document, _Embedding, _Meta
 from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 

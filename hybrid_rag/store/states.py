@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    Integer,
-    String,
-    cast,
-    delete,
-    func,
-    select,
-    update,
-)
+from sqlalchemy import Integer, String, cast, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from hybrid_rag.store.rows import _LIVE, _batches, _generation

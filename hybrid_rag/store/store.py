@@ -22,23 +22,14 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import (
-    func,
-    or_,
-    select,
-)
+from sqlalchemy import func, or_, select
 
 from hybrid_rag.store.caches import CacheRows
 from hybrid_rag.store.chunks import ChunkRows
 from hybrid_rag.store.documents import DocumentRows
 from hybrid_rag.store.records import DocumentRecord, FileChunks, IndexVersionRecord
 from hybrid_rag.store.rows import _INDEXED, _LIVE, _at
-from hybrid_rag.store.schema import (
-    _Chunk,
-    _Document,
-    _Embedding,
-    _IndexVersion,
-)
+from hybrid_rag.store.schema import _Chunk, _Document, _Embedding, _IndexVersion
 from hybrid_rag.store.sessions import check_data_dir
 from hybrid_rag.store.symbol_queries import SymbolRows
 

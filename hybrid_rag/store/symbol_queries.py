@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import (
-    delete,
-    func,
-    select,
-)
+from sqlalchemy import delete, func, select
 
 from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.rows import _LIVE
-from hybrid_rag.store.schema import (
-    REFERENCES_PENDING,
-    SYMBOLS_PENDING,
-    _Document,
-    _Meta,
-    _Reference,
-    _Symbol,
-)
+from hybrid_rag.store.schema import REFERENCES_PENDING, SYMBOLS_PENDING, _Document, _Meta, _Reference, _Symbol
 from hybrid_rag.store.sessions import StoreSessions
 from hybrid_rag.symbols.model import Reference, Symbol
 
