@@ -71,9 +71,8 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def engine(settings: Settings):
-    eng = Engine(settings)
-    yield eng
-    eng.close()
+    with Engine(settings) as eng:
+        yield eng
 
 
 @pytest.fixture
