@@ -3,8 +3,8 @@
 The public API::
 
     from hybrid_rag import HybridRetriever
-    retriever = HybridRetriever.open("data")       # an ingested data dir, the CLI's defaults
-    result = retriever.query("how is the token budget kept?", top_k=5)
+    with HybridRetriever.open("data") as retriever:  # an ingested data dir, the CLI's defaults
+        result = retriever.query("how is the token budget kept?", top_k=5)
 
 Names load on first use, so ``import hybrid_rag`` stays cheap (no torch, no Faiss).
 """

@@ -7,51 +7,36 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hybrid_rag.context import Context, ContextBuilder, build_prompt, cached_embed, cited_ids, fragment_cuts
 from hybrid_rag.context.edges import check_edges, interleaved, with_edges
 from hybrid_rag.context.selfcheck import Checked, SelfCheck, cosine_range
-from hybrid_rag.errors import (
-    CorruptIndexError,
-    HybridRagError,
-    IndexMismatchError,
-    InputError,
-    NoIndexError,
-    RemoteServiceError,
-    WriterBusyError,
-    describe,
-)
-from hybrid_rag.indices.build import BuildReport, IndexBuilder
-from hybrid_rag.indices.coverage import dense_status
-from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
-from hybrid_rag.indices.retention import STORE_STATE
+from hybrid_rag.errors import InputError, RemoteServiceError, describe
+from hybrid_rag.indices.build import IndexBuilder
+from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider
 from hybrid_rag.indices.served_symbols import resolve_path, served_state, shown_matches, shown_outline
-from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.fill import FillSettings
 from hybrid_rag.ingest.freshness import Freshness, mark_stale
-from hybrid_rag.ingest.git import GitHead, GitReport, git_report
-from hybrid_rag.ingest.importer import ImportReport, import_file
-from hybrid_rag.ingest.pipeline import UPLOADS_DIR, Ingestor, IngestReport, IngestSettings
+from hybrid_rag.ingest.pipeline import Ingestor, IngestSettings
 from hybrid_rag.ingest.protected import keys_file_path
-from hybrid_rag.ingest.status import DiskStatus, disk_status
-from hybrid_rag.lang.query import language_override, query_language
+from hybrid_rag.lang.query import query_language
+from hybrid_rag.lifecycle import IndexLifecycle
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.models.generation import make_generator
-from hybrid_rag.paths import display_path, ingested_root, shown_result
-from hybrid_rag.protocols import Embedder
+from hybrid_rag.paths import shown_result
+from hybrid_rag.protocols import Embedder, ModelChooser
 from hybrid_rag.querylog import QueryLog, make_record
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.grouping import by_file, check_group
+from hybrid_rag.retrieval.opening import set_opener
 from hybrid_rag.retrieval.rerank import make_reranker
-from hybrid_rag.retrieval.retriever import HybridRetriever as Pipeline
-from hybrid_rag.retrieval.retriever import resolve_flags
+from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
 from hybrid_rag.settings import Settings, load_settings
-from hybrid_rag.store import DocumentRecord, MetadataStore
+from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
 from hybrid_rag.symbols.edges import edge_lines
 from hybrid_rag.symbols.model import SymbolMatch
@@ -60,8 +45,6 @@ from hybrid_rag.symbols.search import OutlineEntry
 from hybrid_rag.symbols.search import find as find_symbols
 from hybrid_rag.symbols.search import outline as symbol_outline
 from hybrid_rag.types import QueryResult
-
-ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
 
 
 @dataclass(frozen=True)
@@ -95,47 +78,7 @@ class Answer:
         }
 
 
-@dataclass(frozen=True)
-class Stats:
-    data_dir: str
-    model: str
-    documents: int
-    chunks: int
-    cached_embeddings: int
-    live_version: int | None
-    versions: tuple[dict[str, Any], ...]
-    bytes_on_disk: Mapping[str, int]
-    old_revisions: Mapping[str, int] = field(default_factory=dict)  # retired rows kept for old versions
-    index_behind_store: bool = False  # documents and chunks are the live version's; the store is ahead
-    behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
-    languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
-    model_provisional: bool = False  # embedding.model auto before the first ingest: not chosen yet
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "data_dir": self.data_dir,
-            "model": self.model,
-            "model_provisional": self.model_provisional,
-            "documents": self.documents,
-            "chunks": self.chunks,
-            "cached_embeddings": self.cached_embeddings,
-            "live_version": self.live_version,
-            "versions": list(self.versions),
-            "bytes_on_disk": dict(self.bytes_on_disk),
-            "old_revisions": dict(self.old_revisions),
-            "index_behind_store": self.index_behind_store,
-            **({"behind": self.behind} if self.behind else {}),
-            "languages": dict(self.languages),
-        }
-
-
-def _tree_size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
-
-
-class Engine:
+class Engine(IndexLifecycle):
     """Store, embedder, indices, retriever and ingestor for one data directory."""
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
@@ -144,9 +87,10 @@ class Engine:
         # every write below holds it: one writer at a time on the data dir, across processes
         self.writer = WriterLock(settings.data_dir, wait_seconds=settings.store.writer_wait_seconds)
         self.embedder = embedder if embedder is not None else make_embedder(settings.embedding)
-        bind = getattr(self.embedder, "bind_data_dir", None)  # embedding.model: auto (models/auto.py)
-        if bind is not None:
-            bind(settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {})
+        if isinstance(self.embedder, ModelChooser):  # embedding.model: auto (models/auto.py)
+            self.embedder.bind_data_dir(
+                settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {}
+            )
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
         self._root: tuple[int, str | None] | None = None  # (index version, ingested_root())
@@ -223,243 +167,52 @@ class Engine:
         then ``HYBRID_RAG_*`` overrides; ``data_dir`` or ``HYBRID_RAG_HOME`` or ``./data``."""
         return cls(load_settings(config, data_dir=data_dir))
 
-    def ingest(
-        self,
-        paths: Sequence[str | Path],
-        *,
-        collection: str = "default",
-        dry_run: bool = False,
-        progress: Callable[[str, int, int], None] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        stop: Callable[[], bool] | None = None,
-        bm25_first: bool | None = None,
-    ) -> IngestReport:
-        """Ingest folders, files and zips; ``metadata`` (a JSON-like mapping) goes on every document
-        and is filterable as ``meta.<key>``. Streamed in ``ingest.batch_chunks`` batches, each
-        committed; ``stop()`` true (Ctrl-C) ends it after the current batch (``report.interrupted``,
-        no index build; the same ingest again finishes it). ``bm25_first`` overrides
-        ``ingest.publish_bm25_first``: BM25 answers while the vectors fill in (``ingest/fill.py``)."""
-        with nullcontext() if dry_run else self.writer.hold("ingest"):
-            return self.ingestor.ingest_paths(
-                paths,
-                collection=collection,
-                dry_run=dry_run,
-                progress=progress,
-                metadata=metadata,
-                stop=stop,
-                bm25_first=bm25_first,
-            )
-
-    def import_file(self, path: str | Path, *, collection: str | None = None) -> ImportReport:
-        """Import an ``embeddings.json`` / ``embeddings.jsonl`` file, reusing its vectors when their
-        dimension is the model's (``ingest/importer.py``)."""
-        with self.writer.hold("import"):
-            return import_file(path, self.store, self.embedder, self.ingestor.builder, collection=collection)
-
-    def ingested_root(self) -> str | None:
-        """The folder outputs show paths relative to (``hybrid_rag/paths.py``); None when empty.
-        Read from the store once per index version served (a query asked for it each time)."""
-        if not self.store.exists:
-            return None
-        try:
-            version = self.indices.versions.current()
-        except RemoteServiceError:  # a Milvus index unreachable: listing documents needs only the store
-            version = None
-        cached = self._root
-        if version is not None and cached is not None and cached[0] == version:
-            return cached[1]
-        root = ingested_root(*self.store.path_bounds())
-        if version is not None:
-            self._root = (version, root)
-        return root
-
-    def documents(self, collection: str | None = None) -> list[DocumentRecord]:
-        """Every document (of ``collection``) of the version served, by path (after a rollback, the
-        files that version indexed, as it indexed them); none before the first ingest."""
-        return self.store.documents(collection, state=self.served_state()) if self.store.exists else []
-
-    def deletable_paths(self) -> list[str]:
-        """The stored paths ``delete`` takes: the version served's and the store's present (after a
-        rollback, a file only newer versions hold is not served but returns at the next write)."""
-        if not self.store.exists:
-            return []
-        return sorted({d.path for d in self.documents()} | set(self.store.document_hashes()))
-
-    def unserved_paths(self) -> list[str]:
-        """Stored paths the live version does not serve (after ``rollback N``: files only newer
-        versions hold); the next write publishes them again unless they are deleted."""
-        if not self.store.exists or self.served_state() is None:
-            return []
-        served = {d.path for d in self.documents()}
-        return sorted(p for p in self.store.document_hashes() if p not in served)
-
-    def served_state(self) -> int | None:
-        """The store state the live index version was built from; None when none is live (or it
-        was built before the store kept its states): then reads see the store's present."""
-        versions = open_versions(self.index_config)
-        live = versions.current()
-        if live is None:
-            return None
-        state = versions.manifest(live).get(STORE_STATE)
-        return None if state is None else int(state)
-
-    def index_behind_store(self) -> bool:
-        """Whether the live version lacks the store's last writes (a write killed between its store
-        commit and its publication; or a rollback, which the next write catches up)."""
-        return self.store.exists and self.ingestor.builder.is_stale()
-
-    def behind_note(self) -> str:
-        """A note for answers from a version that lacks the store's last writes (a write stopped
-        between its store commit and its publication: a deleted file still served), else ""."""
-        if not self.store.exists:
-            return ""
-        try:  # the version this query is about to search, already loaded: no manifest read a query
-            served = self.retriever.indices.get().manifest.get(STORE_STATE)
-        except NoIndexError:
-            return ""  # the query itself says there is no index
-        if not isinstance(served, int) or self.store.generation() <= served or self.rolled_back():
-            return ""
-        return (
-            "the live index lacks the store's last writes (a write stopped before it published): "
-            "deleted files may still answer, new ones not yet; any write (`hybrid-rag ingest PATH`, "
-            "`delete`, `rebuild`) publishes them"
-        )
-
-    def rolled_back(self) -> bool:
-        """Whether the live version is one a rollback chose (so being behind the store is meant)."""
-        records = self.store.index_versions() if self.store.exists else []
-        live = open_versions(self.index_config).current()
-        last = max(records, key=lambda r: r.built_at, default=None)  # the history's newest entry
-        return last is not None and last.status == ROLLED_BACK and last.version == live
-
-    def finish_publication(self, *, wait: bool = True) -> BuildReport | None:
-        """Publish a version of the store's present when the live one is behind it and no rollback
-        chose that (a write killed after its store commit): what `stats` and every write do first.
-        ``wait`` False: None at once when another write holds the lock (it will publish)."""
-        if not self.store.exists:
-            return None
-        lock = self.writer if wait else WriterLock(self.settings.data_dir, wait_seconds=0)
-        try:
-            with lock.hold("finish publication"):
-                revived = self.ingestor.revive()
-                if not revived and (self.rolled_back() or not self.ingestor.builder.is_stale()):
-                    return None
-                return self.ingestor.builder.build(reason="catch up with the store")
-        except WriterBusyError:
-            if wait:
-                raise
-            return None
-
-    def delete(self, paths: Sequence[str]) -> BuildReport:
-        """Remove documents by their stored path (absolute, as ``list_documents`` shows them) and
-        make a version without them live; InputError names a path the store does not hold. A path
-        the served version holds but the store no longer does (a delete killed before it published)
-        is deleted by publishing the store's present."""
-        if not paths:
-            raise InputError("no document path given to delete")
-        with self.writer.hold("delete"):
-            stored = self.store.document_hashes() if self.store.exists else {}
-            missing = [p for p in paths if p not in stored]
-            if missing:
-                served = {d.path for d in self.documents()} if self.index_behind_store() else set()
-                unknown = [p for p in missing if p not in served]
-                if unknown:
-                    raise InputError(f"no document {unknown[0]!r} in the store")
-            present = [p for p in paths if p in stored]
-            if present:
-                self.store.write_files([], collection="default", delete_paths=present)
-            self.ingestor.revive()
-            return self.ingestor.builder.build(reason="delete")
-
-    def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
-        """Rebuild both indices from the store into a new version, validate it, swap it in."""
-        with self.writer.hold("rebuild"):
-            if self.store.exists:
-                self.ingestor.revive()  # a write killed before it did (dropped near-duplicates)
-            if not self.store.exists or self.store.chunk_count() == 0:
-                raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
-            return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
-
-    def rollback(self, version: int) -> list[str]:
-        """Point the live index at an older version still on disk (the next ingest catches it up);
-        the stored paths it does not serve, which the next write brings back (``delete`` them)."""
-        with self.writer.hold("rollback"):
-            self._rollback(version)
-            return self.unserved_paths()
-
-    def _rollback(self, version: int) -> None:
-        versions = open_versions(self.index_config)
-        manifest = versions.manifest(version) if version in versions.versions() else None
-        if manifest is None:
-            on_disk = ", ".join(f"v{v}" for v in versions.versions()) or "none"
-            raise NoIndexError(f"index version {version} is not on disk (on disk: {on_disk})")
-        try:  # a version that cannot load never goes live: the pointer stays where it is
-            load_version(versions, version, self.index_config, self.embedder)
-        except (CorruptIndexError, IndexMismatchError) as exc:
-            message = f"cannot roll back to version {version}, the live index is unchanged: {exc}"
-            raise type(exc)(message) from None
-        versions.set_current(version)
-        self.store.record_index_version(
-            INDEX_NAME, version, manifest.get("source_hash", ""), manifest.get("params", {}), ROLLED_BACK
-        )
-
-    def versions(self) -> list[dict[str, Any]]:
-        """The index versions on disk, oldest first, as ``hybrid-rag versions --json`` lists them."""
-        versions = open_versions(self.index_config)
-        live = versions.current()
-        rows = []
-        for v in versions.versions():
-            m = versions.manifest(v)
-            rows.append(
-                {
-                    "version": v,
-                    "live": v == live,
-                    "built_at": m.get("built_at"),
-                    "chunks": m.get("chunks"),
-                    "reason": m.get("reason"),
-                    "model": m.get("params", {}).get("model"),
-                }
-            )
-        return rows
-
-    def query(self, text: str, *, log: bool = False, **kwargs: Any) -> QueryResult:
+    def query(self, text: str | Query, *, log: bool = False, **kwargs: Any) -> QueryResult:
         """``HybridRetriever.query``; ``log=True`` (as the CLI does) appends a line to logs/queries.jsonl.
-        ``group="file"`` ranks files instead of chunks (``result.files``, each with its best
-        ``units_per_file`` units; ``retrieval/grouping.py``); ``top_k`` then counts files.
+        ``text`` a :class:`~hybrid_rag.request.Query`, or text with the Query's options as keywords.
 
         The self-check runs here only when the call asks for it (``features={"self_check": True}``,
         ``query --self-check``), not from ``features.self_check``: a retry costs whole retrievals,
-        and a raw query has no context to protect. The result is then the kept attempt's."""
-        self_check = bool((kwargs.get("features") or {}).get("self_check"))
-        return self.retrieve(text, self_check=self_check, log=log, **kwargs)[0]
+        and a raw query has no context to protect. The result is then the kept attempt's.
+        ``group``/``units_per_file``: as for :meth:`retrieve` (files ranked by their evidence)."""
+        grouping = {k: kwargs.pop(k) for k in ("group", "units_per_file") if k in kwargs}
+        query = Query.of(text, **kwargs)
+        self_check = bool((query.features or {}).get("self_check"))
+        return self.retrieve(query, self_check=self_check, log=log, **grouping)[0]
 
-    def self_check(self, text: str, *, log: bool = False, **kwargs: Any) -> Checked:
+    def self_check(self, text: str | Query, *, log: bool = False, **kwargs: Any) -> Checked:
         """Retrieve with the self-check's retries (``context.confidence_threshold``, ``max_retries``),
         every attempt judged against ``text`` by the live dense index; ``kwargs`` as for ``query``."""
-        checked = self.retrieve(text, self_check=True, log=log, **kwargs)[1]
+        checked = self.retrieve(Query.of(text, **kwargs), self_check=True, log=log)[1]
         assert checked is not None
         return checked
 
     def retrieve(
-        self, text: str, *, self_check: bool, log: bool = False, **kwargs: Any
+        self, text: str | Query, *, self_check: bool, log: bool = False, **kwargs: Any
     ) -> tuple[QueryResult, Checked | None]:
         """The one place that decides whether a retrieval runs through the self-check: the result
         (the kept attempt's, when it did) and the self-check's record (None when it did not).
         Paths are shown relative to the ingested root (``hybrid_rag/paths.py``) unless
-        ``absolute_paths=True``."""
-        if check_group(kwargs.pop("group", None)) == "file":  # files by evidence: retrieval/grouping.py
-            units = kwargs.pop("units_per_file", None)
-            run_ungrouped = functools.partial(self.retrieve, text, self_check=self_check, log=log)
-            return by_file(run_ungrouped, kwargs, self.settings.retrieval.top_k, units)
-        kwargs.pop("units_per_file", None)
-        root = None if kwargs.pop("absolute_paths", False) else self.ingested_root()
-        lang = kwargs.pop("lang", None)
-        with language_override(lang):
+        ``absolute_paths=True``. ``text``: a Query, or text with its options as keywords.
+        ``group="file"`` ranks files instead of chunks (``result.files``, each with its best
+        ``units_per_file`` units; ``retrieval/grouping.py``); ``top_k`` then counts files."""
+        group, units = check_group(kwargs.pop("group", None)), kwargs.pop("units_per_file", None)
+        query = Query.of(text, **kwargs)
+        if group == "file":  # files by evidence: retrieval/grouping.py
+
+            def run_ungrouped(top_k: int) -> tuple[QueryResult, Checked | None]:
+                wider = dataclasses.replace(query, top_k=top_k)
+                return self.retrieve(wider, self_check=self_check, log=log)
+
+            return by_file(run_ungrouped, {"top_k": query.top_k}, self.settings.retrieval.top_k, units)
+        text, options = query.text, query.pipeline_args
+        root = None if query.absolute_paths else self.ingested_root()
+        with query.reading():
             behind = self.behind_note()
 
             def run(q: str) -> QueryResult:
-                found = mark_stale(self.retriever.query(q, **kwargs), self.store, self.freshness)
-                result = with_language(shown_result(found, root), text)
+                found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
+                result = with_language(shown_result(found, root), query)
                 return with_note(result, behind) if behind else result
 
             if not self_check:
@@ -479,7 +232,7 @@ class Engine:
 
     def context(
         self,
-        text: str,
+        text: str | Query,
         *,
         max_tokens: int | None = None,
         log: bool = False,
@@ -493,9 +246,11 @@ class Engine:
         ``signatures`` (default ``context.edges``): a question about one definition gets its
         callers' and callees' signatures within the budget (``context/edges.py``)."""
         mode = check_edges(edges or self.settings.context.edges)
-        flags = resolve_flags(self.settings.features, kwargs.get("features"))
-        with language_override(kwargs.get("lang")):  # the context reads the question in it too
-            result, checked = self.retrieve(text, self_check=flags.self_check, **kwargs)
+        query = Query.of(text, **kwargs)
+        text = query.text
+        flags = resolve_flags(self.settings.features, query.features)
+        with query.reading():  # the context reads the question in its language too
+            result, checked = self.retrieve(query, self_check=flags.self_check)
             fragments = fragment_cuts(self.store, result.chunks)
             context = self.context_builder.build(
                 text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
@@ -519,17 +274,20 @@ class Engine:
 
     def ask(
         self,
-        text: str,
+        text: str | Query,
         *,
         max_tokens: int | None = None,
         answer_tokens: int = 512,
         log: bool = False,
+        edges: str | None = None,
         **kwargs: Any,
     ) -> Answer:
-        """The cited context for ``text`` and, with a generator configured, its answer."""
-        context, checked = self.context(text, max_tokens=max_tokens, **kwargs)
-        with language_override(kwargs.get("lang")):  # the prompt asks for an answer in it
-            return self.answer(text, context, checked, answer_tokens=answer_tokens, log=log)
+        """The cited context for ``text`` and, with a generator configured, its answer; ``edges`` as
+        for :meth:`context`."""
+        query = Query.of(text, **kwargs)
+        context, checked = self.context(query, max_tokens=max_tokens, edges=edges)
+        with query.reading():  # the prompt asks for an answer in its language
+            return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log)
 
     def answer(
         self,
@@ -621,116 +379,20 @@ class Engine:
             raise InputError(f"unknown question {question!r}: refs, callers, callees or impact")
         return answer
 
-    def disk_status(self, paths: Sequence[str | Path] = (), *, absolute_paths: bool = False) -> DiskStatus:
-        """What changed on disk since the served version was built (``ingest/status.py``): under
-        ``paths``, by default the ingested root; paths shown relative to that root."""
-        self._require_store()
-        root = self.ingested_root()
-        roots = [Path(p).resolve().as_posix() for p in paths] or ([root] if root else [])
-        found = disk_status(
-            self.documents(),
-            roots,
-            self.settings.loading,
-            data_dir=self.settings.data_dir,
-            uploads=self.settings.data_dir / UPLOADS_DIR,
-            conversion=self.ingestor.settings.conversion(),
-            freshness=self.freshness,
-        )
-        found = dataclasses.replace(found, git=self._git_report())
-        if absolute_paths or not root:
-            return found
-        return dataclasses.replace(
-            found,
-            changed=tuple(display_path(p, root) for p in found.changed),
-            new=tuple(display_path(p, root) for p in found.new),
-            deleted=tuple(display_path(p, root) for p in found.deleted),
-        )
-
-    def _git_report(self) -> GitReport | None:
-        """What git saw move since the live version's ingest, when it recorded a work tree."""
-        versions = open_versions(self.index_config)
-        version = versions.current()
-        recorded = versions.manifest(version).get("git") if version is not None else None
-        indexed = GitHead.from_dict(recorded) if isinstance(recorded, dict) else None
-        return git_report(indexed) if indexed is not None else None
-
-    def _require_store(self) -> None:
-        if not self.store.exists:
-            raise NoIndexError(f"nothing ingested in {self.settings.data_dir}: run `hybrid-rag ingest PATH`")
-
-    def stats(self) -> Stats:
-        """What the data dir holds; ``documents`` and ``chunks`` are the live version's (after a
-        rollback, that version's files), ``index_behind_store`` says when the store is ahead."""
-        versions = open_versions(self.index_config)
-        live = versions.current()
-        served = self.served_state()
-        counts = (
-            self.store.counts(state=served)
-            if self.store.exists
-            else {"documents": 0, "chunks": 0, "cached_embeddings": 0}
-        )
-        if live is not None and served is not None:
-            counts["chunks"] = int(versions.manifest(live).get("chunks", counts["chunks"]))
-        behind = self.index_behind_store()
-        partial = dense_status(versions.manifest(live)) if behind and live is not None else ""
-        why = ""
-        if behind and self.rolled_back():
-            why = f"rolled back to v{live}: the next write publishes the store's present"
-        elif partial:  # a BM25-first ingest stopped while its vectors filled in (``ingest/fill.py``)
-            why = (
-                f"v{live} answers by BM25 while its vectors fill in (dense {partial}): the next "
-                "`hybrid-rag ingest` carries on embedding"
-            )
-        elif behind:
-            why = (
-                "the store holds writes no version publishes yet (a write stopped before it published, "
-                "or one is running): any write (`hybrid-rag ingest PATH`, `delete`, `rebuild`) publishes them"
-            )
-        records = self.store.index_versions() if self.store.exists else []
-        on_disk = set(versions.versions())
-        sizes = {
-            "store": sum(
-                _tree_size(p) for p in self.settings.data_dir.glob(self.settings.paths.store_file + "*")
-            )
-        }
-        if isinstance(versions, IndexVersions):
-            sizes.update({f"v{v}": _tree_size(versions.directory(v)) for v in on_disk})
-        else:  # every version in one milvus-lite folder (nothing local for a server)
-            sizes["milvus"] = _tree_size(Path(self.index_config.milvus.uri))
-        model = self.embedder.model_name  # first: auto chooses here when the store holds chunks
-        return Stats(
-            data_dir=str(self.settings.data_dir),
-            model=model,
-            model_provisional=bool(getattr(self.embedder, "provisional", False)),
-            documents=counts["documents"],
-            chunks=counts["chunks"],
-            cached_embeddings=counts["cached_embeddings"],
-            live_version=live,
-            versions=tuple(
-                {
-                    "version": r.version,
-                    "built_at": r.built_at.isoformat(),
-                    "status": r.status,
-                    "on_disk": r.version in on_disk,
-                    "source_hash": r.source_hash[:12],
-                }
-                for r in records
-            )
-            + _unrecorded(versions, on_disk, {r.version for r in records}),
-            bytes_on_disk=sizes,
-            old_revisions=self.store.old_revisions() if self.store.exists else {},
-            index_behind_store=behind,
-            behind=why,
-            languages=self.store.language_counts(state=served) if self.store.exists else {},
-        )
-
     def close(self) -> None:
         self.store.close()
 
+    def __enter__(self) -> Engine:
+        """``with Engine(settings) as engine:`` closes the engine (its store) when the block ends."""
+        return self
 
-def with_language(result: QueryResult, question: str) -> QueryResult:
-    """``result`` with the language the question was read in (``--lang``, else detected)."""
-    return dataclasses.replace(result, lang=query_language(question).code)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def with_language(result: QueryResult, question: Query) -> QueryResult:
+    """``result`` with the language the question was read in (``--lang``, else detected, once)."""
+    return dataclasses.replace(result, lang=question.language.code)
 
 
 def with_note(result: QueryResult, note: str) -> QueryResult:
@@ -740,67 +402,23 @@ def with_note(result: QueryResult, note: str) -> QueryResult:
     )
 
 
-def _unrecorded(versions: Any, on_disk: set[int], recorded: set[int]) -> tuple[dict[str, Any], ...]:
-    """Versions on disk the store's history lacks (a build killed between publishing a version and
-    recording it), listed from their manifests so ``stats`` shows every version there is."""
-    rows = []
-    for version in sorted(on_disk - recorded):
-        try:
-            manifest = versions.manifest(version)
-        except HybridRagError:
-            manifest = {}
-        rows.append(
-            {
-                "version": version,
-                "built_at": str(manifest.get("built_at", "")),
-                "status": "built (not in the history: the build stopped after publishing it)",
-                "on_disk": True,
-                "source_hash": str(manifest.get("source_hash", ""))[:12],
-            }
-        )
-    return tuple(rows)
+def open_retriever(
+    data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
+) -> HybridRetriever:
+    """``HybridRetriever.open``: the engine's retriever, showing paths relative to the ingested root
+    and marking stale citations; closing it closes the store, all the Engine holds open."""
+    engine = Engine.open(data_dir, config=config)
+    retriever = engine.retriever
+    retriever.present = functools.partial(_present, engine)
+    return retriever
 
 
-class HybridRetriever(Pipeline):
-    """The query pipeline as the package exports it, with ``open``: the composition root (this
-    module) builds every stage, so the pipeline itself never imports it.
+def _present(engine: Engine, result: QueryResult, absolute_paths: bool) -> QueryResult:
+    """An opened retriever's result: stale citations marked, paths shown as every surface shows them."""
+    result = mark_stale(result, engine.store, engine.freshness)
+    if absolute_paths:
+        return result
+    return shown_result(result, engine.ingested_root())
 
-    >>> HybridRetriever.open("data").query("how are ties broken?", top_k=3)  # doctest: +SKIP
 
-    Opened, it shows paths as every other surface does (``hybrid_rag/paths.py``): relative to the
-    ingested root, or as stored with ``query(..., absolute_paths=True)``. The Engine's own
-    retriever answers stored paths (the Engine shows them).
-    """
-
-    shown_root: Callable[[], str | None] | None = None  # set by ``open``: the ingested root, looked up
-    freshness: Freshness | None = None  # set by ``open``: stale citations marked (``ingest/freshness.py``)
-
-    @classmethod
-    def open(
-        cls, data_dir: str | os.PathLike[str] | None = None, *, config: str | os.PathLike[str] | None = None
-    ) -> HybridRetriever:
-        """A ready retriever over an existing data dir, with the CLI's defaults (``data_dir``:
-        ``HYBRID_RAG_HOME`` or ``./data``; ``config``: ``HYBRID_RAG_CONFIG`` or the defaults)."""
-        engine = Engine.open(data_dir, config=config)
-        retriever = engine.retriever
-        retriever.shown_root = engine.ingested_root
-        retriever.freshness = engine.freshness
-        return retriever
-
-    def query(
-        self,
-        text: str,
-        top_k: int | None = None,
-        filters: object = None,
-        mode: str | None = None,
-        features: Mapping[str, bool] | None = None,
-        *,
-        absolute_paths: bool = False,
-    ) -> QueryResult:
-        """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
-        result = super().query(text, top_k, filters, mode, features)
-        if self.freshness is not None:
-            result = mark_stale(result, self.store, self.freshness)
-        if self.shown_root is None or absolute_paths:
-            return result
-        return shown_result(result, self.shown_root())
+set_opener(open_retriever)

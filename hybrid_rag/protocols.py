@@ -3,14 +3,17 @@ touching the pipeline."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from hybrid_rag.filters import FilterExpr
 from hybrid_rag.types import Hit, ScoredChunk
+
+if TYPE_CHECKING:
+    from hybrid_rag.lang.tokenize import Tokenizer
 
 
 class FilteredIds(np.ndarray):
@@ -32,7 +35,7 @@ def with_filter(ids: np.ndarray, expr: FilterExpr | None) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.int64)
     if expr is None:
         return ids
-    marked = ids.view(FilteredIds)
+    marked = cast(FilteredIds, ids.view(FilteredIds))
     marked.filter_expr = expr
     return marked
 
@@ -50,6 +53,44 @@ class Embedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+# -- the optional capabilities of an embedder: a stage that can use one asks ``isinstance(e, X)``.
+# Each declares only its own methods (no properties): on Python 3.11 ``isinstance`` against a
+# protocol reads every member, and an embedder's ``dimension`` may ask a server.
+
+
+@runtime_checkable
+class WindowedEmbedder(Protocol):
+    """An embedder that embeds a long text as several windows (MaxP, ``index.dense_scoring``)."""
+
+    def embed_passage_windows(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """One (n_windows, dimension) array of window vectors a text."""
+        ...
+
+
+@runtime_checkable
+class DimensionLearner(Protocol):
+    """An embedder (a remote server's) told its dimension by the index built with it, so a query
+    can fall back to BM25 without asking a server that is down."""
+
+    def expect_dimension(self, dimension: int) -> None: ...
+
+
+@runtime_checkable
+class ModelChooser(Protocol):
+    """``embedding.model: auto``: a model chosen by the data dir's languages (``models/auto.py``),
+    bound to the data dir, prepared by an ingest's files; it also says ``provisional``, ``choice``
+    and ``kept_from_index`` (attributes, read with ``getattr``: a property here would be evaluated
+    by every ``isinstance``)."""
+
+    def bind_data_dir(self, indices_dir: Path, language_counts: Callable[[], Mapping[str, int]]) -> None: ...
+
+    def prepare(
+        self, files: Sequence[str | Path], head: Callable[[str], str | None] | None = None
+    ) -> None: ...
+
+    def prepare_texts(self, texts: Sequence[str]) -> None: ...
 
 
 @runtime_checkable
@@ -101,6 +142,24 @@ class KeywordIndex(Protocol):
         ...
 
     def save(self, directory: Path) -> None: ...
+
+
+# -- the optional capabilities of a keyword index
+
+
+@runtime_checkable
+class OwnTokenizer(Protocol):
+    """A keyword index whose queries must go through its own tokenizer to meet the indexed terms."""
+
+    @property
+    def tokenizer(self) -> Tokenizer: ...
+
+
+@runtime_checkable
+class KnowsTerms(Protocol):
+    """A keyword index that can say which of a question's terms it holds."""
+
+    def known_terms(self, terms: Sequence[str]) -> list[str]: ...
 
 
 @runtime_checkable

@@ -10,24 +10,22 @@ An unknown key or a wrong type fails at load and names the key.
 from __future__ import annotations
 
 import os
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
-    SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
 
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.settings_base import Float, Int, _not_a_bool, _Section, http_url
+from hybrid_rag.settings_index import BM25Settings, IndexSettings, MilvusSettings
 
 ENV_PREFIX = "HYBRID_RAG_"
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -37,36 +35,6 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 NOT_SETTINGS = tuple(
     ENV_PREFIX + name for name in ("CONFIG", "HOME", "API_KEY", "DATASETS", "MODEL_CACHE", "SCREENSHOTS")
 )
-
-
-def _not_a_bool(value: Any) -> Any:
-    """true / false are not counts or weights (pydantic would read them as 1 / 0)."""
-    if isinstance(value, bool):
-        raise ValueError("must be a number, not true or false")
-    return value
-
-
-Int = Annotated[int, BeforeValidator(_not_a_bool)]
-Float = Annotated[float, BeforeValidator(_not_a_bool)]
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def http_url(value: str | None, example: str) -> str | None:
-    """``value`` if it is an http(s) URL with a host (None or "" mean unset: None); else a
-    ValueError naming ``example``. Checked at load, so a typo stops there, not at a query."""
-    if not value:
-        return None
-    try:
-        parsed = urllib.parse.urlsplit(value)
-        parsed.port  # noqa: B018 - parses the port: "host:x" fails here, not at the first request
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a valid URL ({exc}); expected e.g. {example}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(f"{value!r} is not an http(s) URL with a host; expected e.g. {example}")
-    return value
 
 
 class PathSettings(_Section):
@@ -192,63 +160,6 @@ class DedupeSettings(_Section):
     shingle_words: Int = Field(5, gt=0)
 
 
-class IndexSettings(_Section):
-    dense_backend: Literal["faiss", "chroma", "milvus"] = "faiss"
-    # maxp: every window of a long chunk is a vector and a chunk scores as its best window;
-    # pooled: one vector per chunk, the mean of its windows
-    dense_scoring: Literal["maxp", "pooled"] = "maxp"
-    # faiss: flat (exact), hnsw or ivf (approximate, indices/ann.py); auto: flat below ann_min_chunks
-    dense_kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
-    ann_min_chunks: Int = Field(250_000, ge=0)  # auto: exact below (RESULTS.md#scale-on-one-machine)
-    hnsw_m: Int = Field(32, ge=4, le=256)  # graph neighbours a vector (build time)
-    hnsw_ef_construction: Int = Field(80, gt=0)  # build breadth
-    hnsw_ef_search: Int = Field(128, gt=0)  # search breadth; at least the k asked for
-    ivf_nlist: Int = Field(0, ge=0)  # inverted lists (build time); 0: 4·sqrt(vectors)
-    ivf_nprobe: Int = Field(32, gt=0)  # lists searched a query
-    ann_exact_filter_max: Int = Field(20_000, ge=0)  # a filter leaving at most this many vectors: exact
-
-
-class MilvusSettings(_Section):
-    """Where the Milvus backend (``index.dense_backend: milvus`` with ``bm25.backend: milvus``) keeps
-    its collections, and how they are indexed (``indices/milvus/``, ``docs/scale-out.md``)."""
-
-    # a local path ending in .db (relative to paths.data_dir) runs milvus-lite in-process;
-    # http(s)://host:19530 is a Milvus standalone server or cluster
-    uri: str = "milvus.db"
-    token: SecretStr | None = None  # "user:password" or an API key; better set by HYBRID_RAG_MILVUS__TOKEN
-    db_name: str = ""  # "": the server's default database
-    collection_prefix: str = Field("hybrid_rag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,180}$")
-    index_type: Literal["HNSW", "IVF_FLAT", "IVF_PQ", "DISKANN", "FLAT"] = "HNSW"
-    hnsw_m: Int = Field(32, ge=2, le=2048)
-    hnsw_ef_construction: Int = Field(200, gt=0)
-    hnsw_ef: Int = Field(256, gt=0)  # search breadth; at least the k asked for is used
-    ivf_nlist: Int = Field(1024, gt=0)
-    ivf_nprobe: Int = Field(64, gt=0)
-    ivf_pq_m: Int = Field(48, gt=0)  # IVF_PQ: sub-vectors (must divide the dimension), 8 bits each
-    diskann_search_list: Int = Field(200, gt=0)
-    shards: Int = Field(1, ge=1, le=16)  # a collection's write channels (a server: set when it is created)
-    replicas: Int = Field(1, ge=1)  # in-memory copies served by different query nodes (read QPS, failover)
-    mmap: bool = False  # query nodes map raw data from local disk instead of holding it in memory
-    # Session: this client reads its own writes, other clients within the server's staleness bound
-    consistency_level: Literal["Strong", "Session", "Bounded", "Eventually"] = "Session"
-    timeout_seconds: Float = Field(30.0, gt=0)
-    insert_batch: Int = Field(1000, gt=0)  # rows a request
-    # true: every ingest writes a new collection pair, so each version stays a snapshot a rollback
-    # serves as it was; false: an ingest updates the newest version in place (cheaper, no going back)
-    snapshot_versions: bool = True
-
-    @field_validator("uri")
-    @classmethod
-    def _uri(cls, value: str) -> str:
-        if value.startswith(("http://", "https://")):
-            return http_url(value, "http://localhost:19530") or value
-        if not value.endswith(".db"):
-            raise ValueError(
-                f"{value!r} is neither an http(s) URL nor a milvus-lite file (a path ending in .db)"
-            )
-        return value
-
-
 class ChunkingSettings(_Section):
     min_tokens: Int = Field(500, gt=0)
     max_tokens: Int = Field(800, gt=0)
@@ -304,21 +215,6 @@ class EmbeddingSettings(_Section):
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         return http_url(value, "http://127.0.0.1:8000/v1")
-
-
-class BM25Settings(_Section):
-    backend: Literal["bm25s", "rank_bm25", "milvus"] = "bm25s"
-    variant: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
-    k1: Float = Field(1.5, gt=0)
-    b: Float = Field(0.75, ge=0, le=1)
-    bm25_min_df: Int = Field(1, ge=1)
-    tokenizer: Literal["spacy", "regex"] = "spacy"
-    stopwords: Literal["spacy", "lucene", "none"] = "spacy"  # spacy: 326 words; lucene: 33 function words
-    stemmer: Literal["none", "english"] = "none"
-    split_identifiers: bool = True  # getFileName / get_file_name also index as get, file, name
-    languages: bool = True  # each chunk and query analysed in its own language (hybrid_rag/lang/analyzers.py)
-    max_deltas: Int = Field(8, ge=1)  # bm25s segments: more delta segments than this are merged into one
-    merge_fraction: Float = Field(0.25, gt=0, le=1)  # deltas or tombstones at this share of base: new base
 
 
 class PathPrior(_Section):

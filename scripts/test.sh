@@ -10,4 +10,5 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # PostgreSQL; stopped when this script exits. Without initdb/pg_ctl those tests skip (fail in CI).
 source scripts/pg_server.sh
 .venv/bin/ruff check hybrid_rag tests scripts benchmarks
+bash scripts/typecheck.sh  # the protocols and their implementations (mypy, seconds)
 .venv/bin/python -m pytest "$@"

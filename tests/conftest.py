@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_settings import fake_settings
 from pg_server import STORES, fresh_database
 
 from hybrid_rag.engine import Engine
@@ -65,14 +66,24 @@ def corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
+    return fake_settings(tmp_path / "data")
 
 
 @pytest.fixture
 def engine(settings: Settings):
-    eng = Engine(settings)
-    yield eng
-    eng.close()
+    with Engine(settings) as eng:
+        yield eng
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``hybrid-rag`` in this process (``cli("query", "...")`` -> exit code), with the fake embedder
+    and a fresh ``HYBRID_RAG_HOME``; a module that needs more overrides it, asking for this one."""
+    from hybrid_rag.cli import main
+
+    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
+    return lambda *args: main(list(args))
 
 
 @pytest.fixture(params=STORES)

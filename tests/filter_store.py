@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-import hybrid_rag.store.store as store_module
+import hybrid_rag.store.documents as store_module  # its write_files stamps ingested_at
 from hybrid_rag.store import FileChunks, MetadataStore
 from hybrid_rag.types import ChunkSpan, LoadedFile, SourceType
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hybrid_rag.settings import Settings
+from fake_settings import fake_settings
+
+__all__ = ["FILES", "QUESTION", "fake_settings", "write_corpus"]  # fake_settings: the shared one
 
 FILES = {
     "src/tomato.py": "def tomato_yield(plants: int) -> int:\n    return plants * 4  # tomatoes a plant\n",
@@ -23,7 +25,3 @@ def write_corpus(root: Path) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
-
-
-def fake_settings(data_dir: Path) -> Settings:
-    return Settings().with_overrides({"paths.data_dir": str(data_dir), "embedding.model": "fake"})

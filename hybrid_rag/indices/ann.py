@@ -204,9 +204,9 @@ class AnnVectorIndex:
         fetch = min(k + 1, limit)
         while True:
             if self.kind == "hnsw":
-                params = faiss.SearchParametersHNSW(efSearch=max(self.params.hnsw_ef_search, fetch))
+                params = faiss.SearchParametersHNSW(efSearch=max(self.params.hnsw_ef_search, fetch))  # type: ignore[attr-defined]
             else:
-                params = faiss.SearchParametersIVF(nprobe=min(self.params.ivf_nprobe, self._ann.nlist))
+                params = faiss.SearchParametersIVF(nprobe=min(self.params.ivf_nprobe, self._ann.nlist))  # type: ignore[call-arg]
             if selector is not None:
                 params.sel = selector
             with _one_openmp_thread():

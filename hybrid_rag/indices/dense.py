@@ -159,7 +159,7 @@ class FaissVectorIndex:
                 return []
             limit = min(limit, len(allowed))
             selector = faiss.IDSelectorBatch(allowed)  # kept alive here for the whole search
-            params = faiss.SearchParameters(sel=selector)
+            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]  # faiss stubs lack sel=
         return self._search_ties_by_id(np.ascontiguousarray(query), min(k, limit), limit, params)
 
     def _search_ties_by_id(self, query: np.ndarray, k: int, limit: int, params: Any) -> list[Hit]:

@@ -15,7 +15,7 @@ from hybrid_rag.indices.coverage import DENSE_CHUNKS
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
-from hybrid_rag.protocols import Embedder
+from hybrid_rag.protocols import DimensionLearner, Embedder
 from hybrid_rag.settings import IndexSettings
 
 
@@ -96,9 +96,9 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
                 f"index version {version} at {directory} was built with index.{key} {built!r}; the config "
                 f"says {wanted!r}: run `hybrid-rag rebuild`"
             )
-    expect = getattr(embedder, "expect_dimension", None)  # a remote embedder learns it without a request
-    if expect is not None and params.get("model") == embedder.model_name and params.get("dimension"):
-        expect(int(params["dimension"]))
+    learns = isinstance(embedder, DimensionLearner)  # a remote embedder learns it without a request
+    if learns and params.get("model") == embedder.model_name and params.get("dimension"):
+        embedder.expect_dimension(int(params["dimension"]))
     try:
         dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
         bm25 = BM25IndexManager.load(directory, config.bm25)

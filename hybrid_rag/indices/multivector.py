@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -193,7 +194,7 @@ class WindowedVectorIndex:
 
     @classmethod
     def load(
-        cls, directory: Path, *, model_name: str, dimension: int, backend: type = FaissVectorIndex
+        cls, directory: Path, *, model_name: str, dimension: int, backend: Any = FaissVectorIndex
     ) -> WindowedVectorIndex:
         import json
 

@@ -73,9 +73,10 @@ class Source:
         else:
             engine = self.engine
             assert engine is not None
-            result = engine.query(
-                text, top_k=top_k, filters=filters, mode=mode, features=features, **grouping
-            )
+            from hybrid_rag.request import Query  # the engine's typed request; loaded with the engine
+
+            query = Query(text, top_k=top_k, mode=mode, filters=filters, features=features)
+            result = engine.query(query, **grouping)
             data = result.to_dict()
         if "files" in data:
             return file_hits(data), data.get("index_version")

@@ -156,7 +156,7 @@ class Tokenizer:
         if stemmer not in ("none", "english"):
             raise ValueError(f"unknown stemmer {stemmer!r}; valid: none, english")
         self.kind: TokenizerKind = kind
-        self.stopwords: StopWords = {True: "spacy", False: "none"}.get(stopwords, stopwords)  # type: ignore[arg-type]
+        self.stopwords: StopWords = {True: "spacy", False: "none"}.get(stopwords, stopwords)  # type: ignore[arg-type,assignment]
         if self.stopwords not in ("spacy", "lucene", "none"):
             raise ValueError(f"unknown stop-word list {stopwords!r}; valid: spacy, lucene, none")
         self.stemmer: StemmerName = stemmer

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def parse_embeddings(provider: str, raw: bytes, n: int) -> np.ndarray:
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
             raise ValueError("answered without a 'data' list")
-        rows = [d.get("embedding") for d in sorted(data, key=lambda d: d.get("index", 0))]
+        rows: Any = [d.get("embedding") for d in sorted(data, key=lambda d: d.get("index", 0))]
     else:
         rows = body.get("embeddings") if isinstance(body, dict) else None
         if not isinstance(rows, list):

@@ -35,7 +35,7 @@ from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.lang.detect import UNDETERMINED
 from hybrid_rag.lang.query import query_language
 from hybrid_rag.lang.tokenize import MIN_SHARE, Tokenizer
-from hybrid_rag.protocols import Embedder, Generator
+from hybrid_rag.protocols import Embedder, Generator, KnowsTerms, OwnTokenizer
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from hybrid_rag.retrieval.reading import KNOWN_TERMS_MIN_SHARE
 from hybrid_rag.settings import BM25Settings, ExpansionSettings, RetrievalSettings
@@ -382,7 +382,9 @@ class QueryExpander:
         terms: list[tuple[str, float]] = []
         notes: list[str] = []
         tokenizer = self._tokenizer_for(fp.live)
-        skip = lexical_skip_reason(fp.query, fp.runs, tokenizer, getattr(fp.live.bm25, "known_terms", None))
+        bm25 = fp.live.bm25
+        known = bm25.known_terms if isinstance(bm25, KnowsTerms) else None
+        skip = lexical_skip_reason(fp.query, fp.runs, tokenizer, known)
         if skip:
             notes.append(f"prf: lexical expansion skipped: {skip}")
         elif "bm25" in fp.runs:
@@ -479,7 +481,7 @@ class QueryExpander:
 
     def _tokenizer_for(self, live: LiveIndex) -> Tokenizer:
         """The live BM25 index's own tokenizer when it has one (already loaded), else ours."""
-        tokenizer = getattr(live.bm25, "tokenizer", None)
+        tokenizer = live.bm25.tokenizer if isinstance(live.bm25, OwnTokenizer) else None
         return tokenizer if isinstance(tokenizer, Tokenizer) else self._tokenizer
 
 

@@ -26,11 +26,13 @@ from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.grouping import units_together
 from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
+from hybrid_rag.retrieval.opening import Openable
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
@@ -96,8 +98,16 @@ def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) 
     return defaults.model_copy(update=dict(overrides))
 
 
-class HybridRetriever:
-    """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace."""
+class HybridRetriever(Openable):
+    """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace.
+
+    >>> with HybridRetriever.open("data") as retriever:  # doctest: +SKIP
+    ...     retriever.query("how are ties broken?", top_k=3)
+
+    Opened, it shows paths as every other surface does (``hybrid_rag/paths.py``): relative to the
+    ingested root, or as stored with ``query(..., absolute_paths=True)``, and marks stale citations.
+    The Engine's own retriever answers stored paths (the Engine shows them).
+    """
 
     def __init__(
         self,
@@ -126,17 +136,37 @@ class HybridRetriever:
 
     def query(
         self,
+        text: str | Query,
+        top_k: int | None = None,
+        filters: object = None,
+        mode: str | None = None,
+        features: Mapping[str, bool] | None = None,
+        *,
+        absolute_paths: bool = False,
+    ) -> QueryResult:
+        """Ranked chunks for ``text``.
+
+        ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
+        or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
+        Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
+        ``text`` may be a :class:`~hybrid_rag.request.Query`: its options and language are used.
+        """
+        if isinstance(text, Query):  # the typed request: its own options, read in its language
+            with text.reading():
+                result = self.ranked(text.text, **text.pipeline_args)
+            return result if self.present is None else self.present(result, text.absolute_paths)
+        result = self.ranked(text, top_k, filters, mode, features)
+        return result if self.present is None else self.present(result, absolute_paths)
+
+    def ranked(
+        self,
         text: str,
         top_k: int | None = None,
         filters: object = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
     ) -> QueryResult:
-        """Ranked chunks for ``text``.
-
-        ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
-        or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
-        """
+        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments)."""
         if not text or not text.strip():
             raise InputError("empty query: ask something")
         flags = resolve_flags(self.features, features)

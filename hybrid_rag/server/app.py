@@ -31,7 +31,8 @@ from hybrid_rag.server.limits import (
     IngestBody,
     RollbackBody,
     bound_schema,
-    check_query,
+    grouping_of,
+    query_of,
 )
 from hybrid_rag.server.references import install as install_references
 from hybrid_rag.server.roots import confine
@@ -118,12 +119,12 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/query")
     async def query(body: GroupedBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         self_check = bool((body.features or {}).get("self_check"))
         result, checked = await service.call(
-            service.engine.retrieve, body.query, self_check=self_check, log=True, **kwargs
+            service.engine.retrieve, query, self_check=self_check, log=True, **grouping_of(body)
         )
         service.metrics.observe_result(result)
         return query_dict(result, checked)
@@ -131,16 +132,11 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         built, checked = await service.call(
-            service.engine.context,
-            body.query,
-            max_tokens=body.max_tokens,
-            log=True,
-            edges=body.edges,
-            **kwargs,
+            service.engine.context, query, max_tokens=body.max_tokens, log=True, edges=body.edges
         )
         service.metrics.observe_result(built.result)
         return context_dict(built, checked)
@@ -148,17 +144,16 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        kwargs = await service.call(
-            check_query, body, service.limits, settings.features, settings.retrieval
+        query = await service.call(
+            query_of, body, service.limits, settings.features, settings.retrieval
         )  # off the loop
         answer = await service.call(
             service.engine.ask,
-            body.query,
+            query,
             max_tokens=body.max_tokens,
             edges=body.edges,
             answer_tokens=body.answer_tokens,
             log=True,
-            **kwargs,
         )
         service.metrics.observe_result(answer.context.result)
         return answer.to_dict()

@@ -18,6 +18,7 @@ from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.lang.query import normalize_code
+from hybrid_rag.request import Query
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
 from hybrid_rag.settings import FeatureFlags, RetrievalSettings, ServerSettings
@@ -175,6 +176,26 @@ def check_query(
         if getattr(body, name, None) is not None:
             found[name] = getattr(body, name)
     return {**found, "lang": body.lang} if body.lang else found
+
+
+def query_of(
+    body: QueryBody,
+    limits: ServerSettings,
+    features: FeatureFlags,
+    retrieval: RetrievalSettings | None = None,
+) -> Query:
+    """``body`` as the engine's typed request (``hybrid_rag/request.py``), after ``check_query``;
+    the grouping of a ``GroupedBody`` is not part of it (``grouping_of``)."""
+    checked = check_query(body, limits, features, retrieval)
+    return Query.of(body.query, **{k: v for k, v in checked.items() if k not in GROUPING})
+
+
+GROUPING = ("group", "units_per_file")  # GroupedBody's fields, passed beside the Query
+
+
+def grouping_of(body: QueryBody) -> dict[str, Any]:
+    """A ``GroupedBody``'s grouping as keywords of ``Engine.retrieve`` (none when not set)."""
+    return {name: getattr(body, name) for name in GROUPING if getattr(body, name, None) is not None}
 
 
 class BodyTooLarge(HTTPException):

@@ -30,7 +30,8 @@ from hybrid_rag.server.limits import (
     IngestPathArgs,
     NoArgs,
     SearchArgs,
-    check_query,
+    grouping_of,
+    query_of,
 )
 from hybrid_rag.server.references import GraphArgs, ImpactArgs, RefsArgs
 from hybrid_rag.server.roots import confine, resolved_roots
@@ -149,9 +150,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 group=group,
                 units_per_file=units_per_file,
             )
-            result = engine.query(
-                query, log=True, **check_query(body, limits, settings.features, settings.retrieval)
-            )
+            request = query_of(body, limits, settings.features, settings.retrieval)
+            result = engine.query(request, log=True, **grouping_of(body))
             found = {
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
@@ -204,10 +204,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 lang=lang,
                 edges=edges,
             )
-            kwargs = check_query(body, limits, settings.features, settings.retrieval)
-            context, _ = engine.context(
-                query, max_tokens=body.max_tokens, log=True, edges=body.edges, **kwargs
-            )
+            request = query_of(body, limits, settings.features, settings.retrieval)
+            context, _ = engine.context(request, max_tokens=body.max_tokens, log=True, edges=body.edges)
             verdict = "weak evidence" if context.weak_evidence else "evidence found"
             return f"{context.render()}\n\n(confidence {context.confidence:.2f}: {verdict})"
 

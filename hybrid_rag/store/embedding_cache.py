@@ -6,16 +6,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from hybrid_rag.protocols import Embedder
+from hybrid_rag.protocols import Embedder, WindowedEmbedder
 from hybrid_rag.store.store import MetadataStore
 from hybrid_rag.types import Chunk
 
 
 def embed_windows(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
     """Window vectors of each text (n_windows, d); one row each for an embedder without windows."""
-    windowed = getattr(embedder, "embed_passage_windows", None)
-    if windowed is not None:
-        return list(windowed(texts))
+    if isinstance(embedder, WindowedEmbedder):
+        return list(embedder.embed_passage_windows(texts))
     return [row[None, :] for row in embedder.embed_passages(texts)]
 
 

@@ -9,13 +9,14 @@ import json
 import numpy as np
 import pytest
 from fake_http import serve
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.models.rerankers import ApiReranker
 from hybrid_rag.retrieval.fusion import reciprocal_rank_fusion
 from hybrid_rag.retrieval.rerank import OverlapReranker, make_reranker, overlap_ratio, rerank_candidates
 from hybrid_rag.retrieval.thresholds import apply_min_scores
-from hybrid_rag.settings import BM25Settings, RerankSettings, Settings
+from hybrid_rag.settings import BM25Settings, RerankSettings
 from hybrid_rag.types import Chunk, Hit, ScoredChunk, SourceType
 
 
@@ -82,14 +83,13 @@ def test_floors_on_the_cosine_keep_their_meaning() -> None:
 
 
 def test_engine_applies_floors_to_the_cosine_when_asked(tmp_path, corpus) -> None:
-    settings = Settings().with_overrides(
+    settings = fake_settings(
+        tmp_path / "data",
         {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
             "retrieval.threshold_on": "dense",
             "retrieval.min_score_text": 0.99,
             "retrieval.min_score_code": 0.99,
-        }
+        },
     )
     engine = Engine(settings)
     engine.ingest([corpus])

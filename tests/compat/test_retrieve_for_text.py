@@ -7,18 +7,18 @@ import re
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.compat.legacy import MAX_CHUNKS, compose_messages, retrieve_for_text
 from hybrid_rag.engine import Engine
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture
 def data_dir(tmp_path, corpus, monkeypatch):
     monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
     data = tmp_path / "data"
-    engine = Engine(Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"}))
+    engine = Engine(fake_settings(data))
     engine.ingest([corpus])
     engine.close()
     return data

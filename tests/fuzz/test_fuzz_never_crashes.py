@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fake_settings import fake_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from hybrid_rag.cli import EXIT_BUG, main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.filters import FIELDS, parse_filter
-from hybrid_rag.settings import Settings, load_settings
+from hybrid_rag.settings import load_settings
 
 WORDS = ["soil", "clay", "compost", "circle", "area", "parse", "config", "drainage", "radius"]
 FIELD_NAMES = [*FIELDS, "meta.type", "meta.date", "meta.tags", "meta.a.b", "nope", "META.X"]
@@ -67,7 +68,7 @@ def engine(tmp_path_factory) -> Engine:
     docs.mkdir()
     (docs / "a.md").write_text("---\ntype: guide\ntags: [x, y]\n---\n# Soil\n\nClay soil and drainage.\n")
     (docs / "b.py").write_text("def circle_area(radius):\n    return 3.14 * radius * radius\n")
-    eng = Engine(Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"}))
+    eng = Engine(fake_settings(root / "data"))
     eng.ingest([docs])
     yield eng
     eng.close()
@@ -210,9 +211,7 @@ def test_random_file_trees(tmp_path_factory, tree, special: bool) -> None:
     if special:
         os.mkfifo(docs / "a-fifo")
         (docs / "loop").symlink_to(docs)
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
-    )
+    engine = Engine(fake_settings(root / "data"))
     try:
         engine.ingest([docs])
         engine.query("soil")
@@ -242,9 +241,7 @@ def test_random_zip_members(tmp_path_factory, members, corrupt: bool) -> None:
         data = data[: len(data) // 2]
     path = root / "docs.zip"
     path.write_bytes(data)
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
-    )
+    engine = Engine(fake_settings(root / "data"))
     try:
         engine.ingest([path])
     except HybridRagError:

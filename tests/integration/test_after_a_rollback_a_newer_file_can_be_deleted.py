@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from hybrid_rag.cli import main
-
 pytestmark = pytest.mark.integration
 
 OPS = (
@@ -19,13 +17,6 @@ OPS = (
 OPS_EDITED = "# Ops\n\nNothing here about services any more. See the wiki instead, it has all of it now.\n"
 RU = "# Сад\n\nПомидоры любят солнце и регулярный полив. Удаляйте пасынки вовремя.\n"
 NEW = "# Penguins\n\nA brand new file about penguins and their habits in the cold southern seas.\n"
-
-
-@pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
-    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
-    return lambda *args: main(list(args))
 
 
 @pytest.fixture

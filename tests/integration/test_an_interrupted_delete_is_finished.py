@@ -15,10 +15,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration
 
 # the CLI, with the index build replaced by a kill -9 of the process: the exact point between
 # the delete's store commit and its publication
@@ -59,7 +61,7 @@ def _killed_delete(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _served(data: Path) -> list[str]:
-    engine = Engine(Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"}))
+    engine = Engine(fake_settings(data))
     try:
         found = engine.query("rotor blade tip vortex", top_k=5, mode="bm25")
         return [Path(c.path).name for c in found.chunks]

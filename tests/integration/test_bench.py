@@ -26,6 +26,8 @@ from hybrid_rag.evaluation.bench import (
 from hybrid_rag.evaluation.metrics import EvalReport
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from hybrid_rag.evaluation.bench import quick_dataset
 
+pytestmark = pytest.mark.integration
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
     sys.path.insert(0, str(BENCHMARKS))

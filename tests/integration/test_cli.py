@@ -6,18 +6,7 @@ from pathlib import Path
 import pytest
 from fake_http import serve
 
-from hybrid_rag.cli import main
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
-    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
-
-    def run(*args: str) -> int:
-        return main(list(args))
-
-    return run
+pytestmark = pytest.mark.integration
 
 
 def _one_error_line(err: str) -> str:

@@ -5,14 +5,7 @@ import json
 
 import pytest
 
-from hybrid_rag.cli import main
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
-    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
-    return lambda *args: main(list(args))
+pytestmark = pytest.mark.integration
 
 
 def test_documents_lists_paths_collections_and_chunk_counts(cli, corpus, capsys):

@@ -8,21 +8,20 @@ import re
 import pytest
 from fake_http import closed_port
 
-from hybrid_rag.cli import main
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch, corpus):
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
-    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
+def cli(cli, corpus):
+    """The shared ``cli`` (tests/conftest.py) after an ingest of the corpus with a long guide."""
     long_doc = corpus / "docs" / "guide.md"
     sections = [
         f"## Part {i}\n\n" + "\n".join(f"Step {i}.{j}: water the compost heap." for j in range(40))
         for i in range(4)
     ]
     long_doc.write_text("# Guide\n\n" + "\n\n".join(sections) + "\n")
-    assert main(["ingest", str(corpus)]) == 0
-    return lambda *args: main(list(args))
+    assert cli("ingest", str(corpus)) == 0
+    return cli
 
 
 def query_json(cli, capsys, *flags: str) -> dict:

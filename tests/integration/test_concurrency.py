@@ -9,6 +9,8 @@ import pytest
 
 from hybrid_rag.engine import Engine
 
+pytestmark = pytest.mark.integration  # the whole module
+
 
 @pytest.mark.integration
 def test_queries_during_incremental_ingest_are_consistent(settings, tmp_path: Path) -> None:

@@ -15,11 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.live import load_version
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration  # the whole module
 
 DRIVER = textwrap.dedent(
     """\
@@ -97,7 +100,7 @@ def _check_consistent_and_usable(settings: Settings) -> None:
 def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
     rng = random.Random(1234)
     data, corpus = tmp_path / "data", tmp_path / "corpus"
-    settings = Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"})
+    settings = fake_settings(data)
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

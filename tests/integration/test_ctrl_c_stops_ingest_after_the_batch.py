@@ -12,10 +12,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
-from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration  # the whole module
 
 # the CLI, with a fake embedder that takes a moment per batch and says when it starts one
 DRIVER = textwrap.dedent(
@@ -70,7 +72,7 @@ def test_ctrl_c_stops_after_the_batch_with_one_line_and_exit_130(tmp_path: Path)
     assert "again" in lines[0]
     assert sum(line.startswith("embed") for line in ["embed", *out.splitlines()]) <= 2  # no batch after
 
-    settings = Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"})
+    settings = fake_settings(data)
     assert IndexVersions(settings.indices_dir).current() is None  # nothing half-written went live
     engine = Engine(settings)
     try:

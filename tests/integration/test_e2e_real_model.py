@@ -10,7 +10,7 @@ import pytest
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 FILLER = "\n\n".join(
     f'def helper_{i}(values):\n    """Return the {i}th running statistic."""\n'

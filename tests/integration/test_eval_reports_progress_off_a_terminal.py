@@ -4,7 +4,11 @@ lines on stderr, a few seconds apart and one at the end of each stage, no escape
 import json
 from pathlib import Path
 
+import pytest
+
 from hybrid_rag.cli import _Bars, main
+
+pytestmark = pytest.mark.integration
 
 
 def _beir(root: Path, docs: int = 12, queries: int = 6) -> Path:

@@ -24,6 +24,8 @@ from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
 from hybrid_rag.settings import Settings
 
+pytestmark = pytest.mark.integration  # the whole module
+
 BATCH = 4
 WORDS = [
     "alpha",

@@ -14,10 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration  # the whole module
 
 BATCH = 8
 # An ingest whose embedder says how many texts it embeds (before embedding them) and takes a
@@ -57,9 +60,7 @@ def _write_corpus(root: Path, rng: random.Random) -> None:
 
 
 def _settings(data: Path) -> Settings:
-    return Settings().with_overrides(
-        {"paths.data_dir": str(data), "embedding.model": "fake", "ingest.batch_chunks": BATCH}
-    )
+    return fake_settings(data, {"ingest.batch_chunks": BATCH})
 
 
 def _stored(data: Path) -> list[tuple[str, int, int, str]]:

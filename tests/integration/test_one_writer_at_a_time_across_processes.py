@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError, WriterBusyError
 from hybrid_rag.indices import build as build_module
-from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
 
@@ -130,9 +130,7 @@ def test_concurrent_ingests_and_a_delete_leave_the_index_at_the_newest_state(
 ) -> None:
     data = tmp_path / "data"
     first, second = _folder(tmp_path, "alpha", 12), _folder(tmp_path, "beta", 12)
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(data), "embedding.model": "fake", "store.url": store_url}
-    )
+    settings = fake_settings(data, {"store.url": store_url})
     engine = Engine(settings)
     engine.ingest([first])
     gone = str((first / "alpha03.md").resolve())

@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from hybrid_rag.cli import main
 from hybrid_rag.paths import display_path, ingested_root
+
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch, corpus):
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
-    monkeypatch.setenv("HYBRID_RAG_HOME", str(tmp_path / "home"))
+def cli(cli, tmp_path, monkeypatch, corpus):
+    """The shared ``cli`` (tests/conftest.py) after an ingest of the corpus."""
     monkeypatch.chdir(tmp_path)  # not the corpus: nothing may depend on the working directory
-    assert main(["ingest", str(corpus)]) == 0
-    return lambda *args: main(list(args))
+    assert cli("ingest", str(corpus)) == 0
+    return cli
 
 
 QUESTION = "compost drainage clay soil"

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 from fake_http import closed_port, serve
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration
 
 
 def completion(text: str) -> bytes:
@@ -29,9 +31,7 @@ def notes(tmp_path: Path) -> Path:
 
 
 def engine_with(tmp_path: Path, folder: Path, overrides: dict[str, object]) -> Engine:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", **overrides}
-    )
+    settings = fake_settings(tmp_path / "data", {**overrides})
     engine = Engine(settings)
     engine.ingest([folder])
     return engine

@@ -9,12 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 from pg_server import fresh_database
 from sqlalchemy import create_engine, text
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError
-from hybrid_rag.settings import Settings
+
+pytestmark = pytest.mark.integration
 
 OLD = "# Ops\n\nRestart the frobnicator with systemctl restart frob.\n"
 NEW = "# Ops\n\nNothing here about services any more.\n"
@@ -28,14 +30,8 @@ def url() -> Iterator[str]:
 
 def _host(tmp_path: Path, name: str, url: str, keep: int = 1) -> Engine:
     return Engine(
-        Settings().with_overrides(
-            {
-                "paths.data_dir": str(tmp_path / name),
-                "embedding.model": "fake",
-                "store.url": url,
-                "paths.keep_versions": keep,
-                "features.expansion": False,
-            }
+        fake_settings(
+            tmp_path / name, {"store.url": url, "paths.keep_versions": keep, "features.expansion": False}
         )
     )
 

@@ -8,11 +8,11 @@ import anyio
 import pytest
 
 pytest.importorskip("mcp")
+from fake_settings import fake_settings
 from mcp.server.mcpserver.exceptions import ToolError
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.server.mcp import build_server
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def server(tmp_path_factory):
     docs = root / "docs"
     docs.mkdir()
     (docs / "soil.md").write_text("# Soil\n\nClay soil holds water; sand drains fast.\n")
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
+    settings = fake_settings(root / "data")
     engine = Engine(settings)
     engine.ingest([docs])
     yield build_server(settings, engine)

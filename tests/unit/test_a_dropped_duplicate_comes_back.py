@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_settings import fake_settings
+
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 BODY = (
     "The rotor blade tip vortex interacts with the following blade and raises the noise of the "
@@ -16,11 +17,7 @@ BODY = (
 
 
 def _engine(tmp_path: Path, **overrides: object) -> Engine:
-    return Engine(
-        Settings().with_overrides(
-            {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", **overrides}
-        )
-    )
+    return Engine(fake_settings(tmp_path / "data", {**overrides}))
 
 
 def _paths(engine: Engine, text: str, **kwargs: object) -> list[str]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_settings import fake_settings
+
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 
 def test_a_schema_7_store_migrates_its_version_history_to_this_data_dirs(tmp_path: Path) -> None:
@@ -15,7 +16,7 @@ def test_a_schema_7_store_migrates_its_version_history_to_this_data_dirs(tmp_pat
 
     from hybrid_rag.store.schema import SCHEMA_VERSION
 
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path / "d"), "embedding.model": "fake"})
+    settings = fake_settings(tmp_path / "d")
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nTomatoes need full sun.\n")

@@ -4,12 +4,12 @@ progress handler) and the query pipeline stops between stages; without a deadlin
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 from sqlalchemy import text
 
 from hybrid_rag import deadline
 from hybrid_rag.deadline import DeadlineExceeded
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 
 LONG = text(
@@ -40,9 +40,7 @@ def test_the_query_pipeline_stops_between_stages(tmp_path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Soil\n\nClay soil holds water.\n")
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
-    )
+    engine = Engine(fake_settings(tmp_path / "data"))
     engine.ingest([docs])
     try:
         assert engine.query("soil").chunks
@@ -64,13 +62,7 @@ def test_an_mcp_read_tool_stops_at_the_request_timeout(tmp_path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Soil\n\nClay soil holds water.\n")
-    settings = Settings().with_overrides(
-        {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
-            "server.request_timeout_seconds": 1e-9,
-        }
-    )
+    settings = fake_settings(tmp_path / "data", {"server.request_timeout_seconds": 1e-9})
     engine = Engine(settings)
     try:
         engine.ingest([docs])

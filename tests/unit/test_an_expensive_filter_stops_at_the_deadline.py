@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 from pg_server import fresh_database
 from sqlalchemy import text
 
@@ -18,7 +19,6 @@ from hybrid_rag import deadline
 from hybrid_rag.deadline import DeadlineExceeded
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
-from hybrid_rag.settings import Settings
 from hybrid_rag.store import MetadataStore
 
 
@@ -34,9 +34,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
     docs.mkdir()
     for i in range(5):
         (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n")
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(root / "data"), "embedding.model": "fake", "retrieval.filter_max_terms": 10**9}
-    )
+    settings = fake_settings(root / "data", {"retrieval.filter_max_terms": 10**9})
     eng = Engine(settings)
     eng.ingest([docs], metadata={"k1": "x"})
     yield eng
@@ -44,9 +42,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_the_probes_filter_is_refused_by_its_cost_at_once(tmp_path: Path) -> None:
-    eng = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp_path / "d"), "embedding.model": "fake"})
-    )
+    eng = Engine(fake_settings(tmp_path / "d"))
     (tmp_path / "a.md").write_text("# Soil\n\nClay soil holds water.\n")
     eng.ingest([tmp_path / "a.md"], metadata={"k1": "x"})
     try:

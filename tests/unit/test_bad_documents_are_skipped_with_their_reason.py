@@ -8,12 +8,13 @@ from pathlib import Path
 
 import document_files as make
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest.converters.base import OLE_MAGIC
 from hybrid_rag.ingest.converters.cache import Conversion
 from hybrid_rag.ingest.loaders import load_file
-from hybrid_rag.settings import ConvertSettings, Settings
+from hybrid_rag.settings import ConvertSettings
 from hybrid_rag.types import SkippedFile
 
 LIMITS = ConvertSettings(max_pages=3, max_rows=2, max_file_bytes=200_000)
@@ -70,7 +71,7 @@ def test_the_ingest_summary_lists_them_and_stores_only_content(tmp_path: Path) -
     (root / "locked.pdf").write_bytes(make.pdf(["secret"], encrypt="pw"))
     (root / "scan.pdf").write_bytes(make.pdf([""]))
     (root / "bomb.docx").write_bytes(make.zip_bomb())
-    cfg = Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
+    cfg = fake_settings(tmp_path / "data")
     engine = Engine(cfg)
     try:
         report = engine.ingest([root])

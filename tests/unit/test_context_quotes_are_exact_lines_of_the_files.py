@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from context_cases import EMBED, ingested, query_result, scored_chunk
+from fake_settings import fake_settings
 
 from hybrid_rag.context import ContextBuilder, fragment_cuts
 from hybrid_rag.context import evidence as ev
@@ -63,14 +64,7 @@ def deep_corpus(tmp_path: Path) -> tuple[Engine, Path]:
     (root / "docs").mkdir()
     (root / "src" / "physics.py").write_text(_python_file())
     (root / "docs" / "notes.md").write_text(_markdown_file())
-    cfg = Settings().with_overrides(
-        {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
-            "chunking.min_tokens": 40,
-            "chunking.max_tokens": 80,
-        }
-    )
+    cfg = fake_settings(tmp_path / "data", {"chunking.min_tokens": 40, "chunking.max_tokens": 80})
     engine = Engine(cfg)
     engine.ingest([root])
     yield engine, root

@@ -10,6 +10,7 @@ import re
 import pytest
 from context_cases import EMBED, REACTOR, VIOLIN, ingested, query_log, query_result, scored_chunk
 from fake_http import closed_port, serve
+from fake_settings import fake_settings
 
 from hybrid_rag.context import ContextBuilder
 from hybrid_rag.context import evidence as ev
@@ -21,14 +22,13 @@ from hybrid_rag.types import QueryResult
 
 
 def test_a_failing_generator_degrades_end_to_end_with_notes_in_trace_context_and_log(tmp_path, corpus):
-    cfg = Settings().with_overrides(
+    cfg = fake_settings(
+        tmp_path / "data",
         {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
             "generator.base_url": "http://127.0.0.1:9/v1",  # discard port: nothing listens
             "generator.retries": 0,
             "generator.timeout_seconds": 2,
-        }
+        },
     )
     engine = Engine(cfg)
     try:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_home_pointing_at_a_file(a_file, monkeypatch, capsys) -> None:
 
 
 def test_a_read_only_data_dir(tmp_path, corpus, monkeypatch, capsys) -> None:
-    import hybrid_rag.store.store as store_module
+    import hybrid_rag.store.sessions as store_module
 
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -48,6 +48,6 @@ def test_a_read_only_data_dir(tmp_path, corpus, monkeypatch, capsys) -> None:
 
 
 def test_the_python_api_says_the_same(a_file) -> None:
-    engine = Engine(Settings().with_overrides({"paths.data_dir": str(a_file), "embedding.model": "fake"}))
+    engine = Engine(fake_settings(a_file))
     with pytest.raises(StoreError, match="is not a folder"):
         engine.ingest(["."])

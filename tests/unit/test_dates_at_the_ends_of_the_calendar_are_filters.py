@@ -4,6 +4,7 @@ filter as any other date; one out of range in UTC is a clear error naming it (ex
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
@@ -12,12 +13,11 @@ from hybrid_rag.errors import InputError
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    from hybrid_rag.settings import Settings
 
     root = tmp_path_factory.mktemp("dates")
     (root / "docs").mkdir()
     (root / "docs" / "end.md").write_text("---\ndate: 9999-12-31\n---\n# End\n\nsoil at the end of time\n")
-    eng = Engine(Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"}))
+    eng = Engine(fake_settings(root / "data"))
     eng.ingest([root / "docs"])
     yield eng
     eng.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import document_files as make
 import pytest
+from fake_settings import fake_settings
 
 import hybrid_rag.ingest.converters.cache as conversion_cache
 from hybrid_rag.cli import main
@@ -29,14 +30,7 @@ PAGES = [
 
 def settings(tmp_path: Path) -> Settings:
     """The fake embedder, and chunks of about a page (so a quote of page 2 is cited as p.2)."""
-    return Settings().with_overrides(
-        {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
-            "chunking.min_tokens": 8,
-            "chunking.max_tokens": 20,
-        }
-    )
+    return fake_settings(tmp_path / "data", {"chunking.min_tokens": 8, "chunking.max_tokens": 20})
 
 
 @pytest.fixture()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.bm25 import BM25IndexManager, _BM25sBackend, postings_sorted
@@ -189,9 +190,7 @@ def _mixed_engine(tmp_path: Path, **overrides: object) -> Engine:
     (corpus / "guide.md").write_text("# Parsing\n\nHow to parse a config file and read its values.\n")
     (corpus / "parse.py").write_text("def parse_config(path):\n    return read_values(path)\n")
     (corpus / "notes.md").write_text("# Gardening\n\nTomatoes need sun and water every day.\n")
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", **overrides}
-    )
+    settings = fake_settings(tmp_path / "data", {**overrides})
     engine = Engine(settings)
     engine.ingest([corpus])
     return engine

@@ -4,12 +4,12 @@ refused before any work, in one line naming the setting; within the limits it an
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.filters import parse_filter
 from hybrid_rag.filters.cost import META_TERM_COST, check_cost, cost_of
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def engine(tmp_path_factory):
     docs.mkdir()
     for i in range(3):
         (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n")
-    eng = Engine(Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"}))
+    eng = Engine(fake_settings(root / "data"))
     eng.ingest([docs])
     yield eng
     eng.close()

@@ -4,11 +4,11 @@ terms, numbers beyond a column's range (each of these was a traceback)."""
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.filters import INT64, MAX_DEPTH, parse_filter
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def engine(tmp_path_factory):
     docs.mkdir()
     for i in range(6):
         (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n" + "x\n" * i)
-    eng = Engine(Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"}))
+    eng = Engine(fake_settings(root / "data"))
     eng.ingest([docs])
     yield eng
     eng.close()

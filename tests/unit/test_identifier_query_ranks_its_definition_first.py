@@ -8,9 +8,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 POOL = textwrap.dedent(
     '''\
@@ -39,9 +39,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
     (root / "docs" / "guide.md").write_text(GUIDE)
     for i, topic in enumerate(("retry", "timeout", "codec", "router", "cache", "metrics")):
         (root / "src" / f"{topic}.py").write_text(f"def {topic}_{i}(value):\n    return value  # {topic}\n")
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(root / "data"), "embedding.model": "fake", "retrieval.path_priors": []}
-    )
+    settings = fake_settings(root / "data", {"retrieval.path_priors": []})
     eng = Engine(settings)
     eng.ingest([root / "src", root / "tests", root / "docs"])
     yield eng

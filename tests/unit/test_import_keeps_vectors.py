@@ -8,12 +8,12 @@ import json
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.settings import Settings
 
 FAKE = FakeEmbedder(dimension=256)  # the `model: fake` embedder's vectors
 
@@ -62,9 +62,7 @@ def document_retriever_file(path, vectors=True, dim=256):
 
 
 def engine_for(tmp_path, embedder=None) -> Engine:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
+    settings = fake_settings(tmp_path / "data")
     return Engine(settings, embedder=embedder or CountingFake())
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+from fake_settings import fake_settings
+
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest.loaders import iter_files
-from hybrid_rag.settings import LoadingSettings, Settings
+from hybrid_rag.settings import LoadingSettings
 from hybrid_rag.types import LoadedFile, SkippedFile
 
 
@@ -59,7 +61,7 @@ def test_skip_generated_off_keeps_them(tmp_path) -> None:
 
 def test_the_data_dir_is_never_ingested(tmp_path) -> None:
     repo = make_repo(tmp_path / "repo")
-    settings = Settings().with_overrides({"paths.data_dir": str(repo / "data"), "embedding.model": "fake"})
+    settings = fake_settings(repo / "data")
     engine = Engine(settings)
     engine.ingest([repo])
     engine.query("main")  # writes logs/queries.jsonl inside the data dir

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
-from hybrid_rag.settings import Settings
 
 
 class CountingEmbedder(FakeEmbedder):
@@ -54,9 +54,7 @@ def _corpus(root: Path, files: int = 12, seed: int = 5) -> Path:
 
 
 def _engine(tmp_path: Path, batch: int, name: str = "data", embedder: FakeEmbedder | None = None) -> Engine:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / name), "embedding.model": "fake", "ingest.batch_chunks": batch}
-    )
+    settings = fake_settings(tmp_path / name, {"ingest.batch_chunks": batch})
     return Engine(settings, embedder=embedder)
 
 

@@ -8,18 +8,16 @@ import os
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
-from hybrid_rag.settings import Settings
 
 SECRET = "swordfish-secret-key-0123456789"
 
 
 def _engine(tmp_path: Path, **overrides: object) -> Engine:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "home"), "embedding.model": "fake", **overrides}
-    )
+    settings = fake_settings(tmp_path / "home", {**overrides})
     return Engine(settings)
 
 

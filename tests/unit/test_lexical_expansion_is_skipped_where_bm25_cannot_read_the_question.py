@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.bm25 import BM25IndexManager
@@ -112,9 +113,7 @@ def test_the_query_trace_says_why_the_lexical_expansion_was_skipped(tmp_path: Pa
     docs.mkdir()
     for i, text in CORPUS.items():
         (docs / f"d{i}.md").write_text(f"# Note {i}\n\n{text} " * 3)
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
+    settings = fake_settings(tmp_path / "data")
     engine = Engine(settings)
     try:
         engine.ingest([docs])

@@ -7,12 +7,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.filters import parse_filter
 from hybrid_rag.ingest.metadata import front_matter
-from hybrid_rag.settings import Settings
 
 DOCS = {
     "guide.md": "---\ntype: documentation\ndate: 2024-07-15\nversion: 3\ntags: [install, linux]\n---\n"
@@ -29,9 +29,7 @@ def engine(tmp_path):
     docs.mkdir()
     for name, text in DOCS.items():
         (docs / name).write_text(text)
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
+    settings = fake_settings(tmp_path / "data")
     eng = Engine(settings)
     eng.ingest([docs])
     yield eng
@@ -102,9 +100,7 @@ def test_meta_keys_keep_their_case_and_need_a_key() -> None:
 
 
 def test_a_schema_1_store_is_migrated_in_place(tmp_path) -> None:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
+    settings = fake_settings(tmp_path / "data")
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nsome text about soil\n")

@@ -23,26 +23,26 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (  # bottom first
         (
             "errors.py", "locators.py", "types.py", "settings.py", "deadline.py", "paths.py",
             "private_files.py", "lazy_imports.py", "jsonlines.py", "tokens.py", "vectors.py",
+            "settings_base.py", "settings_index.py",
         ),
     ),
     ("text", ("lang",)),  # language detection, analyzers, tokenizer, identifiers, normalisation
     ("code", ("code",)),  # source code through tree-sitter
     ("symbols", ("symbols",)),  # a file's definitions and references, as data
     ("filters", ("filters",)),  # the filter language
-    ("seams", ("protocols.py",)),
+    ("seams", ("protocols.py", "request.py")),  # the stages' protocols; the typed query
     ("store", ("store",)),
     ("indices", ("indices",)),
     ("models", ("models",)),  # above indices: ``embedding.model: auto`` reads the live version's model
     ("ingest", ("ingest",)),
     ("retrieval", ("retrieval",)),
     ("context", ("context",)),
-    ("engine", ("querylog.py", "engine.py")),
+    ("engine", ("querylog.py", "engine.py", "lifecycle.py")),
     ("front ends", ("evaluation", "watch.py", "server", "compat", "integrations", "client.py")),
     (
         "command line",
         (
-            "cli.py", "cli_references.py", "cli_files.py", "interrupts.py", "progress.py", "terminal.py",
-            "__init__.py",
+            "cli", "interrupts.py", "progress.py", "terminal.py", "__init__.py",
         ),
     ),
 )  # fmt: skip

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import document_files as make
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.filters import parse_filter
 from hybrid_rag.indices.milvus.filters import to_milvus
-from hybrid_rag.settings import Settings
 
 QUERY = "soil plums rake"
 
@@ -33,7 +33,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     (root / "costs.xlsx").write_bytes(
         make.xlsx({"Q1": [["item", "cost"], ["shovel", 20]], "Q2": [["item", "cost"], ["rake", 30]]})
     )
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp / "data"), "embedding.model": "fake"})
+    settings = fake_settings(tmp / "data")
     eng = Engine(settings)
     eng.ingest([root])
     yield eng

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 from fastapi.testclient import TestClient
 
 from hybrid_rag.cli import main
@@ -74,7 +75,7 @@ def test_a_read_on_a_data_dir_never_ingested_is_an_error_and_makes_nothing(
 
 def test_a_server_that_only_reads_makes_no_data_dir(tmp_path: Path) -> None:
     data = tmp_path / "never"
-    settings = Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"})
+    settings = fake_settings(data)
     with TestClient(create_app(settings, keys=ApiKeys.of((KEY,)))) as client:
         headers = {"Authorization": f"Bearer {KEY}"}
         answer = client.post("/v1/query", json={"query": "rotor"}, headers=headers)

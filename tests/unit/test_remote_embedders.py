@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 from fake_http import closed_port, serve
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError, RemoteServiceError
@@ -196,9 +197,7 @@ def test_an_index_built_by_another_model_is_refused_with_the_rebuild_command(tmp
         engine = _engine(tmp_path, server["base_url"])
         engine.ingest([corpus])
         engine.close()
-    local = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
-    )
+    local = Engine(fake_settings(tmp_path / "data"))
     with pytest.raises(IndexMismatchError, match="rebuild"):
         local.query("soil")
     local.close()

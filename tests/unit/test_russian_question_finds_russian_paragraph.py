@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.context.selfcheck import confidence
 from hybrid_rag.engine import Engine
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import content_terms
-from hybrid_rag.settings import Settings
 
 RU = """# Учётные записи
 
@@ -51,7 +51,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def engine(folder: Path, tmp_path_factory: pytest.TempPathFactory):
     data = tmp_path_factory.mktemp("data")
-    eng = Engine(Settings().with_overrides({"paths.data_dir": str(data), "embedding.model": "fake"}))
+    eng = Engine(fake_settings(data))
     eng.ingest([folder])
     yield eng
     eng.close()
@@ -149,7 +149,7 @@ def test_the_cli_takes_lang_and_the_lang_filter(
 def test_a_schema_4_store_gets_its_chunk_languages_when_migrated(folder: Path, tmp_path: Path) -> None:
     import sqlite3
 
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path / "d"), "embedding.model": "fake"})
+    settings = fake_settings(tmp_path / "d")
     eng = Engine(settings)
     eng.ingest([folder])
     eng.close()

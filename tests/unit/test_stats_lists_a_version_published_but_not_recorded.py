@@ -4,18 +4,16 @@ that version in ``stats`` (listed from its manifest), so the history has no hole
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 
 def test_a_published_unrecorded_version_is_in_the_history(tmp_path, monkeypatch) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Soil\n\nClay soil holds water.\n")
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
-    )
+    engine = Engine(fake_settings(tmp_path / "data"))
     try:
         engine.ingest([docs])
         (docs / "b.md").write_text("# Sand\n\nSand drains fast.\n")

@@ -8,10 +8,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
-from hybrid_rag.settings import Settings
 from hybrid_rag.symbols.search import outline_tree
 
 POOL = textwrap.dedent(
@@ -51,7 +51,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
     (root / "tests").mkdir()
     (root / "src" / "pool.py").write_text(POOL)
     (root / "tests" / "test_client.py").write_text(CLIENT)
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
+    settings = fake_settings(root / "data")
     eng = Engine(settings)
     eng.ingest([root / "src", root / "tests"])
     yield eng
@@ -121,7 +121,7 @@ def test_outline_of_an_unknown_file_names_it(engine: Engine) -> None:
 def test_before_any_ingest_the_answer_says_so(tmp_path: Path) -> None:
     from hybrid_rag.errors import NoIndexError
 
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path / "d"), "embedding.model": "fake"})
+    settings = fake_settings(tmp_path / "d")
     engine = Engine(settings)
     with pytest.raises(NoIndexError, match="hybrid-rag ingest"):
         engine.symbols("get")

@@ -16,12 +16,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.code.grammars import load
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.retrieval.symbol_ranking import EXACT, symbol_hits
-from hybrid_rag.settings import Settings
 from hybrid_rag.symbols.search import outline_tree
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "code"
@@ -42,7 +42,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
         shutil.copy(FIXTURES / name, root / "src" / name)
     (root / "include" / "pool.hpp").write_text(HEADER)
     (root / "src" / "pool.cpp").write_text(SOURCE)
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
+    settings = fake_settings(root / "data")
     eng = Engine(settings)
     eng.ingest([root / "src", root / "include"])
     yield eng

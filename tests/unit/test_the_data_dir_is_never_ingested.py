@@ -6,22 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
-from hybrid_rag.settings import Settings
 
 
 @pytest.fixture
 def engine(tmp_path: Path):
-    settings = Settings().with_overrides(
-        {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
-            "loading.follow_symlinks": "outside",
-        }
-    )
+    settings = fake_settings(tmp_path / "data", {"loading.follow_symlinks": "outside"})
     data = settings.data_dir
     data.mkdir()
     (data / "api_keys").write_text("sk-secret-key-swordfish\n")

@@ -1,5 +1,5 @@
 """``hybrid-rag refs|callers|callees|impact``: the reference questions (``Engine.references``) on
-the command line, printed as text or ``--json``; kept out of ``cli.py``, which only registers them."""
+the command line, printed as text or ``--json``; ``cli/parser.py`` registers them."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ _HELP = {
 
 def add_parsers(sub: Any, open_engine: Callable[[Settings], Any], print_json: Callable[[Any], None]) -> None:
     """Register the four commands on the CLI's subparsers; ``open_engine`` and ``print_json`` are
-    the CLI's own (passed in: this module does not import ``cli.py``, which imports it)."""
+    the CLI's own (passed in: kept as parameters, as before the CLI became a package)."""
     for question, (text, metavar) in _HELP.items():
         p = sub.add_parser(question, help=text)
         p.add_argument(

@@ -1,0 +1,114 @@
+"""Row mappers (ORM rows to records and chunks) and the SQL helpers the store's method groups share."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from hybrid_rag.lang.detect import detect_chunk_language
+from hybrid_rag.store.records import DocumentRecord
+from hybrid_rag.store.schema import CHUNKS, GENERATION, _Chunk, _Document, _Embedding, _Meta
+from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.vectors import bad_rows
+
+_IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
+
+
+def _checked_windows(row: _Embedding) -> np.ndarray | None:
+    """A cached row's window matrix, or None when it is damaged: a length that is not whole rows,
+    a checksum that differs, or (a row from before checksums) rows that are not unit length."""
+    blob = row.vector
+    if row.dimension <= 0 or len(blob) == 0 or len(blob) % (4 * row.dimension):
+        return None
+    if row.checksum is not None and zlib.crc32(blob) != row.checksum:
+        return None
+    windows = np.frombuffer(blob, dtype=np.float32).reshape(-1, row.dimension).copy()
+    if row.checksum is None and bad_rows(windows).any():
+        return None
+    return windows
+
+
+_CACHED_FILTER_TERMS = 100  # a filter over this many terms is compiled without SQLAlchemy's cache
+
+
+_LIVE = _Document.retired.is_(None)  # the current state's documents
+
+
+_INDEXED = _Chunk.duplicate_of.is_(None)  # not a dropped near-duplicate
+
+
+def _at(state: int) -> ColumnElement[bool]:
+    """The documents of store state ``state`` (a row from before schema 5 counts as written at 0)."""
+    written = or_(_Document.created.is_(None), _Document.created <= state)
+    return and_(written, or_(_Document.retired.is_(None), _Document.retired > state))
+
+
+def _generation(s: Session) -> int:
+    return int(s.scalar(select(_Meta.value).where(_Meta.key == GENERATION)) or 0)
+
+
+def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _only_line(document_id: int, line: int) -> ColumnElement[bool]:
+    """The chunks of a document that hold only line ``line``."""
+    return and_(CHUNKS.c.document_id == document_id, CHUNKS.c.start_line == line, CHUNKS.c.end_line == line)
+
+
+def _document_record(d: _Document) -> DocumentRecord:
+    return DocumentRecord(
+        d.id,
+        d.path,
+        d.collection,
+        d.sha256,
+        d.size,
+        d.mtime,
+        SourceType(d.source_type),
+        d.language,
+        d.ingested_at,
+        _meta(d.meta),
+    )
+
+
+def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
+    """A new chunk's natural language: the one ingest decided (``ingest/languages.py``), else
+    detected here (``hybrid_rag/lang/detect.py``; a code chunk's comments')."""
+    if span.lang is not None:
+        return span.lang
+    return detect_chunk_language(span.text, code=file.source_type is SourceType.CODE).code
+
+
+def _chunk(c: _Chunk, d: _Document) -> Chunk:
+    return Chunk(
+        id=c.id,
+        document_id=c.document_id,
+        path=d.path,
+        position=c.position,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        text=c.text,
+        token_count=c.token_count,
+        sha256=c.sha256,
+        source_type=SourceType(d.source_type),
+        language=d.language,
+        collection=d.collection,
+        meta={**_meta(d.meta), **_meta(c.meta)},
+        lang=c.lang or "und",
+    )
+
+
+def _json_or_none(meta: Mapping[str, Any]) -> str | None:
+    return json.dumps(dict(meta), sort_keys=True, ensure_ascii=False, default=str) if meta else None
+
+
+def _meta(raw: str | None) -> dict[str, Any]:
+    return json.loads(raw) if raw else {}
