@@ -749,11 +749,12 @@ class HybridRetriever(Pipeline):
         filters: object = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        fusion: str | None = None,
         *,
         absolute_paths: bool = False,
     ) -> QueryResult:
         """``Pipeline.query``, its paths shown relative to the ingested root when opened (class docstring)."""
-        result = super().query(text, top_k, filters, mode, features)
+        result = super().query(text, top_k, filters, mode, features, fusion)
         if self.freshness is not None:
             result = mark_stale(result, self.store, self.freshness)
         if self.shown_root is None or absolute_paths:

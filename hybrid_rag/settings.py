@@ -356,7 +356,8 @@ class RetrievalSettings(_Section):
     top_k: Int = Field(10, gt=0)
     dense_top_k: Int = Field(50, gt=0)
     bm25_top_k: Int = Field(50, gt=0)
-    fusion: Literal["zscore", "rrf", "weighted"] = "zscore"  # see benchmarks/studies/fusion_study.py
+    # benchmarks/studies/fusion_study.py, fusion_rules.py (RESULTS.md 2, 38.4); a query may name its own
+    fusion: Literal["zscore", "rrf", "weighted", "relative_score", "dbsf"] = "zscore"
     rrf_k: Int = Field(60, gt=0)
     # score-based fusion sees every candidate's exact score in every list (fusion.complete_runs)
     exact_scores: bool = True
