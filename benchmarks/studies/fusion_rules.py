@@ -131,7 +131,7 @@ def measure(ds: BeirDataset, engine: Engine) -> dict[str, Any]:
         for n, qid in enumerate(ds.qrels):
             captured.clear()
             result = engine.query(ds.queries[qid], top_k=TOP_K)
-            notes.update(x for x in result.trace.notes if "skipped" in x or "read" in x)
+            notes.update(x for x in result.trace.notes if "skipped" in x)
             runs["engine"][qid] = doc_run(result)
             for name in RULES:
                 runs[name][qid] = dict(captured.get(name, {}))
@@ -207,8 +207,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for ds, model in load_sets(Path(args.datasets), args.only, args.max_queries):
         log(f"{ds.name} ({model}): {len(ds.corpus)} documents, {len(ds.qrels)} questions")
         row = measure_set(ds, model, work)
-        result["sets"][ds.name] = row
-        log(f"  {ds.name}: " + json.dumps({r: summary(row, r)["mrr@10"] for r in RULES[:4]}))
+        result["sets"][ds.name] = summarize(row)
+        log(
+            f"  {ds.name}: "
+            + json.dumps({r: result["sets"][ds.name]["rules"][r]["mrr@10"] for r in RULES[:4]})
+        )
         if args.partial:
             Path(args.partial).write_text(json.dumps(result), encoding="utf-8")
     return result
@@ -224,21 +227,34 @@ def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     return float(d.mean()), half
 
 
-def summary(row: Mapping[str, Any], rule: str) -> dict[str, float]:
-    return {m: float(np.mean(row["per_query"][rule][m])) for m in METRICS}
+def summarize(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A set's row with its per-question figures replaced by each rule's mean and its paired
+    difference to the default (what is committed; the per-question lists are large)."""
+    per_query = row["per_query"]
+    rules: dict[str, Any] = {}
+    for rule, figures in per_query.items():
+        rules[rule] = {}
+        for m in METRICS:
+            diff, half = paired(figures[m], per_query[DEFAULT][m])
+            rules[rule][m] = {"mean": round(float(np.mean(figures[m])), 4), "diff": round(diff, 4)}
+            rules[rule][m]["ci95"] = round(half, 4)
+    out = {k: v for k, v in row.items() if k != "per_query"}
+    out["notes"] = [n for n in row.get("notes", []) if "skipped" in n]
+    out["rules"] = rules
+    return out
 
 
 def cell(row: Mapping[str, Any], rule: str, metric: str) -> str:
-    value = summary(row, rule)[metric]
+    figure = row["rules"][rule][metric]
     if rule == DEFAULT:
-        return f"**{value:.3f}**"
-    diff, half = paired(row["per_query"][rule][metric], row["per_query"][DEFAULT][metric])
+        return f"**{figure['mean']:.3f}**"
+    diff, half = figure["diff"], figure["ci95"]
     mark = "+" if diff - half > 0 else ("−" if diff + half < 0 else "")
-    return f"{value:.3f} ({diff:+.3f} ± {half:.3f}){mark}"
+    return f"{figure['mean']:.3f} ({diff:+.3f} ± {half:.3f}){mark}"
 
 
 def render(result: Mapping[str, Any]) -> str:
-    sets = result["sets"]
+    sets = {n: row if "rules" in row else summarize(row) for n, row in result["sets"].items()}
     names = list(sets)
     lines = []
     for metric in METRICS:
@@ -248,7 +264,7 @@ def render(result: Mapping[str, Any]) -> str:
         for rule in RULES:
             lines.append(f"| {rule} | " + " | ".join(cell(sets[n], rule, metric) for n in names) + " |")
         lines.append("")
-    lines.append("| set | model | questions | chunks | ingest s | queries s | engine = offline default |")
+    lines.append("| set | model | questions | chunks | ingest s | queries s | engine = offline |")
     lines.append("|---|---|---|---|---|---|---|")
     for n in names:
         r = sets[n]
