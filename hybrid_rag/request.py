@@ -32,7 +32,8 @@ class Query:
     """A question (``text``) with its options: ``top_k`` and ``mode`` (None: the settings'),
     ``filters`` (a filter string, a list of them ANDed, or a mapping), ``features`` (per-call
     stage overrides, ``{"rerank": False}``), ``lang`` (the question's language instead of the
-    detected one) and ``absolute_paths`` (stored paths, not relative to the ingested root)."""
+    detected one), ``absolute_paths`` (stored paths, not relative to the ingested root) and
+    ``fusion`` (another rule than ``retrieval.fusion`` for this call: ``retrieval/fusion.py``)."""
 
     text: str
     top_k: int | None = None
@@ -41,8 +42,11 @@ class Query:
     features: Mapping[str, bool] | None = None
     lang: str | None = None
     absolute_paths: bool = False
+    fusion: str | None = None
 
-    OPTIONS: ClassVar[tuple[str, ...]] = ("top_k", "mode", "filters", "features", "lang", "absolute_paths")
+    OPTIONS: ClassVar[tuple[str, ...]] = (
+        "top_k", "mode", "filters", "features", "lang", "absolute_paths", "fusion",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -65,9 +69,11 @@ class Query:
 
     @property
     def pipeline_args(self) -> dict[str, Any]:
-        """What the pipeline ranks by: ``top_k``, ``filters``, ``mode``, ``features``."""
+        """What the pipeline ranks by: ``top_k``, ``filters``, ``mode``, ``features`` (and ``fusion``
+        when the call names a rule)."""
         features = dict(self.features) if self.features is not None else None
-        return {"top_k": self.top_k, "filters": self.filters, "mode": self.mode, "features": features}
+        args = {"top_k": self.top_k, "filters": self.filters, "mode": self.mode, "features": features}
+        return {**args, "fusion": self.fusion} if self.fusion is not None else args
 
     @functools.cached_property
     def language(self) -> Language:

@@ -41,6 +41,7 @@ import numpy as np
 import hybrid_rag.context.evidence as ev
 import hybrid_rag.context.notes as nt
 import hybrid_rag.context.summaries as sm
+from hybrid_rag.context.answer_gap import GAP_CAP, Quoted, answer_gap
 from hybrid_rag.context.budget import NOTE_RESERVE, Filler, Plan
 from hybrid_rag.context.fragments import Cuts
 from hybrid_rag.context.render import (
@@ -392,9 +393,29 @@ class ContextBuilder:
         kept = {chunks[i].id: "\n".join(a.lines[i][lo : hi + 1]) for i, (lo, hi) in plan.windows.items()}
         held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines()))
         held_weak = weak or held < self.cfg.confidence_threshold
+        notes: list[str] = []
         if held_weak and not weak and kept:
-            return held, True, [nt.weak_note(length, conf)]
-        return held, held_weak, []
+            notes.append(nt.weak_note(length, conf))
+        gap = self._gap(query, result, a, plan, kept)
+        if gap is not None:  # quotes that cannot answer, whatever their scores (context/answer_gap.py)
+            return min(held, GAP_CAP), True, [*notes, gap]
+        return held, held_weak or bool(notes), notes
+
+    def _gap(
+        self, query: str, result: QueryResult, a: _Analysis, plan: Plan, kept: Mapping[int, str]
+    ) -> str | None:
+        """``answer_gap`` of the quoted lines, each with its dense signal on the model's scale."""
+        chunks = result.chunks
+        floor, ceil = self.cosines()
+
+        def signal(c: ScoredChunk) -> float | None:
+            return (c.breakdown["dense"] - floor) / (ceil - floor) if "dense" in c.breakdown else None
+
+        quotes = [
+            Quoted(kept[chunks[i].id], a.code[i], chunks[i].chunk.lang, signal(chunks[i]))
+            for i in sorted(plan.windows)
+        ]
+        return answer_gap(query, quotes)
 
     def _smallest_budget(
         self,

@@ -20,6 +20,17 @@ it scored below the list's last one, and pushes the lower half of the stronger l
 hits of the weaker (on cranfield, Recall@50 below dense alone: RESULTS.md#fusion-never-below-its-best-stage).
 RRF stays as published: absent adds nothing.
 
+**The peers' score rules** (issue 38, RESULTS.md#fusion-rules): ``relative_score`` is LlamaIndex's
+relative-score fusion (``QueryFusionRetriever``, mode ``relative_score``): each list min-max
+scaled to [0, 1], a weighted sum, absent adds 0; it computes what ``weighted`` computes, under the
+name the peers give it. ``dbsf`` is distribution-based score fusion (Qdrant's ``dbsf``, LlamaIndex's
+``dist_based_score``): each list scaled by mean ± 3 standard deviations, ``(s - (mu - 3 sd)) / 6 sd``,
+then a weighted sum, absent adds 0. That scaling is ``(z + 3) / 6``, a linear map of the z-score:
+over lists completed with exact scores (every candidate in every list, the engine's default)
+``dbsf`` ranks exactly as ``zscore`` does; the rules differ only where a list lacks a candidate
+(``retrieval.exact_scores: false``), which dbsf counts as 3 standard deviations below the mean
+and zscore as the mean.
+
 **Weights by source type** (``retrieval.dense_weight``/``bm25_weight`` and the ``code_`` pair): a
 candidate's parts are weighed by its own chunk's source type. Prose questions meet code in few
 literal words (identifiers, API names), so on code the lexical list is the weaker witness.
@@ -50,6 +61,8 @@ class FusionMode(ConfigEnum):
     RRF = "rrf"
     WEIGHTED = "weighted"  # min-max normalised scores
     ZSCORE = "zscore"  # ZMUV-standardised scores
+    RELATIVE_SCORE = "relative_score"  # LlamaIndex's name for min-max + weighted sum (= weighted)
+    DBSF = "dbsf"  # distribution-based: mean ± 3 standard deviations scaled to [0, 1]
 
 
 @dataclass(frozen=True)
@@ -130,6 +143,20 @@ def zscore_normalize(scores: np.ndarray) -> np.ndarray:
     return (scores - float(scores.mean())) / spread
 
 
+def dbsf_normalize(scores: np.ndarray) -> np.ndarray:
+    """Scale so that mean - 3 sd maps to 0 and mean + 3 sd to 1 (population sd); a list with no
+    spread becomes 1.0 (as ``zscore_normalize``). Not clipped: a score beyond 3 sd keeps its
+    distance, as in LlamaIndex's and Qdrant's rule. A NaN or infinite score is a ValueError.
+
+    >>> dbsf_normalize(np.array([3.0, 1.0])).tolist()
+    [0.6666666666666666, 0.3333333333333333]
+    """
+    z = zscore_normalize(scores)
+    if np.all(z == 1.0):  # no spread (a standardised list with spread has mean 0)
+        return z
+    return (z + 3.0) / 6.0
+
+
 def _sum_normalized(
     runs: Mapping[str, Sequence[Hit]],
     weights: Weights,
@@ -167,6 +194,23 @@ def zscore_fusion(runs: Mapping[str, Sequence[Hit]], weights: Weights) -> list[F
     [(2, 0.82), (1, 0.41), (4, -0.18), (3, -1.06)]
     """
     return _sum_normalized(runs, weights, zscore_normalize)
+
+
+def relative_score_fusion(runs: Mapping[str, Sequence[Hit]], weights: Weights) -> list[Fused]:
+    """LlamaIndex's relative-score fusion: sum over lists of weight * minmax(score); absent adds 0."""
+    return _sum_normalized(runs, weights, minmax_normalize)
+
+
+def dbsf_fusion(runs: Mapping[str, Sequence[Hit]], weights: Weights) -> list[Fused]:
+    """Distribution-based score fusion: sum over lists of weight * (s - (mu - 3 sd)) / 6 sd;
+    absent adds 0 (for a list's own hits, 3 sd below its mean).
+
+    >>> runs = {"dense": [Hit(1, 0.62), Hit(2, 0.60), Hit(3, 0.35)],
+    ...         "bm25": [Hit(2, 9.0), Hit(4, 3.0), Hit(1, 3.0)]}
+    >>> [(f.id, round(f.score, 2)) for f in dbsf_fusion(runs, {"dense": 0.75, "bm25": 0.25})]
+    [(2, 0.64), (1, 0.57), (3, 0.2), (4, 0.1)]
+    """
+    return _sum_normalized(runs, weights, dbsf_normalize)
 
 
 def complete_runs(runs: Mapping[str, Sequence[Hit]], scorers: Mapping[str, Scorer]) -> dict[str, list[Hit]]:
@@ -207,7 +251,8 @@ def fuse_runs(
     k: int = RRF_K,
     scorers: Mapping[str, Scorer] | None = None,
 ) -> list[Fused]:
-    """Fuse by ``mode`` (zscore, rrf or weighted); one list alone passes through with its own scores.
+    """Fuse by ``mode`` (zscore, rrf, weighted, relative_score or dbsf); one list alone passes
+    through with its own scores.
 
     ``weights`` gives each run's weight (a run missing from it counts 0), or a function from a
     chunk id to such a table (weights by source type); a table's weights must not all be 0 when
@@ -226,6 +271,10 @@ def fuse_runs(
         return zscore_fusion(runs, weights)
     if fusion is FusionMode.WEIGHTED:
         return weighted_fusion(runs, weights)
+    if fusion is FusionMode.RELATIVE_SCORE:
+        return relative_score_fusion(runs, weights)
+    if fusion is FusionMode.DBSF:
+        return dbsf_fusion(runs, weights)
     return reciprocal_rank_fusion(runs, k=k, weights=weights)
 
 

@@ -141,13 +141,15 @@ class HybridRetriever(Openable):
         filters: object = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        fusion: str | None = None,
         *,
         absolute_paths: bool = False,
     ) -> QueryResult:
         """Ranked chunks for ``text``.
 
         ``filters``: a filter string (``"source_type=code and path~src/**"``), a list of them (ANDed)
-        or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags.
+        or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags;
+        ``fusion`` overrides ``retrieval.fusion`` for this call (``fusion.FusionMode``).
         Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
         ``text`` may be a :class:`~hybrid_rag.request.Query`: its options and language are used.
         """
@@ -155,7 +157,7 @@ class HybridRetriever(Openable):
             with text.reading():
                 result = self.ranked(text.text, **text.pipeline_args)
             return result if self.present is None else self.present(result, text.absolute_paths)
-        result = self.ranked(text, top_k, filters, mode, features)
+        result = self.ranked(text, top_k, filters, mode, features, fusion)
         return result if self.present is None else self.present(result, absolute_paths)
 
     def ranked(
@@ -165,10 +167,12 @@ class HybridRetriever(Openable):
         filters: object = None,
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
+        fusion: str | None = None,
     ) -> QueryResult:
         """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments)."""
         if not text or not text.strip():
             raise InputError("empty query: ask something")
+        rule = FusionMode.from_str(fusion or self.retrieval.fusion)  # unknown: a ConfigError naming them
         flags = resolve_flags(self.features, features)
         run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
         top_k = self.retrieval.top_k if top_k is None else top_k
@@ -193,8 +197,8 @@ class HybridRetriever(Openable):
             candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
-        runs = self.exact_scores(candidates, live, tracer)
-        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, reading)
+        runs = self.exact_scores(candidates, live, tracer, rule)
+        fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, reading, rule)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
@@ -419,12 +423,13 @@ class HybridRetriever(Openable):
             )
 
     def exact_scores(
-        self, candidates: Candidates, live: LiveIndex, tracer: Tracer
+        self, candidates: Candidates, live: LiveIndex, tracer: Tracer, rule: FusionMode | None = None
     ) -> Mapping[str, list[Hit]]:
         """Every candidate scored in every list (``retrieval.exact_scores``), timed as
         ``exact_scores``; RRF reads only ranks, and one list has nothing to complete."""
         r, runs = self.retrieval, candidates.runs
-        if not r.exact_scores or r.fusion == FusionMode.RRF.value or len(runs) < 2:
+        rule = rule or FusionMode.from_str(r.fusion)
+        if not r.exact_scores or rule is FusionMode.RRF or len(runs) < 2:
             return runs
         return timed(tracer, "exact_scores", lambda: complete_runs(runs, self.scorers(candidates, live)))
 
@@ -434,6 +439,7 @@ class HybridRetriever(Openable):
         runs: Mapping[str, list[Hit]],
         rows: Mapping[int, Chunk],
         reading: Reading = READ,
+        rule: FusionMode | None = None,
     ) -> list[Fused]:
         """Fuse every list by ``retrieval.fusion``, each chunk with its source type's weights;
         expansion lists weigh by the index they searched, at their source type's expansion share.
@@ -443,10 +449,11 @@ class HybridRetriever(Openable):
         list that weighs one source type and not the other (``code_expansion_weight: 0``) moves
         the scores of its chunks within their type, never the types against each other."""
         r = self.retrieval
+        rule = rule or FusionMode.from_str(r.fusion)  # retrieval.fusion, or the call's own
         symbols = runs.get(SYMBOLS, [])
         runs = {name: hits for name, hits in runs.items() if name != SYMBOLS}
         tables: dict[str, dict[str, float]] = {}
-        per_share = 2.0 if r.fusion == FusionMode.RRF.value else 1.0
+        per_share = 2.0 if rule is FusionMode.RRF else 1.0
         for source_type in ("text", "code"):
             dense, bm25 = r.fusion_weights(source_type)
             dense *= reading.dense_scale  # 1, or less for a query the dense model cannot read
@@ -467,7 +474,7 @@ class HybridRetriever(Openable):
             chunk = rows.get(chunk_id)
             return tables["code" if chunk is not None and chunk.source_type is SourceType.CODE else "text"]
 
-        return boost_symbols(fuse_runs(runs, r.fusion, weights, k=r.rrf_k), symbols, r.symbol_weight)
+        return boost_symbols(fuse_runs(runs, rule, weights, k=r.rrf_k), symbols, r.symbol_weight)
 
     def materialize(
         self,

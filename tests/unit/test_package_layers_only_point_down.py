@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (  # bottom first
         (
             "errors.py", "locators.py", "types.py", "settings.py", "deadline.py", "paths.py",
             "private_files.py", "lazy_imports.py", "jsonlines.py", "tokens.py", "vectors.py",
-            "settings_base.py", "settings_index.py",
+            "settings_base.py", "settings_index.py", "settings_ingest.py",
         ),
     ),
     ("text", ("lang",)),  # language detection, analyzers, tokenizer, identifiers, normalisation
