@@ -41,6 +41,29 @@ def _table(
     return lines
 
 
+def _cross(result: dict[str, Any]) -> list[str]:
+    """Languages by kinds: each cell the file NDCG@10 of every configuration, in column order."""
+    names = list(result["summary"])
+    first = result["summary"][names[0]]
+    kinds = [k for k in KINDS if f"kind:{k}" in first]
+    lines = [
+        "| language | " + " | ".join(f"{k} ({' / '.join(names)})" for k in kinds) + " |",
+        "|---|" + "---:|" * len(kinds),
+    ]
+    for g in _groups(result, "lang:"):
+        cells = []
+        for k in kinds:
+            key = f"{g}|kind:{k}"
+            if key not in first:
+                cells.append("–")
+                continue
+            cells.append(
+                " / ".join(_f(result["summary"][n][key]["ndcg"]) for n in names) + f" ({first[key]['n']})"
+            )
+        lines.append(f"| {g[5:]} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _met(ok: bool) -> str:
     return "met" if ok else "not met"
 
@@ -101,6 +124,8 @@ def render_result(result: dict[str, Any]) -> str:
     lines += _table(result, "group", ["all"] + [f"kind:{k}" for k in KINDS if f"kind:{k}" in first])
     lines += ["", "**Per language**", ""]
     lines += _table(result, "language", _groups(result, "lang:"))
+    lines += ["", "**File-level NDCG@10 per language and kind** (n in brackets)", ""]
+    lines += _cross(result)
     lines += ["", "**Per project**", ""]
     lines += _table(result, "project", _groups(result, "project:"))
     found = targets(result)
