@@ -23,7 +23,8 @@ without editing the study; with paired 95% intervals for default minus its best 
     .venv/bin/python benchmarks/harness.py report code_questions
 
 Stores are kept under ``benchmarks/work/code_questions/stores/`` (a re-run embeds nothing new);
-per-question figures go to ``benchmarks/work/code_questions/per_query.json`` (not committed).
+per-question figures go to ``benchmarks/work/code_questions/per_query.json`` (not committed; beside
+``--out``'s file when given).
 """
 
 from __future__ import annotations
@@ -216,7 +217,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for m in ("ndcg", "mrr"):
                 per[name][m].update(got[name][m])
     groups = groups_of(asked)
-    dump = Path(args.work) / "per_query.json"
+    out = getattr(args, "out", None)  # harness.py's --out: the per-question figures go beside it
+    dump = Path(out).with_suffix(".per_query.json") if out else Path(args.work) / "per_query.json"
     dump.parent.mkdir(parents=True, exist_ok=True)
     dump.write_text(json.dumps({"questions": {q.qid: q.text for q in asked}, "per": per}))
     return {
