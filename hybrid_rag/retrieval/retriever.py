@@ -24,6 +24,7 @@ from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
+from hybrid_rag.retrieval.code_rank import apply_code_rules
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.matching import matching_lines
@@ -36,7 +37,8 @@ from hybrid_rag.retrieval.routing import code_route_filter
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
 from hybrid_rag.store import MetadataStore
-from hybrid_rag.symbols.ranking import SYMBOLS, symbol_hits
+from hybrid_rag.symbols.definitions import definitions_first
+from hybrid_rag.symbols.ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.symbols.ranking import boost as boost_symbols
 from hybrid_rag.types import (
     Chunk,
@@ -68,6 +70,7 @@ class Candidates:
     query_vector: np.ndarray | None = None
     dense_replaced: bool = False  # HyDE searched instead of the query: "hyde" takes dense's full weight
     probes: Mapping[str, np.ndarray | str] = field(default_factory=dict)  # what searched each run
+    first: tuple[int, ...] = ()  # the definitions the question names, told apart (definition_first)
 
     @property
     def ids(self) -> list[int]:
@@ -155,8 +158,8 @@ class HybridRetriever:
             candidates = timed(
                 tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
             )
-        if flags.symbols:
-            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed)
+        if flags.symbols or flags.definition_first:
+            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer)
@@ -164,6 +167,8 @@ class HybridRetriever:
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
+        code_timed = lambda stage, run, *args: timed(tracer, stage, run, *args)  # noqa: E731
+        scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:
@@ -339,15 +344,28 @@ class HybridRetriever:
         return Candidates(runs, candidates.query_vector, replaced, kept)
 
     def add_symbols(
-        self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None
+        self,
+        text: str,
+        candidates: Candidates,
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        flags: FeatureFlags | None = None,
     ) -> Candidates:
         """The symbol list (``symbols/ranking.py``): the chunks holding a definition the query names,
-        as the served version's store state sees them; ``candidates`` unchanged when it names none."""
+        as the served version's store state sees them, and with ``features.definition_first`` the
+        ones to place first (``symbols/definitions.py``); ``candidates`` unchanged when it names none."""
+        flags = flags or self.features
         state = live.manifest.get(STORE_STATE)
-        hits = symbol_hits(self.store, text, state=state if isinstance(state, int) else None, allowed=allowed)
-        if not hits:
+        named = named_symbols(self.store, text, state=state if isinstance(state, int) else None)
+        if not named:
             return candidates
-        return replace(candidates, runs={**candidates.runs, SYMBOLS: hits})
+        if allowed is not None:
+            keep = set(allowed.tolist())
+            named = [n for n in named if n.symbol.chunk_id in keep]
+        hits = hits_of(named) if flags.symbols else []
+        first = tuple(definitions_first(named, text)) if flags.definition_first else ()
+        runs = {**candidates.runs, SYMBOLS: hits} if hits else candidates.runs
+        return replace(candidates, runs=runs, first=first)
 
     def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
         """For each run, a function scoring chunk ids as that run's own search would."""
