@@ -31,7 +31,15 @@ from dataclasses import replace
 import numpy as np
 
 from hybrid_rag.indices.identifiers import split_identifier
-from hybrid_rag.retrieval.code_roles import REEXPORT, TEST, asked_roles, is_reexport_text, path_role
+from hybrid_rag.retrieval.code_roles import (
+    CONFIG,
+    PROSE,
+    REEXPORT,
+    TEST,
+    asked_roles,
+    is_reexport_text,
+    path_role,
+)
 from hybrid_rag.settings import FeatureFlags as CodeFlags
 from hybrid_rag.settings import RetrievalSettings
 from hybrid_rag.symbols.definitions import question_words
@@ -41,8 +49,12 @@ FIRST = "definition_first"  # a breakdown key: the chunk was placed first as the
 
 
 def holds_code(scored: Sequence[ScoredChunk]) -> bool:
-    """Whether the candidates hold code: the rules act only then (a no-op on prose corpora)."""
-    return any(c.chunk.source_type is SourceType.CODE for c in scored)
+    """Whether the candidates hold code: a chunk of ``source_type: code`` that is not a config or
+    prose file (YAML, JSON and TOML are ingested as code); the rules act only then (a no-op on
+    prose corpora)."""
+    return any(
+        c.chunk.source_type is SourceType.CODE and path_role(c.path) not in (CONFIG, PROSE) for c in scored
+    )
 
 
 def spread_of(scored: Sequence[ScoredChunk]) -> float:
@@ -53,7 +65,9 @@ def spread_of(scored: Sequence[ScoredChunk]) -> float:
     return spread if spread > 0 else 1.0
 
 
-def _moved(scored: Sequence[ScoredChunk], shift: Mapping[int, float], key: str, record: Mapping[int, float]) -> list[ScoredChunk]:
+def _moved(
+    scored: Sequence[ScoredChunk], shift: Mapping[int, float], key: str, record: Mapping[int, float]
+) -> list[ScoredChunk]:
     """``scored`` with chunk ``i``'s score moved by ``shift[i]`` (position in the list), re-sorted
     (stable: ties keep the order); ``record`` what the breakdown says under ``key``."""
     if not shift:
@@ -147,8 +161,8 @@ def apply_file_coherence(
         return list(scored)
     mean = float(np.mean([c.score for c in scored]))
     by_file: dict[str, list[int]] = {}
-    for i, c in enumerate(sorted(range(len(scored)), key=lambda i: -scored[i].score)):
-        by_file.setdefault(scored[c].path, []).append(c)
+    for i in sorted(range(len(scored)), key=lambda i: -scored[i].score):
+        by_file.setdefault(scored[i].path, []).append(i)
     shift: dict[int, float] = {}
     for members in by_file.values():
         if len(members) < 2:
@@ -198,7 +212,9 @@ def apply_code_rules(
     if flags.path_roles:
         scored = timed("path_roles", apply_path_roles, scored, question, settings.code_role_weights, spread)
     if flags.path_match:
-        scored = timed("path_match", apply_path_match, scored, question, settings.code_path_match_weight, spread)
+        scored = timed(
+            "path_match", apply_path_match, scored, question, settings.code_path_match_weight, spread
+        )
     if flags.file_coherence:
         scored = timed(
             "file_coherence",

@@ -29,7 +29,15 @@ _FOLDERS: dict[str, str] = {
     **dict.fromkeys(("bench", "benches", "benchmark", "benchmarks"), BENCHMARK),
     **dict.fromkeys(("fixture", "fixtures", "testdata", "__fixtures__", "__mocks__", "mocks"), FIXTURE),
     **dict.fromkeys(
-        ("vendor", "vendored", "third_party", "third-party", "thirdparty", "node_modules", "bower_components"),
+        (
+            "vendor",
+            "vendored",
+            "third_party",
+            "third-party",
+            "thirdparty",
+            "node_modules",
+            "bower_components",
+        ),
         VENDORED,
     ),
     **dict.fromkeys(("generated", "__generated__", "gen-src"), GENERATED),
@@ -40,18 +48,30 @@ _FILES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, role in (
         (r"\.min\.(?:js|css|mjs)$|\.bundle\.js$", MINIFIED),
         (r"\.d\.(?:ts|mts|cts)$|\.pyi$", REEXPORT),
-        (r"_pb2(?:_grpc)?\.py$|\.pb\.(?:go|cc|h)$|\.pb\.gw\.go$|_generated\.\w+$|\.gen\.\w+$|\.g\.dart$"
-         r"|\.designer\.cs$|_pb\.(?:js|ts)$", GENERATED),
-        (r"^test_[^/]*\.py$|_tests?\.(?:py|go|rs|c|cc|cpp|exs?|dart|zig)$|\.(?:test|spec)\.[cm]?[jt]sx?$"
-         r"|_spec\.rb$|_test\.rb$|^conftest\.py$|(?:Tests?|Spec|IT)\.(?:java|kt|scala|cs|swift|groovy|php)$"
-         r"|Test\.php$|_test\.(?:cpp|hpp)$", TEST),
+        (
+            r"_pb2(?:_grpc)?\.py$|\.pb\.(?:go|cc|h)$|\.pb\.gw\.go$|_generated\.\w+$|\.gen\.\w+$|\.g\.dart$"
+            r"|\.designer\.cs$|_pb\.(?:js|ts)$",
+            GENERATED,
+        ),
+        (
+            r"^test_[^/]*\.py$|_tests?\.(?:py|go|rs|c|cc|cpp|exs?|dart|zig)$|\.(?:test|spec)\.[cm]?[jt]sx?$"
+            r"|_spec\.rb$|_test\.rb$|^conftest\.py$|(?:Tests?|Spec|IT)\.(?:java|kt|scala|cs|swift|groovy|php)$"
+            r"|Test\.php$|_test\.(?:cpp|hpp)$",
+            TEST,
+        ),
         (r"_bench(?:mark)?\.\w+$|^bench_[^/]*\.\w+$", BENCHMARK),
         (r"^example_[^/]*\.\w+$|_example\.\w+$", EXAMPLE),
-        (r"\.(?:md|markdown|rst|txt|adoc|asciidoc|org|rdoc|pod|tex|html?)$"
-         r"|^(?:readme|changelog|changes|history|license|licence|copying|authors|contributing|notice|news)"
-         r"(?:\.\w+)?$", PROSE),
-        (r"\.(?:ya?ml|json|jsonc|json5|toml|ini|cfg|conf|properties|lock|xml|plist|editorconfig|env)$"
-         r"|^(?:makefile|dockerfile|\.\w+rc|setup\.cfg|go\.mod|go\.sum|cargo\.lock)$", CONFIG),
+        (
+            r"\.(?:md|markdown|rst|txt|adoc|asciidoc|org|rdoc|pod|tex|html?)$"
+            r"|^(?:readme|changelog|changes|history|license|licence|copying|authors|contributing|notice|news)"
+            r"(?:\.\w+)?$",
+            PROSE,
+        ),
+        (
+            r"\.(?:ya?ml|json|jsonc|json5|toml|ini|cfg|conf|properties|lock|xml|plist|editorconfig|env)$"
+            r"|^(?:makefile|dockerfile|\.\w+rc|setup\.cfg|go\.mod|go\.sum|cargo\.lock)$",
+            CONFIG,
+        ),
     )
 )
 # a barrel or an ``__init__.py`` whose lines are imports and exports only (the chunk's text decides)
@@ -73,7 +93,9 @@ _ASKS: dict[str, re.Pattern[str]] = {
     VENDORED: re.compile(r"\b(?:vendor\w*|third[- ]party|bundled)\b"),
     GENERATED: re.compile(r"\b(?:generated|codegen|protobuf|proto|grpc)\b"),
     MINIFIED: re.compile(r"\b(?:minified|bundle|dist)\b"),
-    REEXPORT: re.compile(r"\b(?:exports?|exported|re-?exports?|public api|entry ?point|typings?|declarations?|d\.ts)\b"),
+    REEXPORT: re.compile(
+        r"\b(?:exports?|exported|re-?exports?|public api|entry ?point|typings?|declarations?|d\.ts)\b"
+    ),
     PROSE: re.compile(
         r"\b(?:install\w*|docs?|documentation|documented|readme|changelog|release notes?|licen[cs]e\w*"
         r"|guide|tutorial|getting started|contribut\w*|upgrade|migrat\w*|faq|explain\w* in the docs)\b"

@@ -189,7 +189,8 @@ def named_symbols(source: SymbolSource, query: str, *, state: int | None) -> lis
     for token in tokens:
         for symbol, strength in _matches(token, by_name):
             if symbol.chunk_id is not None:
-                out.append(NamedSymbol(token, symbol, strength, len(by_name.get(symbol.name.lower(), ())) or 1))
+                sharing = len(by_name.get(symbol.name.lower(), ())) or 1
+                out.append(NamedSymbol(token, symbol, strength, sharing))
     return out
 
 

@@ -58,7 +58,8 @@ def test_the_definition_ranks_first_with_the_symbol_list(engine: Engine) -> None
         assert _top(engine, query) == "src/pool.py:1", query
 
 
-CODE_RULES_OFF = {"definition_first": False, "path_match": False, "path_roles": False, "file_coherence": False}
+CODE_RULES = ("definition_first", "path_match", "path_roles", "file_coherence")
+CODE_RULES_OFF = dict.fromkeys(CODE_RULES, False)
 
 
 def test_without_the_symbol_list_the_repeated_name_ranks_first(engine: Engine) -> None:
