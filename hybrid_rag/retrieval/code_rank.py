@@ -31,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from hybrid_rag.indices.identifiers import split_identifier
+from hybrid_rag.paths import display_path
 from hybrid_rag.retrieval.code_roles import (
     CONFIG,
     PROSE,
@@ -48,12 +49,13 @@ from hybrid_rag.types import ScoredChunk, SourceType
 FIRST = "definition_first"  # a breakdown key: the chunk was placed first as the named definition
 
 
-def holds_code(scored: Sequence[ScoredChunk]) -> bool:
+def holds_code(scored: Sequence[ScoredChunk], root: str | None = None) -> bool:
     """Whether the candidates hold code: a chunk of ``source_type: code`` that is not a config or
     prose file (YAML, JSON and TOML are ingested as code); the rules act only then (a no-op on
     prose corpora)."""
     return any(
-        c.chunk.source_type is SourceType.CODE and path_role(c.path) not in (CONFIG, PROSE) for c in scored
+        c.chunk.source_type is SourceType.CODE and path_role(shown(c, root)) not in (CONFIG, PROSE)
+        for c in scored
     )
 
 
@@ -81,22 +83,33 @@ def _moved(
     return [out[i] for i in order]
 
 
-def role_of(c: ScoredChunk) -> str | None:
-    role = path_role(c.path)
-    if role is None and is_reexport_text(c.path, c.text):
+def shown(c: ScoredChunk, root: str | None) -> str:
+    """The chunk's path as outputs show it: relative to the ingested root (``hybrid_rag/paths.py``),
+    so the folders above the repository (``/home/me/work/...``) are no words of its paths."""
+    return display_path(c.path, root)
+
+
+def role_of(c: ScoredChunk, root: str | None = None) -> str | None:
+    path = shown(c, root)
+    role = path_role(path)
+    if role is None and is_reexport_text(path, c.text):
         return REEXPORT
     return role
 
 
 def apply_path_roles(
-    scored: Sequence[ScoredChunk], question: str, weights: Mapping[str, float], spread: float
+    scored: Sequence[ScoredChunk],
+    question: str,
+    weights: Mapping[str, float],
+    spread: float,
+    root: str | None = None,
 ) -> list[ScoredChunk]:
     """The ``path_roles`` rule (module docstring): ``breakdown["role"]`` records the weight."""
     asked = asked_roles(question)
     shift: dict[int, float] = {}
     record: dict[int, float] = {}
     for i, c in enumerate(scored):
-        role = role_of(c)
+        role = role_of(c, root)
         if role is None:
             continue
         prior = c.breakdown.get("prior")
@@ -132,7 +145,7 @@ def _stem_match(word: str, candidates: set[str]) -> bool:
 
 
 def apply_path_match(
-    scored: Sequence[ScoredChunk], question: str, weight: float, spread: float
+    scored: Sequence[ScoredChunk], question: str, weight: float, spread: float, root: str | None = None
 ) -> list[ScoredChunk]:
     """The ``path_match`` rule (module docstring): ``breakdown["path_match"]`` the matches."""
     words = question_words(question)
@@ -143,7 +156,7 @@ def apply_path_match(
     record: dict[int, float] = {}
     for i, c in enumerate(scored):
         if c.path not in cache:
-            name, folders = path_words(c.path)
+            name, folders = path_words(shown(c, root))
             cache[c.path] = sum(1.0 for w in words if _stem_match(w, name)) + sum(
                 0.5 for w in words if not _stem_match(w, name) and _stem_match(w, folders)
             )
@@ -203,27 +216,22 @@ def apply_code_rules(
     settings: RetrievalSettings,
     first: Sequence[int],
     timed: Timed,
+    root: str | None = None,
 ) -> list[ScoredChunk]:
     """The four rules in order, each timed under its flag's name; nothing when the candidates
-    hold no code."""
-    if not scored or not holds_code(scored):
+    hold no code. ``root``: the ingested root, paths are read relative to it."""
+    if not scored or not holds_code(scored, root):
         return scored
     spread = spread_of(scored)
     if flags.path_roles:
-        scored = timed("path_roles", apply_path_roles, scored, question, settings.code_role_weights, spread)
+        weights = settings.code_role_weights
+        scored = timed("path_roles", apply_path_roles, scored, question, weights, spread, root)
     if flags.path_match:
-        scored = timed(
-            "path_match", apply_path_match, scored, question, settings.code_path_match_weight, spread
-        )
+        weight = settings.code_path_match_weight
+        scored = timed("path_match", apply_path_match, scored, question, weight, spread, root)
     if flags.file_coherence:
-        scored = timed(
-            "file_coherence",
-            apply_file_coherence,
-            scored,
-            settings.code_coherence_bonus,
-            settings.code_coherence_step,
-            spread,
-        )
+        bonus, step = settings.code_coherence_bonus, settings.code_coherence_step
+        scored = timed("file_coherence", apply_file_coherence, scored, bonus, step, spread)
     if flags.definition_first and first:
         scored = timed("definition_first", place_first, scored, first)
     return scored

@@ -23,6 +23,7 @@ from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.tokenize import Tokenizer, chunk_terms
 from hybrid_rag.lang.query import index_reading, query_language
+from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.retrieval.code_rank import apply_code_rules
 from hybrid_rag.retrieval.expansion import QueryExpander
@@ -121,6 +122,7 @@ class HybridRetriever:
         self.mmr = mmr
         self.reranker = reranker
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
+        self._root: tuple[int, str | None] | None = None  # (index version, ingested root)
         self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
 
     def query(
@@ -168,7 +170,8 @@ class HybridRetriever:
         if flags.priors and self.retrieval.path_priors:
             scored = timed(tracer, "priors", apply_priors, scored, self.retrieval.path_priors)
         code_timed = lambda stage, run, *args: timed(tracer, stage, run, *args)  # noqa: E731
-        scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed)
+        root = self.ingested_root(live.version)
+        scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed, root)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:
@@ -225,6 +228,13 @@ class HybridRetriever:
         if memo is None or memo[0] != (version, tokenizer_key) or len(memo[1]) > TERM_MEMO_LIMIT:
             memo = self._terms = ((version, tokenizer_key), {})
         return memo[1]
+
+    def ingested_root(self, version: int) -> str | None:
+        """The folder the stored paths are shown relative to (``hybrid_rag/paths.py``), read once
+        per index version: the code rules read a path's words below it."""
+        if self._root is None or self._root[0] != version:
+            self._root = (version, ingested_root(*self.store.path_bounds()))
+        return self._root[1]
 
     def language_counts(self, version: int) -> dict[str, int]:
         """Live chunks per natural language, read once per index version."""

@@ -59,3 +59,18 @@ def test_on_code_each_rule_is_timed_and_a_call_turns_it_off(tmp_path: Path) -> N
         assert first.path == "retry.py" and first.breakdown["definition_first"] == 1.0
     finally:
         engine.close()
+
+
+def test_the_folders_above_the_repository_are_no_role_and_no_path_words(tmp_path: Path) -> None:
+    repo = tmp_path / "tests" / "benchmarks" / "retry"  # the checkout lives below such folders
+    repo.mkdir(parents=True)
+    (repo / "delay.py").write_text("def backoff(attempt):\n    return 2 ** attempt\n")
+    (repo / "jitter.py").write_text("def jitter(attempt):\n    return attempt % 3\n")
+    engine = _engine(tmp_path)
+    try:
+        engine.ingest([repo])
+        result = engine.query("how is the retry delay grown?", top_k=2)
+        assert [c.breakdown.get("role") for c in result.chunks] == [None, None]
+        assert [c.breakdown.get("path_match") for c in result.chunks] == [None, None]
+    finally:
+        engine.close()
