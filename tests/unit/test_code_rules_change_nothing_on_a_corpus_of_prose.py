@@ -69,7 +69,7 @@ def test_the_folders_above_the_repository_are_no_role_and_no_path_words(tmp_path
     engine = _engine(tmp_path)
     try:
         engine.ingest([repo])
-        result = engine.query("how is the retry delay grown?", top_k=2)
+        result = engine.query("how is the retry wait grown?", top_k=2)
         assert [c.breakdown.get("role") for c in result.chunks] == [None, None]
         assert [c.breakdown.get("path_match") for c in result.chunks] == [None, None]
     finally:
