@@ -100,12 +100,12 @@ CONFIGS: tuple[BenchConfig, ...] = (
 CODE_RULES = ("path_roles", "path_match", "file_coherence", "definition_first")
 CODE_RULE_CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig(
-        "-code-rules",
+        "no-code-rules",
         "default without the four code rules (path roles, path match, file coherence, definition first)",
         features=dict.fromkeys(CODE_RULES, False),
     ),
     *(
-        BenchConfig(f"-{rule.replace('_', '-')}", f"default without features.{rule}", features={rule: False})
+        BenchConfig(f"no-{rule.replace('_', '-')}", f"default without features.{rule}", features={rule: False})
         for rule in CODE_RULES
     ),
 )
