@@ -143,10 +143,24 @@ def is_reexport_text(path: str, text: str) -> bool:
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     if not _REEXPORT_FILES.match(name):
         return False
+    return _reexport_lines(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def _reexport_lines(text: str) -> bool:
+    """Cached by text (a barrel's chunks come back query after query); stops at the first line
+    past the share of other lines a barrel may hold."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not _COMMENT_LINE.match(ln)]
     if not lines:
         return False
-    return sum(1 for ln in lines if _REEXPORT_LINE.match(ln)) >= REEXPORT_SHARE * len(lines)
+    allowed = (1 - REEXPORT_SHARE) * len(lines)
+    misses = 0
+    for ln in lines:
+        if not _REEXPORT_LINE.match(ln):
+            misses += 1
+            if misses > allowed:
+                return False
+    return True
 
 
 @lru_cache(maxsize=4096)
