@@ -146,7 +146,7 @@ def is_reexport_text(path: str, text: str) -> bool:
     return _reexport_lines(text)
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=4096)
 def _reexport_lines(text: str) -> bool:
     """Cached by text (a barrel's chunks come back query after query); stops at the first line
     past the share of other lines a barrel may hold."""
