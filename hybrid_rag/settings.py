@@ -404,7 +404,7 @@ class RetrievalSettings(_Section):
     code_role_weights: dict[str, Float] = Field(default_factory=lambda: dict(CODE_ROLE_WEIGHTS))
     code_path_match_weight: Float = Field(0.5, ge=0)  # std devs at most, for a file named by the question
     code_coherence_bonus: Float = Field(0.25, ge=0)  # a file's best chunk: x its other chunks' z / rank
-    code_coherence_step: Float = Field(0.35, ge=0)  # a file's k-th chunk: down by this x log2(k)
+    code_coherence_step: Float = Field(0.15, ge=0)  # a file's k-th chunk: down by this x log2(k)
 
     @field_validator("code_role_weights")
     @classmethod

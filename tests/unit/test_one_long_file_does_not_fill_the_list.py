@@ -7,6 +7,7 @@ from __future__ import annotations
 from code_rank_cases import ranked
 
 from hybrid_rag.retrieval.code_rank import apply_file_coherence, spread_of
+from hybrid_rag.settings import Settings
 
 
 def test_a_small_file_that_answers_is_not_pushed_out_by_one_long_file() -> None:
@@ -14,10 +15,15 @@ def test_a_small_file_that_answers_is_not_pushed_out_by_one_long_file() -> None:
     rows += [(f"lib/other{i}.js", 0.5 - 0.1 * i) for i in range(6)]
     results = ranked(*rows)
     before = [r.path for r in results].index("lib/help.js")
-    out = apply_file_coherence(results, 0.25, 0.35, spread_of(results))
+    shipped = Settings().retrieval
+    out = apply_file_coherence(
+        results, shipped.code_coherence_bonus, shipped.code_coherence_step, spread_of(results)
+    )
     after = [r.path for r in out].index("lib/help.js")
     assert before == 7
-    assert after <= 3, [r.path for r in out]
+    assert after <= 4, [r.path for r in out]  # fifth, where seven chunks of one file came first
+    steeper = apply_file_coherence(results, 0.25, 0.35, spread_of(results))
+    assert [r.path for r in steeper].index("lib/help.js") <= 2
     assert out[0].path == "lib/command.js"  # the long file's best chunk still leads
     assert [r.path for r in out[:10]].count("lib/command.js") <= 7
 
