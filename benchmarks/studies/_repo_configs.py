@@ -105,7 +105,9 @@ CODE_RULE_CONFIGS: tuple[BenchConfig, ...] = (
         features=dict.fromkeys(CODE_RULES, False),
     ),
     *(
-        BenchConfig(f"no-{rule.replace('_', '-')}", f"default without features.{rule}", features={rule: False})
+        BenchConfig(
+            f"no-{rule.replace('_', '-')}", f"default without features.{rule}", features={rule: False}
+        )
         for rule in CODE_RULES
     ),
 )
