@@ -142,7 +142,6 @@ class Engine:
             bind(settings.indices_dir, lambda: self.store.language_counts() if self.store.exists else {})
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
-        self._root: tuple[int, str | None] | None = None  # (index version, ingested_root())
         self.generator = make_generator(settings.generator)
         expander = QueryExpander(
             settings.expansion,
@@ -258,13 +257,9 @@ class Engine:
             version = self.indices.versions.current()
         except RemoteServiceError:  # a Milvus index unreachable: listing documents needs only the store
             version = None
-        cached = self._root
-        if version is not None and cached is not None and cached[0] == version:
-            return cached[1]
-        root = ingested_root(*self.store.path_bounds())
-        if version is not None:
-            self._root = (version, root)
-        return root
+        if version is None:
+            return ingested_root(*self.store.path_bounds())
+        return self.retriever.ingested_root(version)  # one read per version, shared with the code rules
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         """Every document (of ``collection``) of the version served, by path (after a rollback, the
