@@ -373,7 +373,8 @@ class HybridRetriever:
             keep = set(allowed.tolist())
             named = [n for n in named if n.symbol.chunk_id in keep]
         hits = hits_of(named) if flags.symbols else []
-        first = tuple(definitions_first(named, text)) if flags.definition_first else ()
+        root = self.ingested_root(live.version)
+        first = tuple(definitions_first(named, text, root)) if flags.definition_first else ()
         runs = {**candidates.runs, SYMBOLS: hits} if hits else candidates.runs
         return replace(candidates, runs=runs, first=first)
 

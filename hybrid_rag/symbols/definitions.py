@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from hybrid_rag.indices.identifiers import split_identifier
+from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.ranking import CASELESS, EXACT, WORD, NamedSymbol, _plain_stop_words
 from hybrid_rag.symbols.search import is_test_path, split_qualified
 
@@ -41,9 +42,9 @@ def question_words(query: str, skip: Sequence[str] = ()) -> set[str]:
     return out
 
 
-def _context_words(named: NamedSymbol) -> set[str]:
+def _context_words(named: NamedSymbol, root: str | None = None) -> set[str]:
     s = named.symbol
-    words = set(split_identifier(s.path.rsplit(".", 1)[0]))
+    words = set(split_identifier(display_path(s.path, root).rsplit(".", 1)[0]))
     for part in split_qualified(s.qualified_name)[:-1]:
         words.update(split_identifier(part))
     words.update(split_identifier(s.parent or ""))
@@ -51,9 +52,10 @@ def _context_words(named: NamedSymbol) -> set[str]:
     return words
 
 
-def definitions_first(named: Sequence[NamedSymbol], query: str) -> list[int]:
+def definitions_first(named: Sequence[NamedSymbol], query: str, root: str | None = None) -> list[int]:
     """The chunk ids to place first, in the order the question names them (see the module
-    docstring); [] when the question names no definition exactly or cannot tell them apart."""
+    docstring); [] when the question names no definition exactly or cannot tell them apart.
+    ``root``: the ingested root, a path's words are read below it."""
     by_token: dict[str, list[NamedSymbol]] = {}
     for n in named:
         if n.symbol.kind == "impl" or n.strength not in (EXACT, WORD, CASELESS):
@@ -67,20 +69,22 @@ def definitions_first(named: Sequence[NamedSymbol], query: str) -> list[int]:
         group = exact or group
         outside = [n for n in group if not is_test_path(n.symbol.path)]
         group = outside or group
-        chosen = _told_apart(group, query, token)
+        chosen = _told_apart(group, query, token, root)
         if chosen is not None and chosen.symbol.chunk_id is not None and chosen.symbol.chunk_id not in out:
             out.append(chosen.symbol.chunk_id)
     return out[:MAX_FIRST]
 
 
-def _told_apart(group: Sequence[NamedSymbol], query: str, token: str) -> NamedSymbol | None:
+def _told_apart(
+    group: Sequence[NamedSymbol], query: str, token: str, root: str | None = None
+) -> NamedSymbol | None:
     chunks = {n.symbol.chunk_id for n in group}
     if len(chunks) == 1:
         return group[0]
     words = question_words(query, skip=split_qualified(token))
     if not words:
         return None
-    overlap = [(len(words & _context_words(n)), n) for n in group]
+    overlap = [(len(words & _context_words(n, root)), n) for n in group]
     best = max(o for o, _ in overlap)
     winners = {n.symbol.chunk_id for o, n in overlap if o == best}
     if best == 0 or len(winners) > 1:
