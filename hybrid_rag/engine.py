@@ -93,7 +93,6 @@ class Engine(IndexLifecycle):
             )
         index_config = self.index_config = IndexConfig.of(settings)
         self.indices = LiveIndexProvider(index_config, self.embedder)
-        self._root: tuple[int, str | None] | None = None  # (index version, ingested_root())
         self.generator = make_generator(settings.generator)
         expander = QueryExpander(
             settings.expansion,

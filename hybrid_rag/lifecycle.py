@@ -113,7 +113,6 @@ class IndexLifecycle:
     ingestor: Ingestor
     retriever: HybridRetriever
     freshness: Freshness
-    _root: tuple[int, str | None] | None
 
     def ingest(
         self,
@@ -157,13 +156,9 @@ class IndexLifecycle:
             version = self.indices.versions.current()
         except RemoteServiceError:  # a Milvus index unreachable: listing documents needs only the store
             version = None
-        cached = self._root
-        if version is not None and cached is not None and cached[0] == version:
-            return cached[1]
-        root = ingested_root(*self.store.path_bounds())
-        if version is not None:
-            self._root = (version, root)
-        return root
+        if version is None:
+            return ingested_root(*self.store.path_bounds())
+        return self.retriever.ingested_root(version)  # one read per version, shared with the code rules
 
     def documents(self, collection: str | None = None) -> list[DocumentRecord]:
         """Every document (of ``collection``) of the version served, by path (after a rollback, the

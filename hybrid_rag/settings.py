@@ -156,6 +156,20 @@ TEST_PRIORS = tuple(
 # type stubs repeat their implementation's signatures without its body (RESULTS.md#repository-answers)
 STUB_PRIORS = (PathPrior(pattern="**/*.pyi", weight=0.6),)
 DEFAULT_PRIORS = TEST_PRIORS + STUB_PRIORS
+# features.path_roles: a file's role (retrieval/code_roles.py) -> its weight on a question that does
+# not ask for that role; a chunk a path prior weighted already keeps the prior's weight alone
+CODE_ROLE_WEIGHTS = {
+    "test": 0.6,
+    "example": 0.7,
+    "benchmark": 0.7,
+    "fixture": 0.6,
+    "vendored": 0.5,
+    "generated": 0.5,
+    "minified": 0.4,
+    "reexport": 0.7,
+    "prose": 0.6,
+    "config": 0.6,
+}
 
 
 class RetrievalSettings(_Section):
@@ -211,6 +225,23 @@ class RetrievalSettings(_Section):
     # the chunk list with a file's units moved together at its best unit's place (the same chunks,
     # another order; retrieval/grouping.py): off until measured better (RESULTS.md#grammars-grouped)
     group_units_by_file: bool = False
+    # ranking that knows code (retrieval/code_rank.py, features.path_roles / path_match /
+    # file_coherence): a role's weight on a code question, in the unit of path_priors (ln(weight) std devs)
+    code_role_weights: dict[str, Float] = Field(default_factory=lambda: dict(CODE_ROLE_WEIGHTS))
+    code_path_match_weight: Float = Field(0.5, ge=0)  # std devs at most, for a file named by the question
+    code_coherence_bonus: Float = Field(0.25, ge=0)  # a file's best chunk: x its other chunks' z / rank
+    code_coherence_step: Float = Field(0.15, ge=0)  # a file's k-th chunk: down by this x log2(k)
+
+    @field_validator("code_role_weights")
+    @classmethod
+    def _known_roles(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(CODE_ROLE_WEIGHTS))
+        if unknown:
+            raise ValueError(f"unknown role {', '.join(unknown)}; roles: {', '.join(CODE_ROLE_WEIGHTS)}")
+        bad = sorted(role for role, weight in value.items() if not weight > 0)
+        if bad:
+            raise ValueError(f"role weight must be > 0 (1: no change): {', '.join(bad)}")
+        return {**CODE_ROLE_WEIGHTS, **value}
 
     @model_validator(mode="after")
     def _some_fusion_weight(self) -> RetrievalSettings:
@@ -352,6 +383,11 @@ class FeatureFlags(_Section):
     priors: bool = True  # retrieval.path_priors, when set
     parent_context: bool = False  # results carry neighbouring chunks or the enclosing definition or section
     symbols: bool = True  # a query naming a definition (ConnectionPool, Pool.get) ranks its chunk first
+    # ranking that knows code (retrieval/code_rank.py; only when the candidates hold code)
+    path_roles: bool = True  # tests, examples, vendored, generated, re-export, prose, config files weigh less
+    path_match: bool = True  # a file whose name or folders hold the question's words moves up
+    file_coherence: bool = True  # chunks of one file add up, with diminishing returns per file
+    definition_first: bool = True  # the definition a question names is placed first (a rank guarantee)
     self_check: bool = True
 
 

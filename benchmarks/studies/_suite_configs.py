@@ -31,6 +31,11 @@ OPTIONAL_STAGES_OFF: Mapping[str, bool] = {
     "mmr": False,
     "routing": False,
     "symbols": False,
+    # ranking that knows code (retrieval/code_rank.py): a stage alone is its raw list
+    "path_roles": False,
+    "path_match": False,
+    "file_coherence": False,
+    "definition_first": False,
 }
 EQUAL_RRF: Mapping[str, Any] = {
     "retrieval.fusion": "rrf",

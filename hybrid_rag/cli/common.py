@@ -50,6 +50,10 @@ STAGE_FLAGS = (
     "parent_context",
     "self_check",
     "symbols",
+    "path_roles",  # the code rules: retrieval/code_rank.py
+    "path_match",
+    "file_coherence",
+    "definition_first",
 )
 
 

@@ -10,7 +10,7 @@ the trace, and a stage that is skipped or degrades says so in the trace's notes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -25,8 +25,12 @@ from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.lang.query import index_reading, query_language
 from hybrid_rag.lang.tokenize import Tokenizer
+from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.request import Query
+from hybrid_rag.retrieval.candidates import Candidates, RetrievalMode, resolve_flags
+from hybrid_rag.retrieval.code_rank import apply_code_rules
+from hybrid_rag.retrieval.definition_first import definitions_first
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.grouping import units_together
@@ -38,7 +42,7 @@ from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
-from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, symbol_hits
+from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
 from hybrid_rag.settings import FeatureFlags, MMRSettings, RerankSettings, RetrievalSettings
@@ -46,7 +50,6 @@ from hybrid_rag.store import MetadataStore
 from hybrid_rag.symbols.centrality import CENTRALITY, apply_centrality, file_ranks, is_architecture
 from hybrid_rag.types import (
     Chunk,
-    ConfigEnum,
     Hit,
     ParentContext,
     QueryResult,
@@ -58,44 +61,6 @@ from hybrid_rag.types import (
 T = TypeVar("T")
 READ = Reading()  # every stage reads the question
 TERM_MEMO_LIMIT = 4_000  # chunks whose PRF terms are kept in memory (cleared past it): ~100 a query
-
-
-class RetrievalMode(ConfigEnum):
-    DENSE = "dense"
-    BM25 = "bm25"
-    HYBRID = "hybrid"
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """What the first stages found: each retriever's ranked hits, by list name."""
-
-    runs: Mapping[str, list[Hit]]
-    query_vector: np.ndarray | None = None
-    dense_replaced: bool = False  # HyDE searched instead of the query: "hyde" takes dense's full weight
-    probes: Mapping[str, np.ndarray | str] = field(default_factory=dict)  # what searched each run
-
-    @property
-    def ids(self) -> list[int]:
-        return sorted({h.id for hits in self.runs.values() for h in hits})
-
-    def rank_of(self, name: str) -> dict[int, tuple[int, float]]:
-        return {h.id: (r, h.score) for r, h in enumerate(self.runs.get(name, []), start=1)}
-
-
-def resolve_flags(defaults: FeatureFlags, overrides: Mapping[str, bool] | None) -> FeatureFlags:
-    """Per-call feature overrides, e.g. ``{"rerank": False}``; an unknown name lists the valid ones,
-    and a value that is not a bool is refused (``"false"`` would otherwise mean on)."""
-    if not overrides:
-        return defaults
-    valid = set(FeatureFlags.model_fields)
-    unknown = sorted(set(overrides) - valid)
-    if unknown:
-        raise ConfigError(f"unknown feature {', '.join(unknown)}; valid features: {', '.join(sorted(valid))}")
-    not_bool = sorted(k for k, v in overrides.items() if not isinstance(v, bool))
-    if not_bool:
-        raise ConfigError(f"feature {', '.join(not_bool)} must be True or False")
-    return defaults.model_copy(update=dict(overrides))
 
 
 class HybridRetriever(Openable):
@@ -132,6 +97,7 @@ class HybridRetriever(Openable):
         self.mmr = mmr
         self.reranker = reranker
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
+        self._root: tuple[int, str | None] | None = None  # (index version, ingested root)
         self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
 
     def query(
@@ -193,8 +159,8 @@ class HybridRetriever(Openable):
             candidates = timed(
                 tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
             )
-        if flags.symbols:
-            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed)
+        if flags.symbols or flags.definition_first:
+            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer, rule)
@@ -205,6 +171,9 @@ class HybridRetriever(Openable):
         r = self.retrieval
         if r.centrality_prior and (r.centrality_questions == "all" or is_architecture(text)):
             scored = timed(tracer, CENTRALITY, self.centrality, scored, live)
+        code_timed = lambda stage, run, *args: timed(tracer, stage, run, *args)  # noqa: E731
+        root = self.ingested_root(live.version)
+        scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed, root)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:
@@ -263,6 +232,13 @@ class HybridRetriever(Openable):
         if memo is None or memo[0] != (version, tokenizer_key) or len(memo[1]) > TERM_MEMO_LIMIT:
             memo = self._terms = ((version, tokenizer_key), {})
         return memo[1]
+
+    def ingested_root(self, version: int) -> str | None:
+        """The folder the stored paths are shown relative to (``hybrid_rag/paths.py``), read once
+        per index version: the code rules read a path's words below it."""
+        if self._root is None or self._root[0] != version:
+            self._root = (version, ingested_root(*self.store.path_bounds()))
+        return self._root[1]
 
     def language_counts(self, version: int) -> dict[str, int]:
         """Live chunks per natural language, read once per index version."""
@@ -382,15 +358,30 @@ class HybridRetriever(Openable):
         return Candidates(runs, candidates.query_vector, replaced, kept)
 
     def add_symbols(
-        self, text: str, candidates: Candidates, live: LiveIndex, allowed: np.ndarray | None
+        self,
+        text: str,
+        candidates: Candidates,
+        live: LiveIndex,
+        allowed: np.ndarray | None,
+        flags: FeatureFlags | None = None,
     ) -> Candidates:
-        """The symbol list (``retrieval/symbol_ranking.py``): the chunks holding a definition the query names,
-        as the served version's store state sees them; ``candidates`` unchanged when it names none."""
+        """The symbol list (``retrieval/symbol_ranking.py``): the chunks holding a definition the
+        query names, as the served version's store state sees them, and with
+        ``features.definition_first`` the ones to place first (``retrieval/definition_first.py``);
+        ``candidates`` unchanged when it names none."""
+        flags = flags or self.features
         state = live.manifest.get(STORE_STATE)
-        hits = symbol_hits(self.store, text, state=state if isinstance(state, int) else None, allowed=allowed)
-        if not hits:
+        named = named_symbols(self.store, text, state=state if isinstance(state, int) else None)
+        if not named:
             return candidates
-        return replace(candidates, runs={**candidates.runs, SYMBOLS: hits})
+        if allowed is not None:
+            keep = set(allowed.tolist())
+            named = [n for n in named if n.symbol.chunk_id in keep]
+        hits = hits_of(named) if flags.symbols else []
+        root = self.ingested_root(live.version)
+        first = tuple(definitions_first(named, text, root)) if flags.definition_first else ()
+        runs = {**candidates.runs, SYMBOLS: hits} if hits else candidates.runs
+        return replace(candidates, runs=runs, first=first)
 
     def centrality(self, scored: list[ScoredChunk], live: LiveIndex) -> list[ScoredChunk]:
         """The centrality prior (``symbols/centrality.py``) at the served version's store state."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,6 +48,22 @@ def symbol_hits(
 ) -> list[Hit]:
     """The chunks holding a definition the query names, scored as in the module docstring, best
     first (ties by chunk id); [] when the query names none."""
+    return hits_of(named_symbols(source, query, state=state), allowed)
+
+
+@dataclass(frozen=True)
+class NamedSymbol:
+    """A definition a query names: the word that names it, how well (``EXACT``, ``CASELESS``,
+    ``PART``, ``WORD``) and how many definitions share its name."""
+
+    token: IdentifierToken
+    symbol: Symbol
+    strength: float
+    sharing: int
+
+
+def named_symbols(source: SymbolSource, query: str, *, state: int | None) -> list[NamedSymbol]:
+    """Every definition of the symbol index that a word of ``query`` names (one lookup)."""
     tokens = identifier_tokens(query)
     if not tokens:
         return []
@@ -58,15 +75,23 @@ def symbol_hits(
     for name, group in by_name.items():
         if any(s.kind == "impl" for s in group) and any(s.kind != "impl" for s in group):
             by_name[name] = [s for s in group if s.kind != "impl"]
-    best: dict[int, float] = {}
+    out: list[NamedSymbol] = []
     for token in tokens:
         for symbol, strength in _matches(token, by_name):
-            if symbol.chunk_id is None:
-                continue
-            sharing = len(by_name.get(symbol.name.lower(), ())) or 1
-            score = strength / math.sqrt(sharing) * (0.5 if is_test_path(symbol.path) else 1.0)
-            if score > best.get(symbol.chunk_id, 0.0):
-                best[symbol.chunk_id] = score
+            if symbol.chunk_id is not None:
+                sharing = len(by_name.get(symbol.name.lower(), ())) or 1
+                out.append(NamedSymbol(token, symbol, strength, sharing))
+    return out
+
+
+def hits_of(named: Sequence[NamedSymbol], allowed: np.ndarray | None = None) -> list[Hit]:
+    """The symbol list: each named definition's chunk scored as in the module docstring."""
+    best: dict[int, float] = {}
+    for n in named:
+        assert n.symbol.chunk_id is not None
+        score = n.strength / math.sqrt(n.sharing) * (0.5 if is_test_path(n.symbol.path) else 1.0)
+        if score > best.get(n.symbol.chunk_id, 0.0):
+            best[n.symbol.chunk_id] = score
     if allowed is not None:
         keep = set(allowed.tolist())
         best = {i: s for i, s in best.items() if i in keep}

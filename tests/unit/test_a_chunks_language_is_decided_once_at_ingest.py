@@ -11,7 +11,7 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.ingest import languages, term_prefetch
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings, Settings
-from hybrid_rag.store import store as store_module
+from hybrid_rag.store import rows as store_module  # where the store decides a new chunk's language
 
 TEXTS = {
     "garden.md": "Compost feeds the soil; earthworms turn the clay into loam over the seasons.\n",

@@ -56,8 +56,12 @@ def test_the_definition_ranks_first_with_the_symbol_list(engine: Engine) -> None
         assert _top(engine, query) == "src/pool.py:1", query
 
 
+CODE_RULES = ("definition_first", "path_match", "path_roles", "file_coherence")
+CODE_RULES_OFF = dict.fromkeys(CODE_RULES, False)
+
+
 def test_without_the_symbol_list_the_repeated_name_ranks_first(engine: Engine) -> None:
-    off = engine.query("ConnectionPool", top_k=3, features={"symbols": False})
+    off = engine.query("ConnectionPool", top_k=3, features={"symbols": False, **CODE_RULES_OFF})
     assert not off.chunks[0].path.startswith("src/")
     assert "symbols" not in {t.stage for t in off.trace.timings}
     on = engine.query("ConnectionPool", top_k=3)
@@ -75,7 +79,9 @@ def test_a_query_that_names_no_definition_keeps_the_old_order(engine: Engine) ->
 
 
 def test_the_flag_in_the_config_turns_the_list_off(engine: Engine) -> None:
-    settings = engine.settings.with_overrides({"features.symbols": False})
+    settings = engine.settings.with_overrides(
+        {"features.symbols": False, **{f"features.{k}": v for k, v in CODE_RULES_OFF.items()}}
+    )
     other = Engine(settings, embedder=engine.embedder)
     try:
         assert not other.query("ConnectionPool", top_k=3).chunks[0].path.startswith("src/")

@@ -99,8 +99,12 @@ def test_the_engine_applies_priors_and_a_call_can_turn_them_off(tmp_path: Path) 
     engine = Engine(settings)
     try:
         engine.ingest([_two_files(tmp_path / "repo")])
-        on = engine.query("merge sorted lists test_merge", mode="bm25")
-        off = engine.query("merge sorted lists test_merge", mode="bm25", features={"priors": False})
+        # the code rules (retrieval/code_rank.py) off: the question names test_merge, which would
+        # place its definition first and undo the test prior
+        rules_off = dict.fromkeys(("definition_first", "path_roles", "path_match", "file_coherence"), False)
+        question = "merge sorted lists test_merge"
+        on = engine.query(question, mode="bm25", features=rules_off)
+        off = engine.query(question, mode="bm25", features={"priors": False, **rules_off})
         assert on.chunks[0].path.endswith("src/merge.py")
         assert off.chunks[0].path.endswith("tests/test_merge.py")
         assert "priors" in [t.stage for t in on.trace.timings]
