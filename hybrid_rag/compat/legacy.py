@@ -32,6 +32,10 @@ _PLAIN_DENSE = {
     "priors": False,
     "parent_context": False,
     "self_check": False,
+    "path_roles": False,  # the code rules (retrieval/code_rank.py) move scores: plain cosine order
+    "path_match": False,
+    "file_coherence": False,
+    "definition_first": False,
 }
 _ENGINES: dict[str | None, Any] = {}
 _LOCK = threading.Lock()

@@ -126,7 +126,7 @@ def test_the_grouped_chunk_list_holds_the_same_chunks_with_a_files_units_togethe
 
 
 def test_the_cli_offers_the_groups_the_engine_takes() -> None:
-    from hybrid_rag import cli_files
+    from hybrid_rag.cli import files as cli_files
     from hybrid_rag.retrieval import grouping
 
     assert cli_files.GROUPS == grouping.GROUPS  # kept apart so the CLI starts without the engine

@@ -104,7 +104,8 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
 
 
 def _fusion_scores(engine: Engine, **kwargs: object) -> list[tuple[str, float]]:
-    result = engine.query("how long is a password reset link valid", features={"expansion": False}, **kwargs)
+    plain = {"expansion": False, "path_roles": False, "path_match": False, "file_coherence": False}
+    result = engine.query("how long is a password reset link valid", features=plain, **kwargs)  # fused scores
     return [(c.chunk.path, round(c.score, 9)) for c in result.chunks]
 
 
