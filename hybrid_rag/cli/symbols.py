@@ -13,8 +13,7 @@ def cmd_symbols(args: argparse.Namespace, settings: Settings) -> int:
     """Definitions by name (exact, prefix, fuzzy), each cited ``path:start-end``; exit 1 when none."""
     from hybrid_rag.symbols.render import matches_json, matches_text
 
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         found = engine.symbols(
             args.name,
             mode=args.mode,
@@ -23,8 +22,6 @@ def cmd_symbols(args: argparse.Namespace, settings: Settings) -> int:
             limit=args.limit,
             absolute_paths=args.absolute_paths,
         )
-    finally:
-        engine.close()
     if args.json:
         _print_json(matches_json(args.name, found))
     elif found:
@@ -38,11 +35,8 @@ def cmd_outline(args: argparse.Namespace, settings: Settings) -> int:
     """A file's definitions in order, nested, each cited ``path:start-end``."""
     from hybrid_rag.symbols.render import outline_json, outline_text
 
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         entries = engine.outline(args.file, absolute_paths=args.absolute_paths)
-    finally:
-        engine.close()
     if args.json:
         _print_json(outline_json(args.file, entries))
     elif entries:
