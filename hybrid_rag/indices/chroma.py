@@ -36,7 +36,6 @@ downloads a model, and telemetry is off.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -48,10 +47,18 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.dense import _as_ids, rank_hits, score_present
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.vector_rows import ModelVectors, held_ids, new_rows, positive_dimension, search_query
+from hybrid_rag.indices.vector_rows import (
+    ModelVectors,
+    held_ids,
+    new_rows,
+    positive_dimension,
+    read_manifest,
+    search_query,
+    vector_manifest,
+)
 from hybrid_rag.types import Hit
 
 FORMAT_VERSION = 1
@@ -269,12 +276,7 @@ class ChromaVectorIndex(ModelVectors):
         finally:
             workspace.open(create=False)
         manifest = {
-            "format_version": FORMAT_VERSION,
-            "kind": KIND,
-            "model_name": self._model_name,
-            "dimension": self._dimension,
-            "count": len(self),
-            "sha256": digest,
+            **vector_manifest(self, KIND, FORMAT_VERSION, digest),
             "hnsw": dict(HNSW),
             "chromadb_version": version("chromadb"),
         }
@@ -284,13 +286,9 @@ class ChromaVectorIndex(ModelVectors):
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> ChromaVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = _read_manifest(directory / MANIFEST_FILE)
-        built_model, built_dim = manifest["model_name"], manifest["dimension"]
-        if built_model != model_name or built_dim != dimension:
-            raise IndexMismatchError(
-                f"index at {directory} was built with model {built_model} (dim {built_dim}); "
-                f"the config says model {model_name} (dim {dimension}): run `hybrid-rag rebuild`"
-            )
+        manifest = read_manifest(
+            directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
+        )
         path = directory / DATA_DIR
         if not path.is_dir():
             raise CorruptIndexError(f"vector index files missing: {path}")
@@ -345,21 +343,3 @@ def _replace_dir(new: Path, target: Path) -> None:
     os.replace(target, old)
     os.replace(new, target)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CorruptIndexError(f"vector index manifest missing: {path}")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptIndexError(f"vector index manifest unreadable: {path} ({exc})") from None
-    required = ("format_version", "kind", "model_name", "dimension", "count", "sha256")
-    if not isinstance(manifest, dict) or any(key not in manifest for key in required):
-        raise CorruptIndexError(f"vector index manifest incomplete: {path}")
-    if manifest["kind"] != KIND or manifest["format_version"] != FORMAT_VERSION:
-        raise CorruptIndexError(
-            f"vector index manifest {path} is {manifest['kind']} v{manifest['format_version']}; "
-            f"expected {KIND} v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
-        )
-    return manifest

@@ -14,7 +14,6 @@ so a hit needs no id mapping (docs/contributing.md#one-row-id). Conventions:
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -25,9 +24,17 @@ from typing import Any
 import faiss
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
-from hybrid_rag.indices.vector_rows import ModelVectors, held_ids, new_rows, positive_dimension, search_query
+from hybrid_rag.indices.vector_rows import (
+    ModelVectors,
+    held_ids,
+    new_rows,
+    positive_dimension,
+    read_manifest,
+    search_query,
+    vector_manifest,
+)
 from hybrid_rag.indices.vector_rows import as_ids as _as_ids  # the name the backends import
 from hybrid_rag.types import Hit
 from hybrid_rag.vectors import bad_rows
@@ -155,27 +162,15 @@ class FaissVectorIndex(ModelVectors):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        manifest = {
-            "format_version": FORMAT_VERSION,
-            "kind": KIND,
-            "model_name": self._model_name,
-            "dimension": self._dimension,
-            "count": len(self),
-            "sha256": digest,
-        }
-        write_json_atomic(directory / MANIFEST_FILE, manifest)
+        write_json_atomic(directory / MANIFEST_FILE, vector_manifest(self, KIND, FORMAT_VERSION, digest))
 
     @classmethod
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> FaissVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = _read_manifest(directory / MANIFEST_FILE)
-        built_model, built_dim = manifest["model_name"], manifest["dimension"]
-        if built_model != model_name or built_dim != dimension:
-            raise IndexMismatchError(
-                f"index at {directory} was built with model {built_model} (dim {built_dim}); "
-                f"the config says model {model_name} (dim {dimension}): run `hybrid-rag rebuild`"
-            )
+        manifest = read_manifest(
+            directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
+        )
         path = directory / INDEX_FILE
         if not path.is_file():
             raise CorruptIndexError(f"vector index file missing: {path}")
@@ -225,21 +220,3 @@ def _one_openmp_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(previous)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CorruptIndexError(f"vector index manifest missing: {path}")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptIndexError(f"vector index manifest unreadable: {path} ({exc})") from None
-    required = ("format_version", "kind", "model_name", "dimension", "count", "sha256")
-    if not isinstance(manifest, dict) or any(key not in manifest for key in required):
-        raise CorruptIndexError(f"vector index manifest incomplete: {path}")
-    if manifest["kind"] != KIND or manifest["format_version"] != FORMAT_VERSION:
-        raise CorruptIndexError(
-            f"vector index manifest {path} is {manifest['kind']} v{manifest['format_version']}; "
-            f"expected {KIND} v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
-        )
-    return manifest

@@ -7,15 +7,21 @@ twice in one add or already held, a query of another dimension.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 
 Contains = Callable[[np.ndarray], np.ndarray]  # ids -> whether each is held
 
 
 class ModelVectors:
-    """What a vector index says about itself: the model its vectors come from and their dimension."""
+    """What a vector index (or the fake embedder) says about itself: the model its vectors come from
+    and their dimension."""
 
     _dimension: int
     _model_name: str
@@ -99,3 +105,47 @@ def search_query(query: np.ndarray, k: int, dimension: int) -> np.ndarray | None
     if not np.isfinite(query).all():
         raise ValueError("query contains NaN or infinite values")
     return query if query.any() else None
+
+
+MANIFEST_KEYS = ("format_version", "kind", "model_name", "dimension", "count", "sha256")
+
+
+def vector_manifest(index: ModelVectors, kind: str, format_version: int, digest: str) -> dict[str, Any]:
+    """What a saved vector index's manifest says in every backend: its format, model, size, checksum."""
+    return {
+        "format_version": format_version,
+        "kind": kind,
+        "model_name": index.model_name,
+        "dimension": index.dimension,
+        "count": len(index),  # type: ignore[arg-type]  # every vector index has a length
+        "sha256": digest,
+    }
+
+
+def read_manifest(
+    directory: Path, name: str, kind: str, format_version: int, *, model_name: str, dimension: int
+) -> dict[str, Any]:
+    """The manifest ``name`` in ``directory``: CorruptIndexError when it is missing, unreadable,
+    incomplete or of another kind or format; IndexMismatchError when built for another model or
+    dimension than the config's."""
+    path = directory / name
+    if not path.is_file():
+        raise CorruptIndexError(f"vector index manifest missing: {path}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptIndexError(f"vector index manifest unreadable: {path} ({exc})") from None
+    if not isinstance(manifest, dict) or any(key not in manifest for key in MANIFEST_KEYS):
+        raise CorruptIndexError(f"vector index manifest incomplete: {path}")
+    if manifest["kind"] != kind or manifest["format_version"] != format_version:
+        raise CorruptIndexError(
+            f"vector index manifest {path} is {manifest['kind']} v{manifest['format_version']}; "
+            f"expected {kind} v{format_version}: run `hybrid-rag rebuild`"
+        )
+    built_model, built_dim = manifest["model_name"], manifest["dimension"]
+    if built_model != model_name or built_dim != dimension:
+        raise IndexMismatchError(
+            f"index at {directory} was built with model {built_model} (dim {built_dim}); "
+            f"the config says model {model_name} (dim {dimension}): run `hybrid-rag rebuild`"
+        )
+    return manifest

@@ -23,6 +23,7 @@ import numpy as np
 
 from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.indices.vector_rows import ModelVectors
 from hybrid_rag.models.load_once import LoadsOnce
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import (
@@ -148,7 +149,7 @@ def _token_vector(token: str, dimension: int) -> np.ndarray:
     return vector
 
 
-class FakeEmbedder:
+class FakeEmbedder(ModelVectors):
     """Deterministic bag-of-words embedder: a text is the normalised sum of its words' hash vectors.
 
     Words are lowercase ``\\w+`` tokens, so texts that share words are similar. A text without
@@ -166,14 +167,6 @@ class FakeEmbedder:
         self._dimension = dimension
         self._model_name = model_name
         self.window_words = window_words  # > 0: passages longer than this are embedded in windows
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return l2_normalise(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,28 @@ def _generation(s: Session) -> int:
 def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def _live_chunk_pages(
+    session: Callable[[], AbstractContextManager[Session]], columns: Sequence[Any], batch_size: int
+) -> Iterator[Sequence[Any]]:
+    """Rows of ``columns`` (the first ``_Chunk`` or ``_Chunk.id``) for every indexed chunk of the
+    current state, in id order: ``batch_size`` rows a session, none held open between pages."""
+    last = 0
+    while True:
+        with session() as s:
+            query = (
+                select(*columns)
+                .join(_Document)
+                .where(_Chunk.id > last, _LIVE, _INDEXED)
+                .order_by(_Chunk.id)
+                .limit(batch_size)
+            )
+            rows = s.execute(query).all()
+        if not rows:
+            return
+        yield rows
+        last = getattr(rows[-1][0], "id", rows[-1][0])
 
 
 def _only_line(document_id: int, line: int) -> ColumnElement[bool]:
