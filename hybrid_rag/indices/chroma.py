@@ -48,17 +48,10 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError
+from hybrid_rag.indices import vector_rows
 from hybrid_rag.indices.dense import _as_ids, rank_hits, score_present
 from hybrid_rag.indices.files import write_json_atomic
-from hybrid_rag.indices.vector_rows import (
-    ModelVectors,
-    held_ids,
-    new_rows,
-    positive_dimension,
-    read_manifest,
-    search_query,
-    vector_manifest,
-)
+from hybrid_rag.indices.vector_rows import ModelVectors
 from hybrid_rag.types import Hit
 
 FORMAT_VERSION = 1
@@ -128,7 +121,7 @@ class ChromaVectorIndex(ModelVectors):
     """Vectors keyed by chunk id in a Chroma collection, searched by inner product."""
 
     def __init__(self, dimension: int, model_name: str) -> None:
-        self._dimension = positive_dimension(dimension)
+        self._dimension = vector_rows.positive_dimension(dimension)
         self._model_name = model_name
         self._ids = np.empty(0, dtype=np.int64)  # sorted, mirrors the collection
         self._workspace: _Workspace | None = None  # created on first use
@@ -162,7 +155,7 @@ class ChromaVectorIndex(ModelVectors):
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows of ``vectors`` (float32, shape (n, dimension)) under ``ids``; ids must be new."""
-        ids, vectors = new_rows(ids, vectors, self._dimension, self.contains)
+        ids, vectors = vector_rows.new_rows(ids, vectors, self._dimension, self.contains)
         if len(ids) == 0:
             return
         collection = self._collection()
@@ -190,7 +183,7 @@ class ChromaVectorIndex(ModelVectors):
 
     def vectors(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors for ``ids`` in the order given (shape (n, dimension)); KeyError if any is absent."""
-        ids = held_ids(ids, self.contains)
+        ids = vector_rows.held_ids(ids, self.contains)
         if len(ids) == 0:
             return np.empty((0, self._dimension), dtype=np.float32)
         unique, inverse = np.unique(ids, return_inverse=True)
@@ -213,7 +206,7 @@ class ChromaVectorIndex(ModelVectors):
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""
-        q = search_query(query, k, self._dimension) if len(self) else None
+        q = vector_rows.search_query(query, k, self._dimension) if len(self) else None
         if q is None:
             return []
         if allowed_ids is None:
@@ -276,7 +269,7 @@ class ChromaVectorIndex(ModelVectors):
         finally:
             workspace.open(create=False)
         manifest = {
-            **vector_manifest(self, KIND, FORMAT_VERSION, digest),
+            **vector_rows.vector_manifest(self, KIND, FORMAT_VERSION, digest),
             "hnsw": dict(HNSW),
             "chromadb_version": version("chromadb"),
         }
@@ -286,7 +279,7 @@ class ChromaVectorIndex(ModelVectors):
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> ChromaVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = read_manifest(
+        manifest = vector_rows.read_manifest(
             directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
         )
         path = directory / DATA_DIR

@@ -25,16 +25,9 @@ import faiss
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError
+from hybrid_rag.indices import vector_rows
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
-from hybrid_rag.indices.vector_rows import (
-    ModelVectors,
-    held_ids,
-    new_rows,
-    positive_dimension,
-    read_manifest,
-    search_query,
-    vector_manifest,
-)
+from hybrid_rag.indices.vector_rows import ModelVectors
 from hybrid_rag.indices.vector_rows import as_ids as _as_ids  # the name the backends import
 from hybrid_rag.types import Hit
 from hybrid_rag.vectors import bad_rows
@@ -67,7 +60,7 @@ class FaissVectorIndex(ModelVectors):
     """Vectors keyed by chunk id, searched exactly by inner product (cosine for unit vectors)."""
 
     def __init__(self, dimension: int, model_name: str) -> None:
-        self._dimension = positive_dimension(dimension)
+        self._dimension = vector_rows.positive_dimension(dimension)
         self._model_name = model_name
         self._index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(self._dimension))
         self._sorted_ids: np.ndarray | None = None  # made on demand, dropped by add and remove
@@ -92,7 +85,7 @@ class FaissVectorIndex(ModelVectors):
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows of ``vectors`` (float32, shape (n, dimension)) under ``ids``; ids must be new."""
-        ids, vectors = new_rows(ids, vectors, self._dimension, self.contains)
+        ids, vectors = vector_rows.new_rows(ids, vectors, self._dimension, self.contains)
         if len(ids) == 0:
             return
         self._index.add_with_ids(vectors, ids)
@@ -112,7 +105,7 @@ class FaissVectorIndex(ModelVectors):
 
     def vectors(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors for ``ids`` in the order given (shape (n, dimension)); KeyError if any is absent."""
-        ids = held_ids(ids, self.contains)
+        ids = vector_rows.held_ids(ids, self.contains)
         if len(ids) == 0:
             return np.empty((0, self._dimension), dtype=np.float32)
         return self._index.reconstruct_batch(ids)
@@ -123,7 +116,7 @@ class FaissVectorIndex(ModelVectors):
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""
-        q = search_query(query, k, self._dimension) if len(self) else None
+        q = vector_rows.search_query(query, k, self._dimension) if len(self) else None
         if q is None:
             return []
         selector, params = None, None
@@ -162,13 +155,15 @@ class FaissVectorIndex(ModelVectors):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        write_json_atomic(directory / MANIFEST_FILE, vector_manifest(self, KIND, FORMAT_VERSION, digest))
+        write_json_atomic(
+            directory / MANIFEST_FILE, vector_rows.vector_manifest(self, KIND, FORMAT_VERSION, digest)
+        )
 
     @classmethod
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> FaissVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = read_manifest(
+        manifest = vector_rows.read_manifest(
             directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
         )
         path = directory / INDEX_FILE
