@@ -14,6 +14,7 @@ from hybrid_rag.store.records import DocumentRecord, FileChunks
 from hybrid_rag.store.rows import (
     _INDEXED,
     _LIVE,
+    SPAN_COLUMNS,
     _at,
     _batches,
     _chunk_lang,
@@ -23,6 +24,7 @@ from hybrid_rag.store.rows import (
 )
 from hybrid_rag.store.schema import _Chunk, _Document
 from hybrid_rag.store.states import StoreStates
+from hybrid_rag.types import fields_of
 
 
 class DocumentRows(StoreStates):
@@ -121,11 +123,7 @@ class DocumentRows(StoreStates):
                     _Chunk(
                         document_id=doc.id,
                         position=i,
-                        start_line=sp.start_line,
-                        end_line=sp.end_line,
-                        text=sp.text,
-                        token_count=sp.token_count,
-                        sha256=sp.sha256,
+                        **fields_of(sp, *SPAN_COLUMNS),
                         meta=_json_or_none(sp.meta),
                         duplicate_of=fc.duplicate_of.get(i),
                         lang=lang,

@@ -16,7 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store.records import DocumentRecord
 from hybrid_rag.store.schema import CHUNKS, GENERATION, _Chunk, _Document, _Embedding, _Meta
-from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType, fields_of
 from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
@@ -110,17 +110,13 @@ def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
     return detect_chunk_language(span.text, code=file.source_type is SourceType.CODE).code
 
 
+SPAN_COLUMNS = ("start_line", "end_line", "text", "token_count", "sha256")  # a chunk's, as its span has them
+
+
 def _chunk(c: _Chunk, d: _Document) -> Chunk:
     return Chunk(
-        id=c.id,
-        document_id=c.document_id,
+        **fields_of(c, "id", "document_id", "position", *SPAN_COLUMNS),
         path=d.path,
-        position=c.position,
-        start_line=c.start_line,
-        end_line=c.end_line,
-        text=c.text,
-        token_count=c.token_count,
-        sha256=c.sha256,
         source_type=SourceType(d.source_type),
         language=d.language,
         collection=d.collection,
