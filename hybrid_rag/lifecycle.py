@@ -34,6 +34,7 @@ from hybrid_rag.retrieval.retriever import HybridRetriever
 from hybrid_rag.settings import Settings
 from hybrid_rag.store import DocumentRecord, MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
+from hybrid_rag.types import fields_of
 
 ROLLED_BACK = "rolled back to"  # the status a rollback records in the store's version history
 
@@ -56,13 +57,8 @@ class Stats:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "data_dir": self.data_dir,
-            "model": self.model,
-            "model_provisional": self.model_provisional,
-            "documents": self.documents,
-            "chunks": self.chunks,
-            "cached_embeddings": self.cached_embeddings,
-            "live_version": self.live_version,
+            **fields_of(self, "data_dir", "model", "model_provisional", "documents", "chunks"),
+            **fields_of(self, "cached_embeddings", "live_version"),
             "versions": list(self.versions),
             "bytes_on_disk": dict(self.bytes_on_disk),
             "old_revisions": dict(self.old_revisions),

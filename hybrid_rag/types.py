@@ -20,6 +20,11 @@ from hybrid_rag.locators import Locator, cited
 _E = TypeVar("_E", bound="ConfigEnum")
 
 
+def fields_of(obj: object, *names: str) -> dict[str, Any]:
+    """``{name: obj.name}`` for each of ``names``, in that order: the plain part of a ``to_dict``."""
+    return {name: getattr(obj, name) for name in names}
+
+
 class ConfigEnum(str, Enum):
     """A mode named in the config; ``from_str`` lists the valid values when it fails
     (docs/contributing.md#modes-from-str)."""

@@ -12,4 +12,5 @@ exec .venv/bin/mypy --config-file pyproject.toml \
   hybrid_rag/indices/dense.py hybrid_rag/indices/ann.py hybrid_rag/indices/multivector.py \
   hybrid_rag/indices/chroma.py hybrid_rag/indices/bm25.py hybrid_rag/lang/tokenize.py \
   hybrid_rag/indices/milvus/dense.py hybrid_rag/indices/milvus/bm25.py hybrid_rag/indices/milvus/collection.py \
+  hybrid_rag/indices/vector_rows.py hybrid_rag/models/load_once.py \
   tests/typing/protocol_conformance.py "$@"

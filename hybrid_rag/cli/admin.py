@@ -17,11 +17,8 @@ from hybrid_rag.settings import Settings
 
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     """What changed on disk since the index was built: changed, new, deleted files; exit 0."""
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         found = engine.disk_status(args.paths, absolute_paths=args.absolute_paths)
-    finally:
-        engine.close()
     if args.json:
         _print_json(found.to_dict())
         return 0
@@ -35,12 +32,9 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         stats = engine.stats()  # a read: it writes nothing (a write stopped half way is reported,
         # and the next write finishes it; embedding everything here took minutes, unannounced)
-    finally:
-        engine.close()
     from hybrid_rag.querylog import QueryLog
 
     queries = QueryLog.in_dir(settings.logs_dir).summarize()
@@ -89,13 +83,10 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
     relative to the ingested root (``hybrid_rag/paths.py``) unless ``--absolute-paths``."""
     from hybrid_rag.paths import display_path
 
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         records = engine.documents(args.collection)
         counts = engine.store.chunk_counts() if records else {}
         root = None if args.absolute_paths else engine.ingested_root()
-    finally:
-        engine.close()
     rows = [
         {
             "path": display_path(r.path, root),
@@ -148,8 +139,7 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
     """Remove documents (files, or every document below a folder) and make a version without them live."""
     from hybrid_rag.paths import display_path
 
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         root = engine.ingested_root()
         stored = engine.deletable_paths()  # after a rollback, also the files only newer versions hold
         if not stored:
@@ -160,8 +150,6 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
         if missing:
             raise HybridRagError(f"no document {missing[0]!r} in {settings.data_dir.resolve()}")
         report = None if args.dry_run else engine.delete(paths)
-    finally:
-        engine.close()
     verb = "would delete" if report is None else "deleted"
     for p in paths:
         print(f"  {verb} {display_path(p, root)}")
@@ -171,11 +159,8 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         report = engine.rebuild()
-    finally:
-        engine.close()
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.seconds.items())
     print(
         f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
@@ -198,11 +183,8 @@ def _model_drift(engine: Any) -> str:
 
 
 def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         rows = engine.versions()
-    finally:
-        engine.close()
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -214,12 +196,9 @@ def cmd_versions(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_rollback(args: argparse.Namespace, settings: Settings) -> int:
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         unserved = engine.rollback(args.version)
         root = engine.ingested_root()
-    finally:
-        engine.close()
     print(f"index version {args.version} is live; the next ingest brings it up to date with the store")
     if unserved:
         from hybrid_rag.paths import display_path

@@ -85,11 +85,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     """Import an embeddings.json / embeddings.jsonl file: its vectors reused when they fit the model."""
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         report = engine.import_file(args.file, collection=args.collection)
-    finally:
-        engine.close()
     if args.json:
         _print_json(report.to_dict())
         return 0
@@ -124,23 +121,19 @@ def cmd_watch(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest PATHs, then again on every change (``hybrid_rag/watch.py``), until Ctrl-C / SIGTERM."""
     from hybrid_rag.watch import output_files, watch
 
-    engine = _engine(settings)
-    try:
-        with _ctrl_c_stops() as stop:
-            previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-            try:
-                summary = watch(
-                    engine,
-                    args.paths,
-                    collection=args.collection,
-                    stop=stop,
-                    debounce_ms=args.debounce_ms,
-                    own_files=output_files(),  # `watch DIR 2> DIR/watch.log`: not a change to ingest
-                    say=lambda line: print(f"hybrid-rag: watch: {line}", file=sys.stderr, flush=True),
-                )
-            finally:
-                signal.signal(signal.SIGTERM, previous)
-    finally:
-        engine.close()
+    with _engine(settings) as engine, _ctrl_c_stops() as stop:
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            summary = watch(
+                engine,
+                args.paths,
+                collection=args.collection,
+                stop=stop,
+                debounce_ms=args.debounce_ms,
+                own_files=output_files(),  # `watch DIR 2> DIR/watch.log`: not a change to ingest
+                say=lambda line: print(f"hybrid-rag: watch: {line}", file=sys.stderr, flush=True),
+            )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     print(f"hybrid-rag: watch: stopped after {summary.ingests} ingest(s)", file=sys.stderr, flush=True)
     return 130 if summary.interrupted else 0

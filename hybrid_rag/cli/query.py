@@ -49,13 +49,10 @@ def _print_results(result: Any) -> None:
 
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     """Ranked chunks; with ``--self-check`` (never by default here) the self-check's kept attempt."""
-    engine = _engine(settings)
-    try:
+    with _engine(settings) as engine:
         result, checked = engine.retrieve(
             _query(args), self_check=args.self_check, log=True, **group_kwargs(args)
         )
-    finally:
-        engine.close()
     if args.json:
         _print_json({**result.to_dict(), **({"self_check": checked.to_dict()} if checked else {})})
     else:
@@ -125,12 +122,10 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from hybrid_rag.context import build_prompt
 
     engine, context, checked = _context(args, settings, log=False)
-    try:
+    with engine:
         print(build_prompt(args.text, context, settings.context)[1], flush=True)
         _print_retrieval_notes(context)
         answer = engine.answer(args.text, context, checked, answer_tokens=args.answer_tokens, log=True)
-    finally:
-        engine.close()
     if engine.generator is None:
         print(
             "\n# no generator configured (generator.base_url): above is the prompt-ready context; "

@@ -51,13 +51,10 @@ def run(
     """Answer one question; exit 1 when it found nothing (no use, caller, callee or dependent)."""
     from hybrid_rag.symbols import render
 
-    engine = open_engine(settings)
-    try:
+    with open_engine(settings) as engine:
         answer = engine.references(
             args.question, args.name, depth=getattr(args, "depth", 1), absolute_paths=args.absolute_paths
         )
-    finally:
-        engine.close()
     if args.json:
         print_json(answer)
     else:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hybrid_rag.locators import label
-from hybrid_rag.types import QueryResult, SourceType
+from hybrid_rag.types import QueryResult, SourceType, fields_of
 
 _BACKTICKS = re.compile(r"`{3,}")
 ELLIPSIS = "…"  # marks the side(s) where a quoted piece of an over-long line was cut
@@ -72,14 +72,9 @@ class Quote:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "citation": self.citation,
-            "chunk_id": self.chunk_id,
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
+            **fields_of(self, "citation", "chunk_id", "path", "start_line", "end_line"),
             "source_type": self.source_type.value,
-            "language": self.language,
-            "topic": self.topic,
+            **fields_of(self, "language", "topic"),
             "relevance": round(self.relevance, 6),
             "fragment": self.fragment,
             **locator_fields(self.locator),
@@ -104,12 +99,7 @@ class Source:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "citation": self.citation,
-            "chunk_id": self.chunk_id,
-            "ref": self.ref,
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
+            **fields_of(self, "citation", "chunk_id", "ref", "path", "start_line", "end_line"),
             **locator_fields(self.locator),
         }
 

@@ -7,6 +7,7 @@ backtrack); ``cost`` what one filter may cost.
 
 from __future__ import annotations
 
+from hybrid_rag.filters.ast import And, Compare, FilterExpr, InList, Not, Or
 from hybrid_rag.filters.globs import glob_match, glob_to_regex, normalize_glob
 from hybrid_rag.filters.language import (
     DATE,
@@ -18,12 +19,6 @@ from hybrid_rag.filters.language import (
     NUMBER,
     SOURCE,
     TEXT,
-    And,
-    Compare,
-    FilterExpr,
-    InList,
-    Not,
-    Or,
     as_filter,
     check,
     convert,

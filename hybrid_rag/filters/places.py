@@ -22,16 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hybrid_rag.filters.ast import (
-    META_PREFIX,
-    NUMBER,
-    And,
-    Compare,
-    FilterExpr,
-    InList,
-    Not,
-    Or,
-)
+from hybrid_rag.filters.ast import META_PREFIX, NUMBER, And, Compare, FilterExpr, InList, Not, Or
 
 
 def _ends(place: str) -> tuple[str, str]:

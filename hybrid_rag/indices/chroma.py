@@ -36,7 +36,6 @@ downloads a model, and telemetry is off.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -48,9 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits, score_present
+from hybrid_rag.errors import CorruptIndexError
+from hybrid_rag.indices import vector_rows
+from hybrid_rag.indices.dense import _as_ids, rank_hits, score_present
 from hybrid_rag.indices.files import write_json_atomic
+from hybrid_rag.indices.vector_rows import ModelVectors
 from hybrid_rag.types import Hit
 
 FORMAT_VERSION = 1
@@ -116,24 +117,14 @@ class _Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-class ChromaVectorIndex:
+class ChromaVectorIndex(ModelVectors):
     """Vectors keyed by chunk id in a Chroma collection, searched by inner product."""
 
     def __init__(self, dimension: int, model_name: str) -> None:
-        if int(dimension) <= 0:
-            raise ValueError(f"dimension must be positive, got {dimension}")
-        self._dimension = int(dimension)
+        self._dimension = vector_rows.positive_dimension(dimension)
         self._model_name = model_name
         self._ids = np.empty(0, dtype=np.int64)  # sorted, mirrors the collection
         self._workspace: _Workspace | None = None  # created on first use
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -164,23 +155,9 @@ class ChromaVectorIndex:
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows of ``vectors`` (float32, shape (n, dimension)) under ``ids``; ids must be new."""
-        ids = _as_ids(ids)
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[1] != self._dimension:
-            raise ValueError(f"vectors must have shape (n, {self._dimension}), got {vectors.shape}")
-        if len(ids) != len(vectors):
-            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+        ids, vectors = vector_rows.new_rows(ids, vectors, self._dimension, self.contains)
         if len(ids) == 0:
             return
-        if not np.isfinite(vectors).all():
-            raise ValueError("vectors contain NaN or infinite values")
-        unique, counts = np.unique(ids, return_counts=True)
-        repeated = unique[counts > 1]
-        if len(repeated):
-            raise ValueError(f"duplicate ids in one add: {_preview(repeated)}")
-        present = unique[np.isin(unique, self._ids)]
-        if len(present):
-            raise ValueError(f"ids already in the index: {_preview(present)}; remove them first")
         collection = self._collection()
         batch = self._workspace.client.get_max_batch_size()  # type: ignore[union-attr]
         for start in range(0, len(ids), batch):
@@ -206,12 +183,9 @@ class ChromaVectorIndex:
 
     def vectors(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors for ``ids`` in the order given (shape (n, dimension)); KeyError if any is absent."""
-        ids = _as_ids(ids)
+        ids = vector_rows.held_ids(ids, self.contains)
         if len(ids) == 0:
             return np.empty((0, self._dimension), dtype=np.float32)
-        missing = ids[~np.isin(ids, self._ids)]
-        if len(missing):
-            raise KeyError(f"ids not in the vector index: {_preview(missing)}")
         unique, inverse = np.unique(ids, return_inverse=True)
         return self._fetch(unique)[inverse]
 
@@ -232,17 +206,9 @@ class ChromaVectorIndex:
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""
-        query = np.asarray(query, dtype=np.float32)
-        if query.size == 0 or k <= 0 or len(self) == 0:
+        q = vector_rows.search_query(query, k, self._dimension) if len(self) else None
+        if q is None:
             return []
-        query = query.reshape(1, -1)
-        if query.shape[1] != self._dimension:
-            raise ValueError(f"query has dimension {query.shape[1]}, the index has {self._dimension}")
-        if not np.isfinite(query).all():
-            raise ValueError("query contains NaN or infinite values")
-        if not query.any():
-            return []  # a zero vector points nowhere: every score would be 0
-        q = query[0]
         if allowed_ids is None:
             return self._search_hnsw(q, min(k, len(self)), None)
         allowed = np.intersect1d(_as_ids(allowed_ids), self._ids)
@@ -303,12 +269,7 @@ class ChromaVectorIndex:
         finally:
             workspace.open(create=False)
         manifest = {
-            "format_version": FORMAT_VERSION,
-            "kind": KIND,
-            "model_name": self._model_name,
-            "dimension": self._dimension,
-            "count": len(self),
-            "sha256": digest,
+            **vector_rows.vector_manifest(self, KIND, FORMAT_VERSION, digest),
             "hnsw": dict(HNSW),
             "chromadb_version": version("chromadb"),
         }
@@ -318,13 +279,9 @@ class ChromaVectorIndex:
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> ChromaVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = _read_manifest(directory / MANIFEST_FILE)
-        built_model, built_dim = manifest["model_name"], manifest["dimension"]
-        if built_model != model_name or built_dim != dimension:
-            raise IndexMismatchError(
-                f"index at {directory} was built with model {built_model} (dim {built_dim}); "
-                f"the config says model {model_name} (dim {dimension}): run `hybrid-rag rebuild`"
-            )
+        manifest = vector_rows.read_manifest(
+            directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
+        )
         path = directory / DATA_DIR
         if not path.is_dir():
             raise CorruptIndexError(f"vector index files missing: {path}")
@@ -379,21 +336,3 @@ def _replace_dir(new: Path, target: Path) -> None:
     os.replace(target, old)
     os.replace(new, target)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CorruptIndexError(f"vector index manifest missing: {path}")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptIndexError(f"vector index manifest unreadable: {path} ({exc})") from None
-    required = ("format_version", "kind", "model_name", "dimension", "count", "sha256")
-    if not isinstance(manifest, dict) or any(key not in manifest for key in required):
-        raise CorruptIndexError(f"vector index manifest incomplete: {path}")
-    if manifest["kind"] != KIND or manifest["format_version"] != FORMAT_VERSION:
-        raise CorruptIndexError(
-            f"vector index manifest {path} is {manifest['kind']} v{manifest['format_version']}; "
-            f"expected {KIND} v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
-        )
-    return manifest

@@ -14,7 +14,6 @@ so a hit needs no id mapping (docs/contributing.md#one-row-id). Conventions:
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -25,8 +24,11 @@ from typing import Any
 import faiss
 import numpy as np
 
-from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.errors import CorruptIndexError
+from hybrid_rag.indices import vector_rows
 from hybrid_rag.indices.files import file_sha256, write_json_atomic
+from hybrid_rag.indices.vector_rows import ModelVectors
+from hybrid_rag.indices.vector_rows import as_ids as _as_ids  # the name the backends import
 from hybrid_rag.types import Hit
 from hybrid_rag.vectors import bad_rows
 
@@ -54,24 +56,14 @@ def score_present(index: Any, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-class FaissVectorIndex:
+class FaissVectorIndex(ModelVectors):
     """Vectors keyed by chunk id, searched exactly by inner product (cosine for unit vectors)."""
 
     def __init__(self, dimension: int, model_name: str) -> None:
-        if int(dimension) <= 0:
-            raise ValueError(f"dimension must be positive, got {dimension}")
-        self._dimension = int(dimension)
+        self._dimension = vector_rows.positive_dimension(dimension)
         self._model_name = model_name
         self._index: Any = faiss.IndexIDMap2(faiss.IndexFlatIP(self._dimension))
         self._sorted_ids: np.ndarray | None = None  # made on demand, dropped by add and remove
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -93,23 +85,9 @@ class FaissVectorIndex:
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add rows of ``vectors`` (float32, shape (n, dimension)) under ``ids``; ids must be new."""
-        ids = _as_ids(ids)
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2 or vectors.shape[1] != self._dimension:
-            raise ValueError(f"vectors must have shape (n, {self._dimension}), got {vectors.shape}")
-        if len(ids) != len(vectors):
-            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+        ids, vectors = vector_rows.new_rows(ids, vectors, self._dimension, self.contains)
         if len(ids) == 0:
             return
-        if not np.isfinite(vectors).all():
-            raise ValueError("vectors contain NaN or infinite values")
-        unique, counts = np.unique(ids, return_counts=True)
-        repeated = unique[counts > 1]
-        if len(repeated):
-            raise ValueError(f"duplicate ids in one add: {_preview(repeated)}")
-        present = unique[self.contains(unique)]
-        if len(present):
-            raise ValueError(f"ids already in the index: {_preview(present)}; remove them first")
         self._index.add_with_ids(vectors, ids)
         self._sorted_ids = None
 
@@ -127,12 +105,9 @@ class FaissVectorIndex:
 
     def vectors(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors for ``ids`` in the order given (shape (n, dimension)); KeyError if any is absent."""
-        ids = _as_ids(ids)
+        ids = vector_rows.held_ids(ids, self.contains)
         if len(ids) == 0:
             return np.empty((0, self._dimension), dtype=np.float32)
-        missing = ids[~self.contains(ids)]
-        if len(missing):
-            raise KeyError(f"ids not in the vector index: {_preview(missing)}")
         return self._index.reconstruct_batch(ids)
 
     def score(self, query: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -141,16 +116,9 @@ class FaissVectorIndex:
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunk ids by inner product with ``query`` (shape (dimension,) or (1, dimension))."""
-        query = np.asarray(query, dtype=np.float32)
-        if query.size == 0 or k <= 0 or len(self) == 0:
+        q = vector_rows.search_query(query, k, self._dimension) if len(self) else None
+        if q is None:
             return []
-        query = query.reshape(1, -1)
-        if query.shape[1] != self._dimension:
-            raise ValueError(f"query has dimension {query.shape[1]}, the index has {self._dimension}")
-        if not np.isfinite(query).all():
-            raise ValueError("query contains NaN or infinite values")
-        if not query.any():
-            return []  # a zero vector points nowhere: every score would be 0
         selector, params = None, None
         limit = len(self)
         if allowed_ids is not None:
@@ -160,7 +128,7 @@ class FaissVectorIndex:
             limit = min(limit, len(allowed))
             selector = faiss.IDSelectorBatch(allowed)  # kept alive here for the whole search
             params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]  # faiss stubs lack sel=
-        return self._search_ties_by_id(np.ascontiguousarray(query), min(k, limit), limit, params)
+        return self._search_ties_by_id(np.ascontiguousarray(q[None, :]), min(k, limit), limit, params)
 
     def _search_ties_by_id(self, query: np.ndarray, k: int, limit: int, params: Any) -> list[Hit]:
         """Ask Faiss for k+1, widening while the k-th and the last score tie, then sort ties by id."""
@@ -187,27 +155,17 @@ class FaissVectorIndex:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        manifest = {
-            "format_version": FORMAT_VERSION,
-            "kind": KIND,
-            "model_name": self._model_name,
-            "dimension": self._dimension,
-            "count": len(self),
-            "sha256": digest,
-        }
-        write_json_atomic(directory / MANIFEST_FILE, manifest)
+        write_json_atomic(
+            directory / MANIFEST_FILE, vector_rows.vector_manifest(self, KIND, FORMAT_VERSION, digest)
+        )
 
     @classmethod
     def load(cls, directory: Path, *, model_name: str, dimension: int) -> FaissVectorIndex:
         """Read an index saved by :meth:`save`, refusing one built for another model or dimension."""
         directory = Path(directory)
-        manifest = _read_manifest(directory / MANIFEST_FILE)
-        built_model, built_dim = manifest["model_name"], manifest["dimension"]
-        if built_model != model_name or built_dim != dimension:
-            raise IndexMismatchError(
-                f"index at {directory} was built with model {built_model} (dim {built_dim}); "
-                f"the config says model {model_name} (dim {dimension}): run `hybrid-rag rebuild`"
-            )
+        manifest = vector_rows.read_manifest(
+            directory, MANIFEST_FILE, KIND, FORMAT_VERSION, model_name=model_name, dimension=dimension
+        )
         path = directory / INDEX_FILE
         if not path.is_file():
             raise CorruptIndexError(f"vector index file missing: {path}")
@@ -257,35 +215,3 @@ def _one_openmp_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(previous)
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise CorruptIndexError(f"vector index manifest missing: {path}")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptIndexError(f"vector index manifest unreadable: {path} ({exc})") from None
-    required = ("format_version", "kind", "model_name", "dimension", "count", "sha256")
-    if not isinstance(manifest, dict) or any(key not in manifest for key in required):
-        raise CorruptIndexError(f"vector index manifest incomplete: {path}")
-    if manifest["kind"] != KIND or manifest["format_version"] != FORMAT_VERSION:
-        raise CorruptIndexError(
-            f"vector index manifest {path} is {manifest['kind']} v{manifest['format_version']}; "
-            f"expected {KIND} v{FORMAT_VERSION}: run `hybrid-rag rebuild`"
-        )
-    return manifest
-
-
-def _as_ids(ids: np.ndarray) -> np.ndarray:
-    arr = np.asarray(ids)
-    if arr.ndim != 1:
-        raise ValueError(f"ids must be one-dimensional, got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"ids must be integers, got {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
-
-
-def _preview(ids: np.ndarray, limit: int = 5) -> str:
-    shown = ", ".join(str(int(i)) for i in ids[:limit])
-    return shown + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")

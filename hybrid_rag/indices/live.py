@@ -17,6 +17,7 @@ from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.protocols import DimensionLearner, Embedder
 from hybrid_rag.settings import IndexSettings
+from hybrid_rag.types import fields_of
 
 
 def dense_kind(index: IndexSettings, chunks: int) -> str:
@@ -31,15 +32,8 @@ def dense_kind(index: IndexSettings, chunks: int) -> str:
 
 
 def ann_params(index: IndexSettings, kind: str) -> AnnParams:
-    return AnnParams(
-        kind=kind,
-        hnsw_m=index.hnsw_m,
-        hnsw_ef_construction=index.hnsw_ef_construction,
-        hnsw_ef_search=index.hnsw_ef_search,
-        ivf_nlist=index.ivf_nlist,
-        ivf_nprobe=index.ivf_nprobe,
-        exact_filter_max=index.ann_exact_filter_max,
-    )
+    tuning = fields_of(index, "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "ivf_nlist", "ivf_nprobe")
+    return AnnParams(kind=kind, exact_filter_max=index.ann_exact_filter_max, **tuning)
 
 
 def _backend(index: IndexSettings, kind: str = "flat") -> type | AnnBackend:

@@ -56,7 +56,22 @@ def parse_pointer(raw: bytes) -> int:
     return version
 
 
-class IndexVersions:
+class LiveVersion:
+    """``require_current`` for a version store (folders on disk, or Milvus aliases) whose
+    ``current()`` is the live version, None before the first build."""
+
+    def current(self) -> int | None:
+        raise NotImplementedError
+
+    def require_current(self) -> int:
+        """The live version; NoIndexError before the first build."""
+        version = self.current()
+        if version is None:
+            raise NoIndexError()
+        return version
+
+
+class IndexVersions(LiveVersion):
     """The version folders under one indices root. Cheap; touches the disk only when asked."""
 
     def __init__(self, root: Path) -> None:
@@ -79,12 +94,6 @@ class IndexVersions:
         except OSError as exc:
             problem = f"cannot be read ({exc.strerror or exc})"
         raise CorruptIndexError(f"the index pointer {pointer} {problem}: {_RECOVER}")
-
-    def require_current(self) -> int:
-        version = self.current()
-        if version is None:
-            raise NoIndexError()
-        return version
 
     def versions(self) -> list[int]:
         """Every complete version folder on disk, oldest first."""

@@ -41,7 +41,7 @@ from hybrid_rag.jsonlines import json_lines
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store import FileChunks, MetadataStore
 from hybrid_rag.tokens import count_tokens
-from hybrid_rag.types import ChunkSpan, LoadedFile
+from hybrid_rag.types import ChunkSpan, LoadedFile, fields_of
 
 TEXT_FIELDS = ("text", "content", "chunk_text")
 SOURCE_FIELDS = ("source_file", "source", "path", "file", "doc_id", "entity")
@@ -94,13 +94,9 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "file": self.file,
-            "format": self.format,
-            "rows": self.rows,
-            "reused_vectors": self.reused_vectors,
-            "embedded": self.embedded,
-            "dimension": self.dimension,
-            "model_dimension": self.model_dimension,
+            **fields_of(
+                self, "file", "format", "rows", "reused_vectors", "embedded", "dimension", "model_dimension"
+            ),
             "documents": {
                 "added": list(self.added),
                 "changed": list(self.changed),

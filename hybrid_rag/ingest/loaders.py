@@ -227,12 +227,9 @@ def load_file(
     answered = known(shown, st) if known is not None else None
     if answered is not None:
         return answered
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return SkippedFile(shown, f"cannot read: {exc.strerror or exc}")
-    if len(raw) > max_bytes:  # grew since stat
-        return SkippedFile(shown, f"too large ({len(raw)} bytes > max_file_bytes {max_bytes})")
+    raw = _read_within(path, shown, max_bytes, "max_file_bytes")
+    if isinstance(raw, SkippedFile):
+        return raw
     if not raw:
         return SkippedFile(shown, "empty file")
     text, reason = decode_text(raw)
@@ -265,13 +262,22 @@ def _load_document(
     limit = conversion.settings.max_file_bytes
     if st.st_size > limit:
         return SkippedFile(shown, f"too large ({st.st_size} bytes > convert.max_file_bytes {limit})")
+    raw = _read_within(path, shown, limit, "convert.max_file_bytes")
+    if isinstance(raw, SkippedFile):
+        return raw
+    return conversion.load(shown, raw, st.st_mtime)
+
+
+def _read_within(path: Path, shown: str, limit: int, setting: str) -> bytes | SkippedFile:
+    """The file's bytes; a SkippedFile when it cannot be read or has grown past ``limit`` (the
+    ``setting`` named) since its size was checked."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         return SkippedFile(shown, f"cannot read: {exc.strerror or exc}")
     if len(raw) > limit:  # grew since stat
-        return SkippedFile(shown, f"too large ({len(raw)} bytes > convert.max_file_bytes {limit})")
-    return conversion.load(shown, raw, st.st_mtime)
+        return SkippedFile(shown, f"too large ({len(raw)} bytes > {setting} {limit})")
+    return raw
 
 
 def load_text(

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hybrid_rag.lang.normalize import normalize_text
+from hybrid_rag.types import fields_of
 
 TokenizerKind = Literal["spacy", "regex"]
 StemmerName = Literal["none", "english"]
@@ -178,10 +179,7 @@ class Tokenizer:
     def params(self) -> dict[str, object]:
         """What decides the terms, for index manifests."""
         return {
-            "kind": self.kind,
-            "stopwords": self.stopwords,
-            "stemmer": self.stemmer,
-            "split_identifiers": self.split_identifiers,
+            **fields_of(self, "kind", "stopwords", "stemmer", "split_identifiers"),
             "tokenizer_version": TOKENIZER_VERSION,
             **({"languages": _table_digest()} if self.languages else {}),
         }

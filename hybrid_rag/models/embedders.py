@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +23,8 @@ import numpy as np
 
 from hybrid_rag.code.definition_windows import definition_window_texts
 from hybrid_rag.errors import ConfigError, ModelError
+from hybrid_rag.indices.vector_rows import ModelVectors
+from hybrid_rag.models.load_once import LoadsOnce
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from hybrid_rag.vectors import (
     l2_normalise,
@@ -148,7 +149,7 @@ def _token_vector(token: str, dimension: int) -> np.ndarray:
     return vector
 
 
-class FakeEmbedder:
+class FakeEmbedder(ModelVectors):
     """Deterministic bag-of-words embedder: a text is the normalised sum of its words' hash vectors.
 
     Words are lowercase ``\\w+`` tokens, so texts that share words are similar. A text without
@@ -166,14 +167,6 @@ class FakeEmbedder:
         self._dimension = dimension
         self._model_name = model_name
         self.window_words = window_words  # > 0: passages longer than this are embedded in windows
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return l2_normalise(
@@ -246,7 +239,7 @@ def _in_hf_cache(name: str) -> bool:
         return False
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LoadsOnce):
     """A local sentence-transformers model; see the module docstring for the long-text windows.
 
     ``model_name`` is the model plus any setting that changes its vectors (``#truncate``, ``#defs``,
@@ -275,8 +268,7 @@ class SentenceTransformerEmbedder:
             digest = hashlib.sha256(f"{self.query_prefix}\x00{self.passage_prefix}".encode()).hexdigest()
             suffix += f"#prefix={digest[:8]}"
         self._model_name = self.model_id + suffix
-        self._model: Any = None
-        self._lock = threading.Lock()
+        LoadsOnce.__init__(self)  # model: loaded on first use
         self.threads: int | None = None  # what "auto" chose when the model loaded
 
     @property
@@ -293,15 +285,6 @@ class SentenceTransformerEmbedder:
     def max_seq_length(self) -> int | None:
         """The model's input limit in word pieces, special tokens included (None: no limit)."""
         return self.model.max_seq_length
-
-    @property
-    def model(self) -> Any:
-        """The loaded SentenceTransformer (loaded on first use, once, thread-safely)."""
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._load()
-        return self._model
 
     def tokenizer_count(self, text: str) -> int:
         """Word pieces of ``text`` under the model's tokenizer, without special tokens."""

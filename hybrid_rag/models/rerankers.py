@@ -6,7 +6,6 @@ their scores into the ranking, and the rerankers that need no model, are ``retri
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.models.embedders import _in_hf_cache, _quiet_loading
 from hybrid_rag.models.generation import BACKOFF_SECONDS, _preview, post_json
+from hybrid_rag.models.load_once import LoadsOnce
 from hybrid_rag.models.onnx_runtime import OnnxModel, cross_encoder_files
 from hybrid_rag.settings import RerankSettings
 from hybrid_rag.types import ScoredChunk
@@ -42,7 +42,7 @@ def resolve_cross_encoder(primary: str | None, fallback: str | None) -> str:
     )
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(LoadsOnce):
     """A cross-encoder: on ONNX Runtime (``runtime="onnx"`` and the model has an ONNX form) or a
     sentence-transformers CrossEncoder; loads lazily (once, thread-safely), scores raw logits.
 
@@ -59,17 +59,8 @@ class CrossEncoderReranker:
         self.device = device
         self.runtime = runtime
         self.threads = threads
-        self._model: Any = None
-        self._lock = threading.Lock()
+        LoadsOnce.__init__(self)  # model: loaded on first use
         self.source: str | None = None
-
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = self._load()
-        return self._model
 
     def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
         if not candidates:

@@ -19,6 +19,7 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.errors import NoIndexError
 from hybrid_rag.ingest.metadata import FrontMatterError, check_metadata
 from hybrid_rag.querylog import QueryLog
+from hybrid_rag.request import Query as Question
 from hybrid_rag.server import errors
 from hybrid_rag.server.auth import ApiKeys, BearerGuard
 from hybrid_rag.server.errors import V1_ERRORS, ApiError, documented
@@ -29,6 +30,7 @@ from hybrid_rag.server.limits import (
     ContextBody,
     GroupedBody,
     IngestBody,
+    QueryBody,
     RollbackBody,
     bound_schema,
     grouping_of,
@@ -116,12 +118,14 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_key)], responses=documented(*V1_ERRORS))
 
+    async def asked(body: QueryBody) -> Question:
+        """``body`` checked against the limits and typed, off the loop."""
+        return await service.call(query_of, body, service.limits, settings.features, settings.retrieval)
+
     @v1.post("/query")
     async def query(body: GroupedBody) -> dict[str, Any]:
         """Ranked chunks, as `hybrid-rag query --json` (the self-check only with features.self_check)."""
-        query = await service.call(
-            query_of, body, service.limits, settings.features, settings.retrieval
-        )  # off the loop
+        query = await asked(body)
         self_check = bool((body.features or {}).get("self_check"))
         result, checked = await service.call(
             service.engine.retrieve, query, self_check=self_check, log=True, **grouping_of(body)
@@ -132,9 +136,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/context")
     async def context(body: ContextBody) -> dict[str, Any]:
         """Token-budgeted context with cited quotes, as `hybrid-rag context --json`."""
-        query = await service.call(
-            query_of, body, service.limits, settings.features, settings.retrieval
-        )  # off the loop
+        query = await asked(body)
         built, checked = await service.call(
             service.engine.context, query, max_tokens=body.max_tokens, log=True, edges=body.edges
         )
@@ -144,9 +146,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     @v1.post("/ask")
     async def ask(body: AskBody) -> dict[str, Any]:
         """The context and, with generator.base_url set, the generator's cited answer."""
-        query = await service.call(
-            query_of, body, service.limits, settings.features, settings.retrieval
-        )  # off the loop
+        query = await asked(body)
         answer = await service.call(
             service.engine.ask,
             query,

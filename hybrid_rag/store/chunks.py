@@ -18,6 +18,7 @@ from hybrid_rag.store.rows import (
     _batches,
     _chunk,
     _generation,
+    _live_chunk_pages,
     _only_line,
 )
 from hybrid_rag.store.schema import CHUNKS, DOCUMENTS, _Chunk, _Document
@@ -96,22 +97,9 @@ class ChunkRows(StoreSessions):
 
     def iter_chunks(self, batch_size: int = 2000) -> Iterator[Chunk]:
         """Every chunk of the current state in id order, a batch at a time (for index builds)."""
-        last = 0
-        while True:
-            with self._session() as s:
-                query = (
-                    select(_Chunk, _Document)
-                    .join(_Document)
-                    .where(_Chunk.id > last, _LIVE, _INDEXED)
-                    .order_by(_Chunk.id)
-                    .limit(batch_size)
-                )
-                rows = s.execute(query).all()
-            if not rows:
-                return
+        for rows in _live_chunk_pages(self._session, (_Chunk, _Document), batch_size):
             for chunk, doc in rows:
                 yield _chunk(chunk, doc)
-            last = rows[-1][0].id
 
     def chunk_hashes(self) -> dict[int, str]:
         """chunk id -> sha256 of the current state's chunks."""

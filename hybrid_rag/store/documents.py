@@ -11,9 +11,20 @@ from sqlalchemy import func, select, update
 
 from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.records import DocumentRecord, FileChunks
-from hybrid_rag.store.rows import _INDEXED, _LIVE, _at, _batches, _chunk_lang, _document_record, _json_or_none
+from hybrid_rag.store.rows import (
+    _INDEXED,
+    _LIVE,
+    SPAN_COLUMNS,
+    _at,
+    _batches,
+    _chunk_lang,
+    _document_record,
+    _json_or_none,
+    _live_chunk_pages,
+)
 from hybrid_rag.store.schema import _Chunk, _Document
 from hybrid_rag.store.states import StoreStates
+from hybrid_rag.types import fields_of
 
 
 class DocumentRows(StoreStates):
@@ -112,11 +123,7 @@ class DocumentRows(StoreStates):
                     _Chunk(
                         document_id=doc.id,
                         position=i,
-                        start_line=sp.start_line,
-                        end_line=sp.end_line,
-                        text=sp.text,
-                        token_count=sp.token_count,
-                        sha256=sp.sha256,
+                        **fields_of(sp, *SPAN_COLUMNS),
                         meta=_json_or_none(sp.meta),
                         duplicate_of=fc.duplicate_of.get(i),
                         lang=lang,
@@ -137,29 +144,10 @@ class DocumentRows(StoreStates):
     def iter_dedupe_rows(self, batch_size: int = 2000) -> Iterator[tuple[str, str, str, str, str]]:
         """(sha256, text, path, collection, document meta JSON or "") of every indexed chunk of the
         current state, in id order: what a near-duplicate check compares new chunks with."""
-        last = 0
-        while True:
-            with self._session() as s:
-                query = (
-                    select(
-                        _Chunk.id,
-                        _Chunk.sha256,
-                        _Chunk.text,
-                        _Document.path,
-                        _Document.collection,
-                        _Document.meta,
-                    )
-                    .join(_Document)
-                    .where(_Chunk.id > last, _LIVE, _INDEXED)
-                    .order_by(_Chunk.id)
-                    .limit(batch_size)
-                )
-                rows = s.execute(query).all()
-            if not rows:
-                return
+        cols = (_Chunk.id, _Chunk.sha256, _Chunk.text, _Document.path, _Document.collection, _Document.meta)
+        for rows in _live_chunk_pages(self._session, cols, batch_size):
             for _id, sha, text, path, collection, meta in rows:
                 yield sha, text, path, collection, meta or ""
-            last = rows[-1][0]
 
     def orphaned_duplicates(self) -> list[tuple[int, str, str, str, str]]:
         """(chunk id, sha256, text, collection, document meta JSON or "") of the current state's

@@ -31,21 +31,8 @@ from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.sql.visitors import InternalTraversal
 
 from hybrid_rag.deadline import check as check_deadline
-from hybrid_rag.filters import (
-    DATE,
-    FIELDS,
-    META,
-    META_PREFIX,
-    And,
-    Compare,
-    FilterExpr,
-    InList,
-    Not,
-    Or,
-    check,
-    convert,
-    glob_to_regex,
-)
+from hybrid_rag.filters import FIELDS, check, convert, glob_to_regex
+from hybrid_rag.filters.ast import DATE, META, META_PREFIX, And, Compare, FilterExpr, InList, Not, Or
 from hybrid_rag.filters.globs import SQL_FUNCTION
 from hybrid_rag.store.schema import CHUNKS, DOCUMENTS
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store.records import DocumentRecord
 from hybrid_rag.store.schema import CHUNKS, GENERATION, _Chunk, _Document, _Embedding, _Meta
-from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
+from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType, fields_of
 from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
@@ -59,6 +60,28 @@ def _batches(items: Sequence[Any], size: int = _IN_BATCH) -> Iterator[Sequence[A
         yield items[start : start + size]
 
 
+def _live_chunk_pages(
+    session: Callable[[], AbstractContextManager[Session]], columns: Sequence[Any], batch_size: int
+) -> Iterator[Sequence[Any]]:
+    """Rows of ``columns`` (the first ``_Chunk`` or ``_Chunk.id``) for every indexed chunk of the
+    current state, in id order: ``batch_size`` rows a session, none held open between pages."""
+    last = 0
+    while True:
+        with session() as s:
+            query = (
+                select(*columns)
+                .join(_Document)
+                .where(_Chunk.id > last, _LIVE, _INDEXED)
+                .order_by(_Chunk.id)
+                .limit(batch_size)
+            )
+            rows = s.execute(query).all()
+        if not rows:
+            return
+        yield rows
+        last = getattr(rows[-1][0], "id", rows[-1][0])
+
+
 def _only_line(document_id: int, line: int) -> ColumnElement[bool]:
     """The chunks of a document that hold only line ``line``."""
     return and_(CHUNKS.c.document_id == document_id, CHUNKS.c.start_line == line, CHUNKS.c.end_line == line)
@@ -87,17 +110,13 @@ def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
     return detect_chunk_language(span.text, code=file.source_type is SourceType.CODE).code
 
 
+SPAN_COLUMNS = ("start_line", "end_line", "text", "token_count", "sha256")  # a chunk's, as its span has them
+
+
 def _chunk(c: _Chunk, d: _Document) -> Chunk:
     return Chunk(
-        id=c.id,
-        document_id=c.document_id,
+        **fields_of(c, "id", "document_id", "position", *SPAN_COLUMNS),
         path=d.path,
-        position=c.position,
-        start_line=c.start_line,
-        end_line=c.end_line,
-        text=c.text,
-        token_count=c.token_count,
-        sha256=c.sha256,
         source_type=SourceType(d.source_type),
         language=d.language,
         collection=d.collection,

@@ -20,8 +20,13 @@ from sqlalchemy.sql.elements import ColumnElement
 from hybrid_rag.store.filter_sql import GlobMatch
 from hybrid_rag.store.schema import _Document, _Symbol
 from hybrid_rag.symbols.model import Symbol, SymbolSpan
+from hybrid_rag.types import fields_of
 
 _IN_BATCH = 900
+
+# the columns a definition's row shares with its SymbolSpan, and with the Symbol read back
+_SPAN_COLUMNS = ("signature", "start_line", "end_line", "doc", "parent")
+_SYMBOL_COLUMNS = ("id", "document_id", "chunk_id", "position", "name", "kind", "qualified_name")
 
 
 def holding_chunk(chunks: Sequence[tuple[int, int, int]], span: SymbolSpan) -> int | None:
@@ -49,15 +54,8 @@ def symbol_rows(
             chunk_id=holding_chunk(chunks, sp),
             created=created,
             position=i,
-            name=sp.name,
             name_lower=sp.name.lower(),
-            kind=sp.kind,
-            qualified_name=sp.qualified_name,
-            signature=sp.signature,
-            start_line=sp.start_line,
-            end_line=sp.end_line,
-            doc=sp.doc,
-            parent=sp.parent,
+            **fields_of(sp, "name", "kind", "qualified_name", *_SPAN_COLUMNS),
         )
         for i, sp in enumerate(spans)
     ]
@@ -116,19 +114,5 @@ def names(s: Session, *, state: int | None, path_glob: str | None, kinds: Sequen
 
 
 def _symbol(row: _Symbol, path: str, language: str) -> Symbol:
-    return Symbol(
-        id=row.id,
-        document_id=row.document_id,
-        chunk_id=row.chunk_id,
-        path=path,
-        language=language,
-        position=row.position,
-        name=row.name,
-        kind=row.kind,
-        qualified_name=row.qualified_name,
-        signature=row.signature,
-        start_line=row.start_line,
-        end_line=row.end_line,
-        doc=row.doc,
-        parent=row.parent,
-    )
+    """A stored definition: its row's columns, and its document's path and language."""
+    return Symbol(path=path, language=language, **fields_of(row, *_SYMBOL_COLUMNS, *_SPAN_COLUMNS))

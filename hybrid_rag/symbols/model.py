@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hybrid_rag.types import fields_of
+
 
 @dataclass(frozen=True)
 class SymbolSpan:
@@ -83,17 +85,8 @@ class Symbol:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "qualified_name": self.qualified_name,
-            "signature": self.signature,
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "citation": self.citation,
-            "doc": self.doc,
-            "parent": self.parent,
-            "language": self.language,
+            **fields_of(self, "name", "kind", "qualified_name", "signature", "path", "start_line"),
+            **fields_of(self, "end_line", "citation", "doc", "parent", "language"),
         }
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
-from hybrid_rag.indices.dense import _as_ids, _preview, rank_hits
+from hybrid_rag.indices.dense import _as_ids, rank_hits
 from hybrid_rag.indices.milvus.client import (
     ChunkFields,
     add_filter_fields,
@@ -33,12 +33,13 @@ from hybrid_rag.indices.milvus.client import (
 from hybrid_rag.indices.milvus.collection import ID_BATCH, MilvusCollection, widen
 from hybrid_rag.indices.milvus.filters import ids_expr
 from hybrid_rag.indices.multivector import MAX_WINDOWS, WINDOW_BITS, cap_windows, max_per_chunk
+from hybrid_rag.indices.vector_rows import ModelVectors, positive_dimension, preview, search_query
 from hybrid_rag.settings import MilvusSettings
 from hybrid_rag.types import Hit
 from hybrid_rag.vectors import pool_windows
 
 
-class MilvusVectorIndex(MilvusCollection):
+class MilvusVectorIndex(MilvusCollection, ModelVectors):
     """Chunk vectors (MaxP windows, or one pooled vector a chunk) in a Milvus collection."""
 
     kind = "milvus-dense"
@@ -64,9 +65,7 @@ class MilvusVectorIndex(MilvusCollection):
         """A new, empty collection ``name`` (one already there is dropped)."""
         from pymilvus import DataType, MilvusClient
 
-        if int(dimension) <= 0:
-            raise ValueError(f"dimension must be positive, got {dimension}")
-        facts = {"dimension": int(dimension), "model_name": model_name, "scoring": scoring}
+        facts = {"dimension": positive_dimension(dimension), "model_name": model_name, "scoring": scoring}
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("id", DataType.INT64, is_primary=True)
         schema.add_field("chunk_id", DataType.INT64)
@@ -102,14 +101,6 @@ class MilvusVectorIndex(MilvusCollection):
     def load(cls, directory: Path, client: Any, settings: MilvusSettings, **expected: Any) -> Any:
         return cls.open(client, cls.saved_name(directory), settings, **expected)
 
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
     def add(
         self,
         ids: np.ndarray,
@@ -135,10 +126,10 @@ class MilvusVectorIndex(MilvusCollection):
                 raise ValueError("vectors contain NaN or infinite values")
         unique, counts = np.unique(ids, return_counts=True)
         if (counts > 1).any():
-            raise ValueError(f"duplicate ids in one add: {_preview(unique[counts > 1])}")
+            raise ValueError(f"duplicate ids in one add: {preview(unique[counts > 1])}")
         present = unique[self.contains(unique)]
         if len(present) and not upsert:
-            raise ValueError(f"ids already in the index: {_preview(present)}; remove them first")
+            raise ValueError(f"ids already in the index: {preview(present)}; remove them first")
         if len(present):
             self.remove(present)  # an upsert of fewer windows must not leave old ones behind
         rows = []
@@ -180,7 +171,7 @@ class MilvusVectorIndex(MilvusCollection):
         owners = window_ids >> WINDOW_BITS
         missing = ids[~np.isin(ids, owners)]
         if len(missing):
-            raise KeyError(f"ids not in the vector index: {_preview(missing)}")
+            raise KeyError(f"ids not in the vector index: {preview(missing)}")
         pooled = {c: pool_windows(matrix[owners == c]) for c in np.unique(owners).tolist()}
         return np.array([pooled[c] for c in ids.tolist()], dtype=np.float32).reshape(-1, self._dimension)
 
@@ -200,16 +191,10 @@ class MilvusVectorIndex(MilvusCollection):
 
     def search(self, query: np.ndarray, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]:
         """Top-k chunks by (best window) inner product; ``allowed_ids`` is a prefilter inside Milvus."""
-        query = np.asarray(query, dtype=np.float32)
-        if query.size == 0 or k <= 0:
+        q = search_query(query, k, self._dimension)
+        if q is None or (allowed_ids is not None and len(allowed_ids) == 0):
             return []
-        query = query.reshape(-1)
-        if len(query) != self._dimension:
-            raise ValueError(f"query has dimension {len(query)}, the index has {self._dimension}")
-        if not np.isfinite(query).all():
-            raise ValueError("query contains NaN or infinite values")
-        if not query.any() or (allowed_ids is not None and len(allowed_ids) == 0):
-            return []
+        query = q
         where = "" if allowed_ids is None else self._where(allowed_ids)
         ids, scores = widen(lambda limit: self._ann(query, limit, where), k)
         if len(ids) < k and self.count(where) > len(ids):

@@ -38,22 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid_rag.filters import (
-    DATE,
-    FIELDS,
-    META,
-    META_PREFIX,
-    NUMBER,
-    And,
-    Compare,
-    FilterExpr,
-    InList,
-    Not,
-    Or,
-    check,
-    convert,
-    normalize_glob,
-)
+from hybrid_rag.filters import FIELDS, check, convert, normalize_glob
+from hybrid_rag.filters.ast import DATE, META, META_PREFIX, NUMBER, And, Compare, FilterExpr, InList, Not, Or
 
 # Every chunk id is a positive SQLite row id: these are the constant false and true.
 FALSE = "chunk_id < 0"

@@ -40,7 +40,7 @@ from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus.client import chunk_fields, connect, milvus_errors
 from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
-from hybrid_rag.indices.versions import INDEX_NAME, pid_alive
+from hybrid_rag.indices.versions import INDEX_NAME, LiveVersion, pid_alive
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
 from hybrid_rag.protocols import Embedder
@@ -52,7 +52,7 @@ BATCH = 1000  # chunks embedded and written at a time: a build holds one batch o
 BUILDING, COMPLETE = "building", "complete"
 
 
-class MilvusVersions:
+class MilvusVersions(LiveVersion):
     """The versions of one collection prefix. Cheap; talks to Milvus only when asked."""
 
     def __init__(self, config: IndexConfig) -> None:
@@ -99,12 +99,6 @@ class MilvusVersions:
             target = self.client.describe_alias(self.prefix)["collection_name"]
         match = self._pattern.match(target)
         return int(match.group(1)) if match else None
-
-    def require_current(self) -> int:
-        version = self.current()
-        if version is None:
-            raise NoIndexError()
-        return version
 
     def versions(self) -> list[int]:
         """Every complete version, oldest first."""
