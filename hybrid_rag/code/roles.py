@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hybrid_rag.paths import display_path
+
 TEST, EXAMPLE, BENCHMARK, FIXTURE = "test", "example", "benchmark", "fixture"
 VENDORED, GENERATED, MINIFIED, REEXPORT = "vendored", "generated", "minified", "reexport"
 PROSE, CONFIG = "prose", "config"
@@ -93,3 +95,23 @@ def path_role(path: str) -> str | None:
         if role is not None:
             return role
     return None
+
+
+SOURCE = "source"  # the implementation: a path no role of ``ROLES`` claims
+EMBED_ROLES = (SOURCE, *ROLES)  # the names ``ingest.embed_order`` and ``ingest.embed_never`` take
+# ``ingest.embed_order``'s default, and where the roles a configured order leaves out come: what
+# questions hit (the implementation, its docs and config) first, what repeats it after, what is
+# not the project's own code last
+EMBED_ORDER = (
+    SOURCE, PROSE, CONFIG, REEXPORT, TEST, EXAMPLE, BENCHMARK, FIXTURE, VENDORED, GENERATED, MINIFIED,
+)  # fmt: skip
+
+
+def chunk_role(path: str, root: str | None) -> str:
+    """The role of a stored ``path`` read relative to the ingested ``root`` (as results show it, so
+    a root folder named ``tests`` makes no file a test), ``SOURCE`` for the implementation.
+
+    >>> [chunk_role(p, "/r") for p in ("/r/src/a.py", "/r/tests/test_a.py", "/r/vendor/x.js")]
+    ['source', 'test', 'vendored']
+    """
+    return path_role(display_path(path, root)) or SOURCE

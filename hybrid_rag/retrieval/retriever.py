@@ -145,7 +145,8 @@ class HybridRetriever(Openable):
         tracer, live = Tracer(), self.indices.get()
         if live.dense_status:  # a BM25-first ingest's partial version (indices/coverage.py)
             tracer.dense = live.dense_status
-            tracer.note(dense_note(live.manifest))
+        if note := dense_note(live.manifest):  # also what ``ingest.embed_never`` keeps BM25-only
+            tracer.note(note)
         if top_k <= 0:
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         allowed = timed(tracer, "filter", self.allowed_ids, text, filters, flags, tracer)

@@ -113,6 +113,13 @@ class ChunkRows(StoreSessions):
                 yield _chunk(chunk, doc)
             last = rows[-1][0].id
 
+    def chunk_paths(self) -> dict[int, str]:
+        """chunk id -> its document's stored path, for the current state's chunks (what the dense
+        fill orders by: ``ingest/embed_order.py``)."""
+        with self._session() as s:
+            query = select(_Chunk.id, _Document.path).join(_Document).where(_LIVE, _INDEXED)
+            return dict(s.execute(query).all())
+
     def chunk_hashes(self) -> dict[int, str]:
         """chunk id -> sha256 of the current state's chunks."""
         return self.state_hashes()[1]
