@@ -169,6 +169,13 @@ class IndexBuilder:
             kept = "the store is intact and the live index version is unchanged"
             raise disk_full(self.config.directory, kept) from None
 
+    def _never_ids(self, held: np.ndarray) -> np.ndarray:
+        """The ids in ``held`` whose file's role ``embed_never`` keeps out of the dense index."""
+        paths = self.store.chunk_paths()
+        root = ingested_root(*self.store.path_bounds())
+        out = [i for i in held.tolist() if i in paths and chunk_role(paths[i], root) in self.embed_never]
+        return np.array(out, dtype=np.int64)
+
     @property
     def builds_partial(self) -> bool:
         """Whether ``build(embed=False)`` publishes a partial version (Faiss and Chroma, not Milvus)."""
@@ -199,6 +206,8 @@ class IndexBuilder:
         if previous is not None:
             dense = previous
             stale = np.setdiff1d(dense.ids(), ids)
+            if self.embed_never:  # a role added to ``ingest.embed_never`` since: out of the dense index
+                stale = np.union1d(stale, self._never_ids(dense.ids()))
             removed = dense.remove(stale) if stale.size else 0
             todo = store.get(np.setdiff1d(ids, dense.ids()))
         else:

@@ -170,3 +170,32 @@ def test_the_settings_name_the_roles_and_refuse_others(tmp_path: Path) -> None:
     assert Settings().ingest.embed_order == EMBED_ORDER and Settings().ingest.embed_never == ()
     with pytest.raises(ConfigError, match="embed_never"):
         _settings(tmp_path, **{"ingest.embed_never": ["vendor"]})
+
+
+def test_a_role_added_to_never_leaves_the_dense_index_and_one_removed_is_embedded(
+    tmp_path: Path, tree: Path
+) -> None:
+    data = tmp_path / "data"
+    engine = Engine(_settings(data))
+    try:
+        engine.ingest([tree])
+        vendor = [c.id for c in engine.store.iter_chunks() if "markvendorlib" in c.text]
+        assert engine.indices.get().dense.contains(vendor).all()
+    finally:
+        engine.close()
+    engine = Engine(_settings(data, **{"ingest.embed_never": ["vendored"]}))
+    try:  # the next write's build (an update of the live version, not a full one) takes it out
+        (tree / "src/app/io.py").write_text("def marksrcio():\n    return 'the io module writes files'\n")
+        engine.ingest([tree])
+        live = engine.indices.get()
+        assert not live.dense.contains(vendor).any() and dense_status(live.manifest) == ""
+        assert "vendored 1" in engine.query("markvendorlib").trace.not_dense
+    finally:
+        engine.close()
+    engine = Engine(_settings(data))
+    try:  # removed from the list: the next build embeds it
+        engine.rebuild()
+        live = engine.indices.get()
+        assert live.dense.contains(vendor).all() and not engine.query("markvendorlib").trace.not_dense
+    finally:
+        engine.close()
