@@ -214,7 +214,8 @@ class IndexBuilder:
             dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, store.get(ids)
         corrupt: list[str] = []
-        root = ingested_root(*self.store.path_bounds())
+        # the ingested root, read only where a role is asked (roles are read relative to it)
+        root = ingested_root(*self.store.path_bounds()) if self.embed_never or not embed else None
         if self.embed_never:  # never embedded, never in the dense index: BM25 finds them
             todo, kept_out = keep_out_roles(todo, root, self.embed_never)
         else:
@@ -240,7 +241,9 @@ class IndexBuilder:
                 dense.add(todo_ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
         added = {c.id for c in todo}
         left = [c.path for c in all_todo if c.id not in added] + [c.path for c in kept_out]
-        pending = pending_summary(left, root, self.embed_never)
+        if left and root is None:  # vectors that could not be made (a corrupt cache entry)
+            root = ingested_root(*self.store.path_bounds())
+        pending = pending_summary(left, root, self.embed_never) if left else {}
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
