@@ -14,7 +14,7 @@ from hybrid_rag.settings_base import Float, Int, _Section
 # this list equal to ``code.roles.EMBED_ROLES``
 EmbedRole = Literal[
     "source", "test", "example", "benchmark", "fixture", "vendored", "generated", "minified",
-    "reexport", "prose", "config",
+    "reexport", "prose", "config", "locale",
 ]  # fmt: skip
 
 
@@ -74,7 +74,7 @@ class IngestBatchSettings(_Section):
     # embedded by any build: found by BM25 only, and every answer says so
     embed_order: tuple[EmbedRole, ...] = (
         "source", "prose", "config", "reexport", "test", "example", "benchmark", "fixture",
-        "vendored", "generated", "minified",
+        "locale", "vendored", "generated", "minified",
     )  # fmt: skip
     embed_never: tuple[EmbedRole, ...] = ()
 

@@ -165,6 +165,18 @@ def test_the_order_puts_listed_roles_first_and_the_rest_after() -> None:
     assert [sha for sha, _ in plan] == ["a", "b"]
 
 
+def test_translation_catalogues_come_after_the_tests() -> None:
+    todo = {"po": 1, "test": 2, "src": 3, "vendor": 4}
+    paths = {
+        1: "/r/pkg/conf/locale/de/LC_MESSAGES/django.po",
+        2: "/r/tests/test_a.py",
+        3: "/r/pkg/core.py",
+        4: "/r/pkg/static/vendor/jquery.js",
+    }
+    plan, _ = embed_plan(todo, paths, "/r", EMBED_ORDER)
+    assert [sha for sha, _ in plan] == ["src", "test", "po", "vendor"]
+
+
 def test_the_settings_name_the_roles_and_refuse_others(tmp_path: Path) -> None:
     assert set(get_args(EmbedRole)) == set(EMBED_ROLES) == set(EMBED_ORDER)
     assert Settings().ingest.embed_order == EMBED_ORDER and Settings().ingest.embed_never == ()
