@@ -127,6 +127,7 @@ class Engine(IndexLifecycle):
             chunking=settings.chunking,
             keep_versions=settings.paths.keep_versions,
         )
+        builder.embed_never = frozenset(settings.ingest.embed_never)  # ingest/embed_order.py
         self.ingestor = Ingestor(
             self.store,
             self.embedder,
@@ -142,7 +143,12 @@ class Engine(IndexLifecycle):
                 bm25_first=settings.ingest.publish_bm25_first,
                 bm25_first_min_bytes=settings.ingest.bm25_first_min_bytes,
                 bm25_first_min_seconds=settings.ingest.bm25_first_min_seconds,
-                fill=FillSettings(settings.ingest.batch_chunks, settings.ingest.publish_every_seconds),
+                fill=FillSettings(
+                    settings.ingest.batch_chunks,
+                    settings.ingest.publish_every_seconds,
+                    settings.ingest.embed_order,
+                    settings.ingest.embed_never,
+                ),
                 tokenize_ahead=settings.ingest.tokenize_ahead,
                 protected_folders=(settings.indices_dir, settings.logs_dir),
                 protected_files=(settings.store_path, keys_file_path(settings)),

@@ -10,6 +10,13 @@ from pydantic import Field
 
 from hybrid_rag.settings_base import Float, Int, _Section
 
+# a file's role by its path (``code/roles.py``: ``source`` is the implementation); a test keeps
+# this list equal to ``code.roles.EMBED_ROLES``
+EmbedRole = Literal[
+    "source", "test", "example", "benchmark", "fixture", "vendored", "generated", "minified",
+    "reexport", "prose", "config", "locale",
+]  # fmt: skip
+
 
 class LoadingSettings(_Section):
     ignore: tuple[str, ...] = (
@@ -62,6 +69,14 @@ class IngestBatchSettings(_Section):
     # BM25-first: the chunks' BM25 terms computed in other processes while the files are stored, so
     # the BM25-only version is built sooner (ingest/term_prefetch.py; off on one core)
     tokenize_ahead: bool = True
+    # which chunks the fill embeds first (ingest/embed_order.py): by their file's role, in this
+    # order (a role left out comes after the listed ones); the roles of embed_never are never
+    # embedded by any build: found by BM25 only, and every answer says so
+    embed_order: tuple[EmbedRole, ...] = (
+        "source", "prose", "config", "reexport", "test", "example", "benchmark", "fixture",
+        "locale", "vendored", "generated", "minified",
+    )  # fmt: skip
+    embed_never: tuple[EmbedRole, ...] = ()
 
 
 class WatchSettings(_Section):

@@ -253,6 +253,9 @@ class Trace:
     # what the index lacks to read this question at all, and the fix (retrieval/reading.py): a
     # Russian question over English text with an English-only dense model
     unread: str = ""
+    # the roles and folders the dense index lacks, one line (indices/coverage.py ``pending_line``):
+    # "not dense yet: test 120 chunks (in tests/ 120); never embedded (ingest.embed_never): vendored 3"
+    not_dense: str = ""
 
     def seconds(self, stage: str) -> float:
         return sum(t.seconds for t in self.timings if t.stage == stage)
@@ -269,6 +272,7 @@ class Trace:
             "notes": list(self.notes),
             **({"dense": self.dense} if self.dense else {}),
             **({"unread": self.unread} if self.unread else {}),
+            **({"not_dense": self.not_dense} if self.not_dense else {}),
         }
 
 
@@ -280,6 +284,7 @@ class Tracer:
         self._notes: list[str] = []
         self.dense = ""  # Trace.dense
         self.unread = ""  # Trace.unread
+        self.not_dense = ""  # Trace.not_dense
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -293,7 +298,7 @@ class Tracer:
         self._notes.append(message)
 
     def freeze(self) -> Trace:
-        return Trace(tuple(self._timings), tuple(self._notes), self.dense, self.unread)
+        return Trace(tuple(self._timings), tuple(self._notes), self.dense, self.unread, self.not_dense)
 
 
 @dataclass(frozen=True)
@@ -349,6 +354,7 @@ class QueryResult:
             **({"lang": self.lang} if self.lang is not None else {}),
             **({"dense": self.trace.dense} if self.trace.dense else {}),
             **({"unread": self.trace.unread} if self.trace.unread else {}),  # the index cannot read it
+            **({"not_dense": self.trace.not_dense} if self.trace.not_dense else {}),  # BM25-only roles
             "results": results,
             **({"files": [f.to_dict(self.matches) for f in self.files]} if self.files is not None else {}),
             "trace": self.trace.to_dict(),

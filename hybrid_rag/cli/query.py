@@ -28,6 +28,8 @@ def _print_results(result: Any) -> None:
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}{building}")
     if result.trace.unread:  # the index cannot read this question: before the results, not after
         print(f"# warning: {result.trace.unread}")
+    if result.trace.not_dense:  # the roles and folders found by BM25 only (ingest/embed_order.py)
+        print(f"# {result.trace.not_dense}")
     for rank, sc in enumerate(result.chunks, start=1):
         print(
             f"\n[{rank}] {sc.located_citation}  "

@@ -15,12 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from hybrid_rag.code.roles import chunk_role
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError, disk_full, is_disk_full
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
 from hybrid_rag.indices.chunk_terms import chunk_terms
-from hybrid_rag.indices.coverage import DENSE_CHUNKS, drop_partials, is_partial
+from hybrid_rag.indices.coverage import (
+    DENSE_CHUNKS,
+    DENSE_PENDING,
+    drop_partials,
+    is_partial,
+    pending_summary,
+)
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
@@ -29,6 +36,7 @@ from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, 
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
+from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
@@ -108,6 +116,16 @@ class StoreChunks:
         return [self._all[i] for i in wanted if i in self._all]
 
 
+def keep_out_roles(
+    todo: Sequence[Chunk], root: str | None, never: frozenset[str]
+) -> tuple[list[Chunk], list[Chunk]]:
+    """``todo`` split into the chunks to embed and those whose role ``never`` keeps out."""
+    kept, out = [], []
+    for chunk in todo:
+        (out if chunk_role(chunk.path, root) in never else kept).append(chunk)
+    return kept, out
+
+
 class IndexBuilder:
     """Writes a new index version from the store and swaps it in atomically."""
 
@@ -126,6 +144,8 @@ class IndexBuilder:
         self.chunking = chunking  # recorded in the manifest: chunk ids depend on it
         self.keep_versions = keep_versions
         self.versions = open_versions(config)
+        # roles no build embeds (``ingest.embed_never``, ``code/roles.py``): BM25-only for good
+        self.embed_never: frozenset[str] = frozenset()
 
     def build(
         self,
@@ -148,6 +168,13 @@ class IndexBuilder:
                 raise
             kept = "the store is intact and the live index version is unchanged"
             raise disk_full(self.config.directory, kept) from None
+
+    def _never_ids(self, held: np.ndarray) -> np.ndarray:
+        """The ids in ``held`` whose file's role ``embed_never`` keeps out of the dense index."""
+        paths = self.store.chunk_paths()
+        root = ingested_root(*self.store.path_bounds())
+        out = [i for i in held.tolist() if i in paths and chunk_role(paths[i], root) in self.embed_never]
+        return np.array(out, dtype=np.int64)
 
     @property
     def builds_partial(self) -> bool:
@@ -179,12 +206,21 @@ class IndexBuilder:
         if previous is not None:
             dense = previous
             stale = np.setdiff1d(dense.ids(), ids)
+            if self.embed_never:  # a role added to ``ingest.embed_never`` since: out of the dense index
+                stale = np.union1d(stale, self._never_ids(dense.ids()))
             removed = dense.remove(stale) if stale.size else 0
             todo = store.get(np.setdiff1d(ids, dense.ids()))
         else:
             dense = new_dense(self.config.index, self.embedder, kind)
             removed, todo = 0, store.get(ids)
         corrupt: list[str] = []
+        # the ingested root, read only where a role is asked (roles are read relative to it)
+        root = ingested_root(*self.store.path_bounds()) if self.embed_never or not embed else None
+        if self.embed_never:  # never embedded, never in the dense index: BM25 finds them
+            todo, kept_out = keep_out_roles(todo, root, self.embed_never)
+        else:
+            kept_out = []
+        all_todo = todo
         if embed:
             windows, embedded = embed_missing(
                 self.store,
@@ -203,6 +239,11 @@ class IndexBuilder:
                 dense.add(todo_ids, [windows[c.sha256] for c in todo])
             else:
                 dense.add(todo_ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
+        added = {c.id for c in todo}
+        left = [c.path for c in all_todo if c.id not in added] + [c.path for c in kept_out]
+        if left and root is None:  # vectors that could not be made (a corrupt cache entry)
+            root = ingested_root(*self.store.path_bounds())
+        pending = pending_summary(left, root, self.embed_never) if left else {}
         seconds["dense"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -233,13 +274,15 @@ class IndexBuilder:
             "source_hash": src_hash,
             "chunks": len(ids),
             DENSE_CHUNKS: len(dense),
+            **({DENSE_PENDING: pending} if len(dense) < len(ids) else {}),
             STORE_STATE: store.state,
             "params": params,
             **({"git": dict(git)} if git else {}),
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
-            validate_build(dense, bm25, ids, store.get(sample_ids(ids)), partial=not embed)
+            partial = not embed or bool(kept_out)
+            validate_build(dense, bm25, ids, store.get(sample_ids(ids)), partial=partial)
             check_unchanged(self.store, store.state)
         except (IndexMismatchError, StoreError):
             shutil.rmtree(staging, ignore_errors=True)

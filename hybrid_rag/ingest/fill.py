@@ -3,20 +3,22 @@
 With ``ingest.publish_bm25_first`` the ingest stores every file's chunks without embedding them
 (``stream.BatchWriter`` with ``embed=False``), so that a version can go live at once with BM25 over
 every chunk (``indices/coverage.py``). ``DenseFill`` then embeds the texts that have no cached
-vector, ``batch_chunks`` at a time, each batch committed to the embedding cache before the next;
-every ``publish_every_seconds`` a partial version with the vectors so far goes live, and the
-caller builds the complete one at the end. A kill loses at most the batch being embedded: the store
-holds the chunks, the cache the vectors, and the next ingest (even one with nothing new to read)
-finds the live version partial and carries on here.
+vector, ``batch_chunks`` at a time (the implementation's first: ``embed_order.py``), each batch
+committed to the embedding cache before the next; every ``publish_every_seconds`` a partial
+version with the vectors so far goes live, and the caller builds the complete one at the end. A
+kill loses at most the batch being embedded: the store holds the chunks, the cache the vectors,
+and the next ingest (even one with nothing new to read) finds the live version partial and
+carries on here.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hybrid_rag.indices.build import BuildReport, IndexBuilder
+from hybrid_rag.ingest.embed_order import ordered_todo
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -28,11 +30,15 @@ Progress = Callable[[str, int, int], None]  # as pipeline.Progress: "embed" and 
 class FillSettings:
     batch_chunks: int = 64
     publish_every_seconds: float = 120.0  # 0: no intermediate versions
+    # by the role of the chunk's file (``embed_order.py``): what is embedded first, and never
+    embed_order: tuple[str, ...] = ("source",)
+    embed_never: tuple[str, ...] = ()
 
 
 @dataclass
 class FillReport:
     embedded: int = 0
+    never: dict[str, int] = field(default_factory=dict)  # role -> texts ``embed_never`` left out
     first: BuildReport | None = None  # the BM25-only version, when one went live
     last: BuildReport | None = None  # the newest version this fill made live
     partials: int = 0  # versions published while embedding (the first one included)
@@ -78,14 +84,17 @@ class DenseFill:
         """Embed what is missing; ``first``: a BM25-only version goes live before anything is
         embedded (a re-run after a kill has one live already)."""
         report = FillReport()
-        todo = missing_texts(self.store, self.embedder.model_name)
-        publish = self.builder.builds_partial and bool(todo)
+        missing = missing_texts(self.store, self.embedder.model_name)
+        # the implementation first, tests and vendored files after; ``embed_never``'s roles not at all
+        pending, report.never = ordered_todo(
+            self.store, missing, self.settings.embed_order, self.settings.embed_never
+        )
+        publish = self.builder.builds_partial and bool(pending)
         if publish and first:
             report.first = report.last = self._publish(seconds, progress)
             report.partials += 1
         last = self.clock()
         batch = self.settings.batch_chunks
-        pending = list(todo.items())
         for start in range(0, len(pending), batch):
             if stop():
                 report.interrupted = True

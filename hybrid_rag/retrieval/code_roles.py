@@ -17,63 +17,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-TEST, EXAMPLE, BENCHMARK, FIXTURE = "test", "example", "benchmark", "fixture"
-VENDORED, GENERATED, MINIFIED, REEXPORT = "vendored", "generated", "minified", "reexport"
-PROSE, CONFIG = "prose", "config"
-ROLES = (TEST, EXAMPLE, BENCHMARK, FIXTURE, VENDORED, GENERATED, MINIFIED, REEXPORT, PROSE, CONFIG)
-
-# folder names, compared case-insensitively (Swift's ``Tests/``, Java's ``src/test/java``)
-_FOLDERS: dict[str, str] = {
-    **dict.fromkeys(("test", "tests", "testing", "__tests__", "spec", "specs", "unittests"), TEST),
-    **dict.fromkeys(("example", "examples", "demo", "demos", "sample", "samples"), EXAMPLE),
-    **dict.fromkeys(("bench", "benches", "benchmark", "benchmarks"), BENCHMARK),
-    **dict.fromkeys(("fixture", "fixtures", "testdata", "__fixtures__", "__mocks__", "mocks"), FIXTURE),
-    **dict.fromkeys(
-        (
-            "vendor",
-            "vendored",
-            "third_party",
-            "third-party",
-            "thirdparty",
-            "node_modules",
-            "bower_components",
-        ),
-        VENDORED,
-    ),
-    **dict.fromkeys(("generated", "__generated__", "gen-src"), GENERATED),
-}
-# file names (the last segment); the first pattern that matches decides
-_FILES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), role)
-    for pattern, role in (
-        (r"\.min\.(?:js|css|mjs)$|\.bundle\.js$", MINIFIED),
-        (r"\.d\.(?:ts|mts|cts)$|\.pyi$", REEXPORT),
-        (
-            r"_pb2(?:_grpc)?\.py$|\.pb\.(?:go|cc|h)$|\.pb\.gw\.go$|_generated\.\w+$|\.gen\.\w+$|\.g\.dart$"
-            r"|\.designer\.cs$|_pb\.(?:js|ts)$",
-            GENERATED,
-        ),
-        (
-            r"^test_[^/]*\.py$|_tests?\.(?:py|go|rs|c|cc|cpp|exs?|dart|zig)$|\.(?:test|spec)\.[cm]?[jt]sx?$"
-            r"|_spec\.rb$|_test\.rb$|^conftest\.py$|(?:Tests?|Spec|IT)\.(?:java|kt|scala|cs|swift|groovy|php)$"
-            r"|Test\.php$|_test\.(?:cpp|hpp)$",
-            TEST,
-        ),
-        (r"_bench(?:mark)?\.\w+$|^bench_[^/]*\.\w+$", BENCHMARK),
-        (r"^example_[^/]*\.\w+$|_example\.\w+$", EXAMPLE),
-        (
-            r"\.(?:md|markdown|rst|txt|adoc|asciidoc|org|rdoc|pod|tex|html?)$"
-            r"|^(?:readme|changelog|changes|history|license|licence|copying|authors|contributing|notice|news)"
-            r"(?:\.\w+)?$",
-            PROSE,
-        ),
-        (
-            r"\.(?:ya?ml|json|jsonc|json5|toml|ini|cfg|conf|properties|lock|xml|plist|editorconfig|env)$"
-            r"|^(?:makefile|dockerfile|\.\w+rc|setup\.cfg|go\.mod|go\.sum|cargo\.lock)$",
-            CONFIG,
-        ),
-    )
+from hybrid_rag.code.roles import (  # the path's role lives below the ingest, which orders by it
+    BENCHMARK,
+    CONFIG,
+    EXAMPLE,
+    FIXTURE,
+    GENERATED,
+    MINIFIED,
+    PROSE,
+    REEXPORT,
+    ROLES,
+    TEST,
+    VENDORED,
+    path_role,
 )
+
+__all__ = ["ROLES", "asked_roles", "is_reexport_text", "path_role"]
+
 # a barrel or an ``__init__.py`` whose lines are imports and exports only (the chunk's text decides)
 _REEXPORT_FILES = re.compile(r"^(?:index\.[cm]?[jt]sx?|__init__\.py|mod\.rs|lib\.rs|package-info\.java)$")
 _REEXPORT_LINE = re.compile(
@@ -105,30 +65,6 @@ _ASKS: dict[str, re.Pattern[str]] = {
         r"|environment variables?|env vars?|build|ci|makefile|dockerfile)\b"
     ),
 }
-
-
-@lru_cache(maxsize=1 << 16)
-def path_role(path: str) -> str | None:
-    """The role of the file at ``path`` (``None``: implementation, or nothing this module knows).
-
-    >>> [path_role(p) for p in ("pkg/flag_test.go", "spec/parser_spec.rb", "src/test/java/A.java")]
-    ['test', 'test', 'test']
-    >>> [path_role(p) for p in ("lib/index.d.ts", "README.md", "examples/basic.py", "src/core.rs")]
-    ['reexport', 'prose', 'example', None]
-    """
-    parts = [p for p in path.replace("\\", "/").split("/") if p]
-    if not parts:
-        return None
-    name = parts[-1]
-    lowered = name.lower()
-    for pattern, role in _FILES:
-        if pattern.search(name) or pattern.search(lowered):
-            return role
-    for folder in parts[:-1]:
-        role = _FOLDERS.get(folder.lower())
-        if role is not None:
-            return role
-    return None
 
 
 def is_reexport_text(path: str, text: str) -> bool:

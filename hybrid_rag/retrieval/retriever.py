@@ -20,7 +20,7 @@ from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError, StoreError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.indices.chunk_terms import chunk_terms
-from hybrid_rag.indices.coverage import dense_note
+from hybrid_rag.indices.coverage import dense_note, pending_line
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.lang.query import index_reading, query_language
@@ -145,7 +145,9 @@ class HybridRetriever(Openable):
         tracer, live = Tracer(), self.indices.get()
         if live.dense_status:  # a BM25-first ingest's partial version (indices/coverage.py)
             tracer.dense = live.dense_status
-            tracer.note(dense_note(live.manifest))
+        if note := dense_note(live.manifest):  # also what ``ingest.embed_never`` keeps BM25-only
+            tracer.note(note)
+            tracer.not_dense = pending_line(live.manifest)
         if top_k <= 0:
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         allowed = timed(tracer, "filter", self.allowed_ids, text, filters, flags, tracer)

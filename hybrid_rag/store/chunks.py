@@ -101,6 +101,13 @@ class ChunkRows(StoreSessions):
             for chunk, doc in rows:
                 yield _chunk(chunk, doc)
 
+    def chunk_paths(self) -> dict[int, str]:
+        """chunk id -> its document's stored path, for the current state's chunks (what the dense
+        fill orders by: ``ingest/embed_order.py``)."""
+        with self._session() as s:
+            query = select(_Chunk.id, _Document.path).join(_Document).where(_LIVE, _INDEXED)
+            return dict(s.execute(query).all())
+
     def chunk_hashes(self) -> dict[int, str]:
         """chunk id -> sha256 of the current state's chunks."""
         return self.state_hashes()[1]
