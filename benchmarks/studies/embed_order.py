@@ -122,3 +122,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result[arm]["load_after"] = round(os.getloadavg()[0], 1)
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def render(result: dict[str, Any]) -> str:
+    """The share of source chunks with a vector by time, the role order against the store's."""
+    arms = [a for a in ("roles", "stored") if isinstance(result.get(a), dict)]
+    times = sorted({int(t) for a in arms for t in result[a]["curve"]}, key=int)
+    names = {"roles": "role order (source first)", "stored": "store order (before)"}
+    lines = [
+        f"Source chunks with a vector, by seconds of embedding ({result.get('repo')}, budget "
+        f"{result.get('budget_s')} s):",
+        "",
+        "| order | " + " | ".join(f"{t} s" for t in times) + " | chunks/s |",
+        "|---|" + "---:|" * (len(times) + 1),
+    ]
+    for arm in arms:
+        curve = result[arm]["curve"]
+        cells = [f"{curve[str(t)]['source_dense']:.1%}" if str(t) in curve else "–" for t in times]
+        lines.append(f"| {names[arm]} | " + " | ".join(cells) + f" | {result[arm]['chunks_per_s']} |")
+    return "\n".join(lines) + "\n"
