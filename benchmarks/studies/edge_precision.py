@@ -122,27 +122,14 @@ def recheck(rows: list[dict[str, Any]], folder: Path, uses: list[Any]) -> dict[s
 
 
 def _edges(language: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    from hybrid_rag.engine import Engine
-    from hybrid_rag.settings import Settings
-    from hybrid_rag.symbols.references import CALLS, RESOLVED, Resolver
-    from studies._repo_fetch import fetch_project
-    from studies.repo_search_languages import PROJECTS, WORK
+    from hybrid_rag.symbols.references import RESOLVED
+    from studies.repo_search_languages import PROJECTS
 
     project = next(p for p in PROJECTS if p.name == LANGUAGES[language])
-    src, _ = fetch_project(project, Path(args.work or WORK) / "sdists")
-    folder = src  # fetch_project gives the ingested folder (the subdir)
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = Settings().with_overrides({"paths.data_dir": tmp, "embedding.model": "fake"})
-        engine = Engine(cfg)
-        try:
-            engine.ingest([folder])
-            state = engine.served_state()
-            refs = engine.store.references(kinds=list(CALLS), state=state)
-            uses = [u for u in Resolver(engine.store, state).resolve(refs) if u.status == RESOLVED]
-        finally:
-            engine.close()
+    folder, every = _resolved(language, args)
+    uses = [u for u in every if u.status == RESOLVED]
     uses = [u for u in uses if u.reference.language in (language, "c" if language == "cpp" else language)]
-    log(f"edge_precision: {language}: {len(refs)} calls, {len(uses)} resolved")
+    log(f"edge_precision: {language}: {len(every)} calls, {len(uses)} resolved")
     picked = sorted(
         random.Random(args.seed).sample(uses, min(args.per, len(uses))),
         key=lambda u: (u.reference.path, u.reference.line),

@@ -172,9 +172,6 @@ def check_query(
         except HybridRagError as exc:
             raise ApiError(422, f"{field}: {exc}", field=field) from None
     found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
-    for name in ("group", "units_per_file"):  # GroupedBody's (retrieval/grouping.py)
-        if getattr(body, name, None) is not None:
-            found[name] = getattr(body, name)
     return {**found, "lang": body.lang} if body.lang else found
 
 
@@ -186,8 +183,7 @@ def query_of(
 ) -> Query:
     """``body`` as the engine's typed request (``hybrid_rag/request.py``), after ``check_query``;
     the grouping of a ``GroupedBody`` is not part of it (``grouping_of``)."""
-    checked = check_query(body, limits, features, retrieval)
-    return Query.of(body.query, **{k: v for k, v in checked.items() if k not in GROUPING})
+    return Query.of(body.query, **check_query(body, limits, features, retrieval))
 
 
 GROUPING = ("group", "units_per_file")  # GroupedBody's fields, passed beside the Query
