@@ -26,6 +26,7 @@ from hybrid_rag.lang.query import query_language
 from hybrid_rag.lifecycle import IndexLifecycle
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.models.generation import make_generator
+from hybrid_rag.models.second import SecondEmbedders
 from hybrid_rag.paths import shown_result
 from hybrid_rag.protocols import Embedder, ModelChooser
 from hybrid_rag.querylog import QueryLog, make_record
@@ -128,6 +129,9 @@ class Engine(IndexLifecycle):
             keep_versions=settings.paths.keep_versions,
         )
         builder.embed_never = frozenset(settings.ingest.embed_never)  # ingest/embed_order.py
+        # the second vector set's model, made on first use (indices/second_dense.py)
+        self.second_embedders = builder.second_embedder = SecondEmbedders(settings.embedding)
+        self.retriever.second_embedders = self.second_embedders
         self.ingestor = Ingestor(
             self.store,
             self.embedder,

@@ -93,9 +93,12 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
     learns = isinstance(embedder, DimensionLearner)  # a remote embedder learns it without a request
     if learns and params.get("model") == embedder.model_name and params.get("dimension"):
         embedder.expect_dimension(int(params["dimension"]))
+    from hybrid_rag.indices.second_dense import load_second  # it imports this module
+
     try:
         dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
         bm25 = BM25IndexManager.load(directory, config.bm25)
+        second = load_second(config.index, directory, manifest)  # None: the version has none
     except CorruptIndexError as exc:
         raise CorruptIndexError(
             f"{exc}: run `hybrid-rag rebuild` (the store is intact) or `hybrid-rag rollback` to an older one"
@@ -106,7 +109,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
             f"chunks, dense {len(dense)}, bm25 {len(bm25)}): run `hybrid-rag rebuild`"
         )
-    return LiveIndex(version, dense, bm25, manifest)
+    return LiveIndex(version, dense, bm25, manifest, second)
 
 
 class LiveIndexProvider:

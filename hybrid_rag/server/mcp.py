@@ -156,6 +156,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
                 **({"unread": result.trace.unread} if result.trace.unread else {}),  # and the fix
+                **({"vectors": result.trace.vectors} if result.trace.vectors else {}),  # the second set
                 **({"not_dense": result.trace.not_dense} if result.trace.not_dense else {}),  # BM25 only
             }
             if result.files is not None:

@@ -1,0 +1,258 @@
+"""A second vector set beside the first: the same chunks embedded by a second model.
+
+An English folder gets MiniLM (``embedding.model: auto``), which cannot read a Russian question;
+the multilingual model reads it but ranks English questions worse and costs 2.7x a chunk
+(benchmarks/RESULTS.md#multilingual-model-not-default). So a data dir may hold both: the first
+set answers every question its model reads, the second one the questions only its model reads
+(``retrieval/second_set.py`` decides, per question).
+
+* **Storage.** No schema change: the embedding cache is keyed by (model, text sha256), so the
+  second model's window vectors sit in the same table under their own name. A version folder
+  holds the second dense index in a folder of its own, ``dense-<model>/`` (``dense.faiss``,
+  ``dense.json``, ``windows.json``: the files of the first one, checksummed the same way), and
+  its manifest says so: ``second_dense: {model, dimension, chunks, folder, kind}``.
+* **Builds.** ``hybrid-rag rebuild --second-model M`` adds it (``IndexBuilder.build(second_model=M)``,
+  embedding what the cache lacks); every later build carries it over as the first index is carried
+  (the previous version's, its gone chunks removed, the new ones embedded by both models).
+  ``--second-model off`` drops it. Garbage collection and rollback see one version folder: pruning
+  a version deletes its second set, a rollback loads it (a damaged one refuses the rollback, as a
+  damaged ``dense.faiss`` does), and a version without it is one whose second set is not built.
+* The second set holds exactly the chunks the first dense index holds (``ingest.embed_never``'s
+  roles are out of both); on a partial version (BM25 first) only those with cached vectors.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
+from hybrid_rag.indices.ann import AnnVectorIndex
+from hybrid_rag.indices.dense import FaissVectorIndex
+from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.settings import IndexSettings
+from hybrid_rag.store import MetadataStore
+from hybrid_rag.store.embedding_cache import cached_windows_of, embed_missing
+from hybrid_rag.types import Chunk
+from hybrid_rag.vectors import pool_windows
+
+SECOND_DENSE = "second_dense"  # the manifest key
+OFF = "off"  # ``rebuild --second-model off``: the version is built without it
+Dense = FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex
+
+
+@dataclass(frozen=True)
+class Named:
+    """What ``live.new_dense`` and ``live.load_dense`` read of an embedder: its name and dimension."""
+
+    model_name: str
+    dimension: int
+
+
+@dataclass(frozen=True)
+class SecondSet:
+    """A loaded version's second vector set."""
+
+    model: str
+    dense: Dense
+
+    def __len__(self) -> int:
+        return len(self.dense)
+
+
+def folder_name(model: str) -> str:
+    """``dense-<model>``, the model's name made a safe folder name.
+
+    >>> folder_name("multilingual-e5-small"), folder_name("sentence-transformers/x#defs2")
+    ('dense-multilingual-e5-small', 'dense-sentence-transformers_x_defs2')
+    """
+    return "dense-" + re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+
+
+def check_second_model(model: str | None, first_model: str) -> None:
+    """InputError for a second model that is the first one (``rebuild --second-model``)."""
+    from hybrid_rag.errors import InputError
+
+    if model is not None and model.split("#", 1)[0] == first_model.split("#", 1)[0]:
+        raise InputError(
+            f"the second vector set's model {model!r} is the index's own model: name another one "
+            "(multilingual-e5-small over an English-only model), or `off` to drop the second set"
+        )
+
+
+def second_entry(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The manifest's ``second_dense`` entry, or None for a version without a second set."""
+    entry = manifest.get(SECOND_DENSE)
+    return entry if isinstance(entry, dict) and entry.get("model") else None
+
+
+def load_second(index: IndexSettings, directory: Path, manifest: dict[str, Any]) -> SecondSet | None:
+    """The second set a version's manifest lists (None when it lists none); CorruptIndexError
+    when its files are missing, fail their checksum or hold another count than the manifest's."""
+    from hybrid_rag.indices.live import load_dense  # live imports this module
+
+    entry = second_entry(manifest)
+    if entry is None:
+        return None
+    named = Named(str(entry["model"]), int(entry["dimension"]))
+    folder = directory / str(entry.get("folder") or folder_name(named.model_name))
+    dense = load_dense(index, folder, named, str(entry.get("kind", "flat")))  # type: ignore[arg-type]
+    if len(dense) != int(entry.get("chunks", -1)):
+        raise CorruptIndexError(
+            f"the second vector set at {folder} holds {len(dense)} chunks, its manifest {entry.get('chunks')}"
+        )
+    return SecondSet(named.model_name, dense)
+
+
+@dataclass
+class SecondBuild:
+    """What one build did to the second set (for the report and the manifest)."""
+
+    model: str
+    dense: Dense
+    embedded: int
+    seconds: float
+    kind: str
+
+    def save(self, staging: Path) -> dict[str, Any]:
+        """Write it into the staging folder; the manifest's ``second_dense`` entry."""
+        folder = folder_name(self.model)
+        self.dense.save(staging / folder)
+        return {
+            SECOND_DENSE: {
+                "model": self.model,
+                "dimension": int(self.dense.dimension),
+                "chunks": len(self.dense),
+                "folder": folder,
+                "kind": self.kind,
+                "embedded": self.embedded,
+                "seconds": round(self.seconds, 3),
+            }
+        }
+
+
+def build_second(
+    store: MetadataStore,
+    embedder: Embedder,
+    index: IndexSettings,
+    held: np.ndarray,
+    chunks_of: Callable[[np.ndarray], Sequence[Chunk]],
+    *,
+    previous: Path | None,
+    previous_manifest: dict[str, Any] | None,
+    embed: bool,
+    progress: Callable[[int], None] | None = None,
+) -> SecondBuild:
+    """The second set over the chunks ``held`` (the first dense index's ids) with ``embedder``:
+    the previous version's (folder ``previous``) updated when it was built with the same model and
+    kind, else a new one; the vectors from the cache, the missing ones embedded (``embed``) or left
+    out (a partial version)."""
+    from hybrid_rag.indices.live import dense_kind, load_dense, new_dense
+
+    start = time.perf_counter()
+    kind = dense_kind(index, len(held))
+    dense: Dense | None = None
+    entry = second_entry(previous_manifest or {})
+    if previous is not None and entry and entry["model"] == embedder.model_name and entry.get("kind") == kind:
+        try:
+            dense = load_dense(index, previous / str(entry["folder"]), embedder, kind)
+        except (CorruptIndexError, IndexMismatchError):
+            dense = None  # damaged, or another dimension: built again from the cache
+    if dense is None:
+        dense = new_dense(index, embedder, kind)
+    stale = np.setdiff1d(dense.ids(), held)
+    if stale.size:
+        dense.remove(stale)
+    todo = list(chunks_of(np.setdiff1d(held, dense.ids())))
+    corrupt: list[str] = []
+    if embed:
+        texts = {c.sha256: c.text for c in todo}
+        windows, embedded = embed_missing(
+            store, embedder, texts, progress=progress, keep=True, corrupt=corrupt
+        )
+    else:
+        windows, embedded = cached_windows_of(store, embedder, todo, corrupt), 0
+        todo = [c for c in todo if c.sha256 in windows]
+    if todo:
+        ids = np.array([c.id for c in todo], dtype=np.int64)
+        if isinstance(dense, WindowedVectorIndex):
+            dense.add(ids, [windows[c.sha256] for c in todo])
+        else:
+            dense.add(ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
+    return SecondBuild(embedder.model_name, dense, embedded, time.perf_counter() - start, kind)
+
+
+def check_second(second: SecondBuild, held: np.ndarray, *, partial: bool) -> list[str]:
+    """A build's problems with its second set: chunks the first dense index lacks, or (complete
+    versions) fewer chunks than it; a search with a held vector that does not find it."""
+    problems = []
+    ids = second.dense.ids()
+    if len(np.setdiff1d(ids, held)):
+        problems.append(f"the second vector set ({second.model}) holds chunks the first does not")
+    if not partial and len(ids) != len(held):
+        problems.append(
+            f"the second vector set ({second.model}) holds {len(ids)} chunks, the first {len(held)}"
+        )
+    if len(ids):
+        probe = int(ids[len(ids) // 2])
+        dense = second.dense
+        vector = (
+            dense.windows(probe)[0]
+            if isinstance(dense, WindowedVectorIndex)
+            else dense.vectors(np.array([probe]))[0]
+        )
+        hits = dense.search(vector, 1)
+        if not hits or hits[0].score < float(vector @ vector) - 1e-4:
+            problems.append(
+                f"the second vector set's search with chunk {probe}'s own vector does not find it"
+            )
+    return problems
+
+
+def second_for_build(
+    builder: Any,
+    chunks_of: Callable[[np.ndarray], Sequence[Chunk]],
+    held: np.ndarray,
+    second_model: str | None,
+    *,
+    embed: bool,
+    progress: Callable[[int], None] | None,
+    full: bool = False,
+) -> SecondBuild | None:
+    """The second set of the version ``builder`` (``build.IndexBuilder``) is writing: the model
+    ``second_model`` names (``OFF``: none), else the live version's, carried over; None when there is
+    none, or when the builder has no way to make the second model (``builder.second_embedder``).
+    ``full``: built anew from the cache, not from the live version's."""
+    live = builder._live()
+    manifest: dict[str, Any] | None = None
+    if live is not None:
+        try:
+            manifest = builder.versions.manifest(live)
+        except CorruptIndexError:
+            manifest = None
+    entry = second_entry(manifest or {})
+    model = second_model or (str(entry["model"]) if entry else None)
+    if model is None or model == OFF or builder.second_embedder is None:
+        return None
+    embedder = builder.second_embedder(model)
+    if embedder.model_name == builder.embedder.model_name:
+        return None  # the first set already is that model's
+    previous = builder.versions.directory(live) if live is not None and not full else None
+    return build_second(
+        builder.store,
+        embedder,
+        builder.config.index,
+        held,
+        chunks_of,
+        previous=previous,
+        previous_manifest=manifest,
+        embed=embed,
+        progress=progress,
+    )
