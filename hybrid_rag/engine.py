@@ -36,6 +36,7 @@ from hybrid_rag.retrieval.grouping import by_file, check_group
 from hybrid_rag.retrieval.opening import set_opener
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
+from hybrid_rag.second_job import SecondSetJob
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
@@ -132,6 +133,7 @@ class Engine(IndexLifecycle):
         # the second vector set's model, made on first use (indices/second_dense.py)
         self.second_embedders = builder.second_embedder = SecondEmbedders(settings.embedding)
         self.retriever.second_embedders = self.second_embedders
+        self.second_set = SecondSetJob(builder, self.writer, lambda: self.second_embedders.model)
         self.ingestor = Ingestor(
             self.store,
             self.embedder,
@@ -222,6 +224,7 @@ class Engine(IndexLifecycle):
             def run(q: str) -> QueryResult:
                 found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
                 result = with_language(shown_result(found, root), query)
+                result = self.second_set.after(result, self.indices.get().manifest)  # second_job.py
                 return with_note(result, behind) if behind else result
 
             if not self_check:
@@ -389,6 +392,7 @@ class Engine(IndexLifecycle):
         return answer
 
     def close(self) -> None:
+        self.second_set.stop()  # a second vector set being built stops after its batch (cached)
         self.store.close()
 
     def __enter__(self) -> Engine:

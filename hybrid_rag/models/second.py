@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 
 from hybrid_rag.models.auto import MULTILINGUAL_MODEL, is_auto, multilingual_runtime_installed
+from hybrid_rag.models.embedders import FAKE_MODEL_NAMES
 from hybrid_rag.models.languages import model_languages
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
@@ -24,8 +25,9 @@ def second_model(settings: EmbeddingSettings) -> str | None:
     name = settings.second_model.strip()
     if name.lower() == OFF or not name:
         return None
-    if is_auto(name):  # a local model only: a served first model's data dir names its own
-        local = settings.provider == "local"
+    if is_auto(name):  # a local model only (a served first model's data dir names its own), and
+        # not beside the fake embedder (tests, CI: it would load the real model)
+        local = settings.provider == "local" and settings.model.strip().lower() not in FAKE_MODEL_NAMES
         return MULTILINGUAL_MODEL if local and multilingual_runtime_installed() else None
     return name
 

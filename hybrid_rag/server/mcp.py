@@ -113,6 +113,7 @@ def searched_file(group: FileGroup) -> dict[str, Any]:
 def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
     """The MCP server for ``settings``; ``engine`` built from them unless given (tests, embedding)."""
     engine = engine or Engine(settings)
+    engine.second_set.background = True  # a question it cannot read starts the second set (second_job.py)
     limits = settings.server
     timeout = limits.request_timeout_seconds
 

