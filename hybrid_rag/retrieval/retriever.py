@@ -42,7 +42,7 @@ from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
-from hybrid_rag.retrieval.second_set import with_second_set
+from hybrid_rag.retrieval.second_set import only_second_reads, with_second_set
 from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -196,12 +196,15 @@ class HybridRetriever(Openable):
 
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
-        them (NaN for an id it lacks)."""
+        them (NaN for an id it lacks); the second vector set's for a question only it reads."""
+        live = self.indices.get()
+        model = only_second_reads(text, self.embedder.model_name, live.second, self.second_embedders)
+        live, embedder = self.vector_set(live, Reading(vectors=model))
         try:
-            vector = self.embedder.embed_queries([text])[0]
+            vector = embedder.embed_queries([text])[0]
         except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
             return np.full(len(ids), np.nan)
-        return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
+        return live.dense.score(vector, np.asarray(ids, dtype=np.int64))
 
     def reading(
         self, text: str, mode: RetrievalMode, flags: FeatureFlags, live: LiveIndex, tracer: Tracer

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
+from hybrid_rag.lang.query import query_language
 from hybrid_rag.models.languages import model_languages
 from hybrid_rag.retrieval.reading import Reading, foreign_script
 
@@ -70,3 +72,17 @@ def with_second_set(
     note = f"dense: the second vector set ({second_model}) answered: the index's model {first} does not read "
     note += what
     return replace(other, vectors=second_model, notes=(*other.notes, note))
+
+
+def only_second_reads(text: str, first_model: str, second: Any, embedders: object) -> str:
+    """The second set's model when only it reads ``text`` (``second``: the live version's
+    ``SecondSet`` or None; ``embedders``: None when the engine makes none), else ``""``: which set
+    judges the self-check's evidence (``HybridRetriever.dense_scores``)."""
+    if second is None or embedders is None:
+        return ""
+    lang = query_language(text).code
+    return (
+        second.model
+        if first_cannot_read(lang, text, first_model) and second_reads(lang, text, second.model)
+        else ""
+    )

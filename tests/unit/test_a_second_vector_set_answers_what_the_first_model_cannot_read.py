@@ -121,7 +121,9 @@ def test_a_later_ingest_embeds_new_chunks_with_both_models(engine: Engine, tmp_p
     engine.rebuild(second_model=E5)
     extra = tmp_path / "more"
     extra.mkdir()
-    (extra / "alerts.md").write_text("# Alerts\n\nPager alerts go to the on-call engineer.\n", encoding="utf-8")
+    (extra / "alerts.md").write_text(
+        "# Alerts\n\nPager alerts go to the on-call engineer.\n", encoding="utf-8"
+    )
     engine.ingest([extra])
     live = engine.indices.get()
     assert live.second is not None and len(live.second) == len(live.dense) == live.manifest["chunks"]
@@ -178,7 +180,9 @@ def test_the_cli_builds_it_and_says_which_set_answered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("hybrid_rag.engine.make_embedder", lambda s: FakeEmbedder(64, model_name=MINILM))
-    monkeypatch.setattr("hybrid_rag.models.second.SecondEmbedders._make", lambda self, model: second_fake(model))
+    monkeypatch.setattr(
+        "hybrid_rag.models.second.SecondEmbedders._make", lambda self, model: second_fake(model)
+    )
     data = str(tmp_path / "data")
     assert cli.main(["--data-dir", data, "ingest", str(folder(tmp_path))]) == 0
     assert cli.main(["--data-dir", data, "rebuild", "--second-model", E5]) == 0
@@ -188,3 +192,19 @@ def test_the_cli_builds_it_and_says_which_set_answered(
     assert f"# vectors: the second vector set ({E5})" in out and "# warning:" not in out
     cli.main(["--data-dir", data, "query", RUSSIAN, "--json"])
     assert json.loads(capsys.readouterr().out)["vectors"] == E5
+
+
+def test_the_self_check_judges_such_a_question_by_the_second_set(engine: Engine) -> None:
+    engine.rebuild(second_model=E5)
+    ids = [c.id for c in engine.store.iter_chunks()]
+    scores = engine.retriever.dense_scores(RUSSIAN, ids)
+    live = engine.indices.get()
+    expected = live.second.dense.score(second_fake(E5).embed_queries([RUSSIAN])[0], ids)
+    assert scores.tolist() == expected.tolist()
+    english = engine.retriever.dense_scores(ENGLISH, ids)
+    assert (
+        english.tolist()
+        == live.dense.score(FakeEmbedder(64, model_name=MINILM).embed_queries([ENGLISH])[0], ids).tolist()
+    )
+    context, _ = engine.context(RUSSIAN)
+    assert context.result.trace.vectors == E5
