@@ -150,4 +150,4 @@ def test_by_default_the_server_builds_the_second_set_then_answers_from_it(tmp_pa
     assert [(r["id"], r["score"]) for r in english["results"]] == [
         (r["id"], r["score"]) for r in english_before["results"]
     ]
-    assert json.loads(_cli(data, "stats", "--json").stdout)["model"].endswith("all-MiniLM-L6-v2")
+    assert "all-MiniLM-L6-v2" in json.loads(_cli(data, "stats", "--json").stdout)["model"]
