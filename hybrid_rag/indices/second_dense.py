@@ -45,6 +45,7 @@ from hybrid_rag.vectors import pool_windows
 
 SECOND_DENSE = "second_dense"  # the manifest key
 OFF = "off"  # ``rebuild --second-model off``: the version is built without it
+BATCH = 64  # texts embedded and cached at a time: a stopped background build loses at most these
 Dense = FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex
 
 
@@ -175,7 +176,7 @@ def build_second(
     if embed:
         texts = {c.sha256: c.text for c in todo}
         windows, embedded = embed_missing(
-            store, embedder, texts, progress=progress, keep=True, corrupt=corrupt
+            store, embedder, texts, batch_size=BATCH, progress=progress, keep=True, corrupt=corrupt
         )
     else:
         windows, embedded = cached_windows_of(store, embedder, todo, corrupt), 0
