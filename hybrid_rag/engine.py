@@ -224,7 +224,7 @@ class Engine(IndexLifecycle):
             def run(q: str) -> QueryResult:
                 found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
                 result = with_language(shown_result(found, root), query)
-                result = self.second_set.after(result, self.indices.get().manifest)  # second_job.py
+                result = self.second_set.after(result)  # the second vector set: second_job.py
                 return with_note(result, behind) if behind else result
 
             if not self_check:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.indices.build import IndexBuilder
@@ -54,13 +53,19 @@ class SecondSetJob:
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
-    def after(self, result: QueryResult, live_manifest: dict[str, Any]) -> QueryResult:
+    def after(self, result: QueryResult) -> QueryResult:
         """``result``, its unread warning saying what the second set does about it: being built (and
-        how far), or the command that builds it; unchanged when no second set would read it."""
+        how far), or the command that builds it; unchanged when no second set would read it, or
+        when the version that answered has one."""
         unread = result.trace.unread
         model = self.model() if unread else None
-        if not unread or model is None or second_entry(live_manifest) is not None:
+        if not unread or model is None or result.index_version is None:
             return result
+        try:
+            if second_entry(self.builder.versions.manifest(result.index_version)) is not None:
+                return result
+        except HybridRagError:  # the version is gone since (pruned): said as for one without it
+            pass
         lang = result.lang or query_language(result.query).code
         if not second_reads(lang, result.query, model):
             return result
