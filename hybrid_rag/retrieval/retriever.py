@@ -42,7 +42,7 @@ from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
-from hybrid_rag.retrieval.second_set import only_second_reads, with_second_set
+from hybrid_rag.retrieval.second_set import with_second_set
 from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -198,8 +198,8 @@ class HybridRetriever(Openable):
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
         them (NaN for an id it lacks); the second vector set's for a question only it reads."""
         live = self.indices.get()
-        model = only_second_reads(text, self.embedder.model_name, live.second, self.second_embedders)
-        live, embedder = self.vector_set(live, Reading(vectors=model))
+        reading = self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer())
+        live, embedder = self.vector_set(live, reading)
         try:
             vector = embedder.embed_queries([text])[0]
         except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id

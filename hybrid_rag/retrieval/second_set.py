@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from hybrid_rag.lang.query import query_language
 from hybrid_rag.models.languages import model_languages
 from hybrid_rag.retrieval.reading import Reading, foreign_script
 
@@ -57,10 +55,14 @@ def with_second_set(
     *,
     dense_searched: bool,
 ) -> Reading:
-    """``reading`` (the first set's), or the second set's when the first model cannot read the
-    question, the second one can, and the dense stage is searched in this query (``read(model)``:
-    the question's reading with that model as the dense one)."""
-    if not second_model or not dense_searched or not first_cannot_read(lang, text, first_model):
+    """``reading`` (the first set's), or the second set's when the index cannot read the question
+    (``reading.unread``: neither the first model nor BM25; a question BM25 reads, such as English
+    names in a Russian question or an English question misdetected as another language, keeps the
+    first set and its rankings), the second model can, and the dense stage is searched in this
+    query (``read(model)``: the question's reading with that model as the dense one)."""
+    if not reading.unread or not second_model or not dense_searched:
+        return reading
+    if not first_cannot_read(lang, text, first_model):
         return reading
     if not second_reads(lang, text, second_model):
         return reading
@@ -73,16 +75,3 @@ def with_second_set(
     note += what
     return replace(other, vectors=second_model, notes=(*other.notes, note))
 
-
-def only_second_reads(text: str, first_model: str, second: Any, embedders: object) -> str:
-    """The second set's model when only it reads ``text`` (``second``: the live version's
-    ``SecondSet`` or None; ``embedders``: None when the engine makes none), else ``""``: which set
-    judges the self-check's evidence (``HybridRetriever.dense_scores``)."""
-    if second is None or embedders is None:
-        return ""
-    lang = query_language(text).code
-    return (
-        second.model
-        if first_cannot_read(lang, text, first_model) and second_reads(lang, text, second.model)
-        else ""
-    )

@@ -208,3 +208,13 @@ def test_the_self_check_judges_such_a_question_by_the_second_set(engine: Engine)
     )
     context, _ = engine.context(RUSSIAN)
     assert context.result.trace.vectors == E5
+
+
+def test_a_question_bm25_reads_keeps_the_first_set_whatever_its_language(engine: Engine) -> None:
+    """cosqa's English questions detected as another language: BM25 reads them (most of their words
+    are the index's), so the first set answers them as before the second set existed."""
+    before = engine.query(ENGLISH, lang="fr")
+    engine.rebuild(second_model=E5)
+    after = engine.query(ENGLISH, lang="fr")
+    assert after.lang == "fr" and after.trace.vectors == "" and after.trace.unread == ""
+    assert ranking(after) == ranking(before)
