@@ -36,7 +36,7 @@ from hybrid_rag.retrieval.grouping import by_file, check_group
 from hybrid_rag.retrieval.opening import set_opener
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
-from hybrid_rag.second_job import SecondSetJob
+from hybrid_rag.second_job import SecondSetJob, answering_model, context_builder_for
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
@@ -233,7 +233,7 @@ class Engine(IndexLifecycle):
                     self.querylog.append(make_record(text, result))
                 return result, None
             relevance = self.retriever.dense_scores
-            cosines = cosine_range(self.embedder.model_name)
+            cosines = cosine_range(answering_model(self.retriever, text))  # the second set's: its scale
             check = SelfCheck(
                 self.settings.context, run, self.generator, relevance=relevance, cosines=cosines
             )
@@ -264,9 +264,8 @@ class Engine(IndexLifecycle):
         with query.reading():  # the context reads the question in its language too
             result, checked = self.retrieve(query, self_check=flags.self_check)
             fragments = fragment_cuts(self.store, result.chunks)
-            context = self.context_builder.build(
-                text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
-            )
+            builder = context_builder_for(self.context_builder, result, self.second_embedders, self.store)
+            context = builder.build(text, result, max_tokens=max_tokens, checked=checked, fragments=fragments)
             if mode == "signatures" and self.store.exists:
                 name, called_by, calls = edge_lines(
                     self.store, text, served_state(self.index_config), _shower(self.ingested_root())
@@ -276,9 +275,7 @@ class Engine(IndexLifecycle):
                     name,
                     interleaved(called_by, calls),
                     self.context_builder.count,
-                    lambda b: self.context_builder.build(
-                        text, result, max_tokens=b, checked=checked, fragments=fragments
-                    ),
+                    lambda b: builder.build(text, result, max_tokens=b, checked=checked, fragments=fragments),
                 )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))

@@ -18,19 +18,49 @@ set yet:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import threading
 from collections.abc import Callable
 
+from hybrid_rag.context import ContextBuilder, cached_embed
+from hybrid_rag.context.selfcheck import cosine_range
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.indices.build import IndexBuilder
 from hybrid_rag.indices.second_dense import second_entry
 from hybrid_rag.lang.query import query_language
+from hybrid_rag.protocols import Embedder
+from hybrid_rag.retrieval.retriever import HybridRetriever
 from hybrid_rag.retrieval.second_set import second_reads
+from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
 from hybrid_rag.types import QueryResult
 
 COMMAND = "hybrid-rag rebuild --second-model {model}"
+
+
+def answering_model(retriever: HybridRetriever, text: str) -> str:
+    """The model whose vectors answer ``text`` (the second set's for a question only it reads; the
+    first one when there is no index yet): the self-check reads its cosines on that model's scale."""
+    try:
+        return retriever.answering_set(text)[1].model_name
+    except HybridRagError:
+        return retriever.embedder.model_name
+
+
+def context_builder_for(
+    builder: ContextBuilder, result: QueryResult, embedders: Callable[[str], Embedder], store: MetadataStore
+) -> ContextBuilder:
+    """``builder``, or for a result the second vector set answered a copy that reads the evidence
+    with the second model (its vectors from the cache, its cosine scale): the first model cannot
+    read the question, so its closeness would say the quotes are unrelated."""
+    model = result.trace.vectors
+    if not model:
+        return builder
+    other = copy.copy(builder)
+    other.embed = cached_embed(embedders(model), store)
+    other.cosines = lambda: cosine_range(model)
+    return other
 
 
 class _Stopped(Exception):

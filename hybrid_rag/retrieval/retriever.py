@@ -197,9 +197,7 @@ class HybridRetriever(Openable):
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
         them (NaN for an id it lacks); the second vector set's for a question only it reads."""
-        live = self.indices.get()
-        reading = self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer())
-        live, embedder = self.vector_set(live, reading)
+        live, embedder = self.answering_set(text)
         try:
             vector = embedder.embed_queries([text])[0]
         except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
@@ -241,6 +239,11 @@ class HybridRetriever(Openable):
         tracer.unread = reading.unread
         tracer.vectors = reading.vectors
         return reading
+
+    def answering_set(self, text: str) -> tuple[LiveIndex, Embedder]:
+        """The live index and query embedder that answer ``text`` in a hybrid query (``vector_set``)."""
+        live = self.indices.get()
+        return self.vector_set(live, self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer()))
 
     def vector_set(self, live: LiveIndex, reading: Reading) -> tuple[LiveIndex, Embedder]:
         """The index and the query embedder of the vector set that answers (the first, or the

@@ -218,3 +218,21 @@ def test_a_question_bm25_reads_keeps_the_first_set_whatever_its_language(engine:
     after = engine.query(ENGLISH, lang="fr")
     assert after.lang == "fr" and after.trace.vectors == "" and after.trace.unread == ""
     assert ranking(after) == ranking(before)
+
+
+def test_the_context_reads_its_evidence_with_the_model_that_answered(engine: Engine) -> None:
+    from hybrid_rag.context.selfcheck import cosine_range
+    from hybrid_rag.second_job import answering_model, context_builder_for
+
+    engine.rebuild(second_model=E5)
+    assert answering_model(engine.retriever, RUSSIAN) == E5
+    assert answering_model(engine.retriever, ENGLISH) == MINILM
+    russian = engine.query(RUSSIAN)
+    builder = context_builder_for(engine.context_builder, russian, engine.second_embedders, engine.store)
+    assert builder is not engine.context_builder and builder.cosines() == cosine_range(E5)
+    text = russian.chunks[0].text
+    assert builder.embed([text]).tolist() == second_fake(E5).embed_passages([text]).tolist()
+    english = engine.query(ENGLISH)
+    assert context_builder_for(engine.context_builder, english, engine.second_embedders, engine.store) is (
+        engine.context_builder
+    )
