@@ -243,6 +243,8 @@ class HybridRetriever(Openable):
     def answering_set(self, text: str) -> tuple[LiveIndex, Embedder]:
         """The live index and query embedder that answer ``text`` in a hybrid query (``vector_set``)."""
         live = self.indices.get()
+        if live.second is None:  # one set: nothing to read
+            return live, self.embedder
         return self.vector_set(live, self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer()))
 
     def vector_set(self, live: LiveIndex, reading: Reading) -> tuple[LiveIndex, Embedder]:
