@@ -325,8 +325,11 @@ class QueryExpander:
         self._tokenizer = Tokenizer.for_settings(bm25)
         self._stable: dict[tuple[str, str], bool] = {}  # (tokenizer key, term) -> tokenizes to itself
 
-    def using(self, embedder: Embedder) -> QueryExpander:
-        """This expander with another embedder (the second vector set's, ``retrieval/second_set.py``)."""
+    def using(self, embedder: Embedder | None) -> QueryExpander:
+        """This expander with another embedder (the second vector set's, ``retrieval/second_set.py``);
+        itself for None or its own."""
+        if embedder is None or embedder is self.embedder:
+            return self
         other = copy.copy(self)
         other.embedder = embedder
         return other

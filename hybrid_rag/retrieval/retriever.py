@@ -97,8 +97,7 @@ class HybridRetriever(Openable):
         self.rerank_settings = rerank
         self.mmr = mmr
         self.reranker = reranker
-        # the second vector set's query embedder by model (``models/second.py``; the engine sets it)
-        self.second_embedders: Callable[[str], Embedder] | None = None
+        self.second_embedders: Callable[[str], Embedder] | None = None  # models/second.py; the engine's
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
         self._root: tuple[int, str | None] | None = None  # (index version, ingested root)
         self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
@@ -359,9 +358,7 @@ class HybridRetriever(Openable):
     ) -> Candidates:
         """The expansion's lists added to ``candidates``; the chunks it reads are added to ``rows``
         (the fetch stage then reads only the others); ``embedder``: ``live.dense``'s (``vector_set``)."""
-        expander = self.expander
-        if embedder is not None and embedder is not expander.embedder:
-            expander = expander.using(embedder)
+        expander = self.expander.using(embedder)
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
             memo = self._term_memo(live.version, tokenizer.cache_key())
