@@ -261,7 +261,7 @@ class IndexLifecycle:
         """Rebuild both indices from the store into a new version, validate it, swap it in;
         ``second_model``: with a second vector set of that model (``indices/second_dense.py``; "off"
         without one; by default the live version's is kept)."""
-        check_second_model(second_model, self.embedder.model_name)
+        check_second_model(second_model, self.embedder.model_name, self.index_config.index.dense_backend)
         with self.writer.hold("rebuild"):
             if self.store.exists:
                 self.ingestor.revive()  # a write killed before it did (dropped near-duplicates)

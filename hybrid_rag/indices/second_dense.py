@@ -77,10 +77,13 @@ def folder_name(model: str) -> str:
     return "dense-" + re.sub(r"[^A-Za-z0-9._-]+", "_", model)
 
 
-def check_second_model(model: str | None, first_model: str) -> None:
-    """InputError for a second model that is the first one (``rebuild --second-model``)."""
+def check_second_model(model: str | None, first_model: str, backend: str = "faiss") -> None:
+    """InputError for a second model that is the first one (``rebuild --second-model``), or on a
+    backend that holds no second set (Milvus)."""
     from hybrid_rag.errors import InputError
 
+    if model is not None and model != OFF and backend == "milvus":
+        raise InputError("a second vector set is built on the faiss and chroma backends, not on milvus")
     if model is not None and model.split("#", 1)[0] == first_model.split("#", 1)[0]:
         raise InputError(
             f"the second vector set's model {model!r} is the index's own model: name another one "

@@ -174,6 +174,10 @@ def test_off_drops_it_and_the_index_model_is_refused(engine: Engine) -> None:
     assert engine.indices.get().second is None
     with pytest.raises(InputError, match="is the index's own model"):
         engine.rebuild(second_model=MINILM)
+    from hybrid_rag.indices.second_dense import check_second_model
+
+    with pytest.raises(InputError, match="not on milvus"):
+        check_second_model(E5, MINILM, "milvus")
 
 
 def test_the_cli_builds_it_and_says_which_set_answered(
