@@ -74,4 +74,3 @@ def with_second_set(
     note = f"dense: the second vector set ({second_model}) answered: the index's model {first} does not read "
     note += what
     return replace(other, vectors=second_model, notes=(*other.notes, note))
-
