@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from hybrid_rag.context import ContextBuilder, cached_embed
 from hybrid_rag.context.selfcheck import cosine_range
-from hybrid_rag.errors import HybridRagError
+from hybrid_rag.errors import HybridRagError, WriterBusyError
 from hybrid_rag.indices.build import IndexBuilder
 from hybrid_rag.indices.second_dense import second_entry
 from hybrid_rag.lang.query import query_language
@@ -100,7 +100,8 @@ class SecondSetJob:
         if not second_reads(lang, result.query, model):
             return result
         if self.background:
-            self.start(model)
+            if self.state != "failed":  # a failed build says why and names the command instead
+                self.start(model)
             said = self.status(model)
         else:
             command = COMMAND.format(model=model)
@@ -114,8 +115,6 @@ class SecondSetJob:
     def status(self, model: str) -> str:
         with self._lock:
             state, done, total, error = self.state, self.done, self.total, self.error
-        if state == "done":
-            return f"Second vector set: {model} is built; ask again"
         if state == "failed":
             command = COMMAND.format(model=model)
             return f"Second vector set: building it with {model} failed ({error}); `{command}`"
@@ -125,9 +124,10 @@ class SecondSetJob:
         )
 
     def start(self, model: str) -> bool:
-        """Start the build unless one runs (a failed one is tried again); whether it started."""
+        """Start the build unless one runs; whether it started. A version without the set after a
+        finished build (a rollback, ``--second-model off``) gets it again, from the cache."""
         with self._lock:
-            if self.state == "building" or self.state == "done":
+            if self.state == "building":
                 return False
             self.state, self.error, self.done = "building", "", 0
             self.total = self.builder.store.chunk_count()
@@ -161,7 +161,7 @@ class SecondSetJob:
                 self.builder.build(
                     reason=f"second vector set {model}", second_model=model, progress=self._progress
                 )
-        except _Stopped:
+        except (_Stopped, WriterBusyError):  # closing, or another write runs: the next question tries again
             with self._lock:
                 self.state = "idle"
             return

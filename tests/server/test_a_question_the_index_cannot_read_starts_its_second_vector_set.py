@@ -109,3 +109,27 @@ def test_an_english_question_never_starts_it(tmp_path: Path, question: str) -> N
         assert engine.query(question).trace.vectors == "" and engine.second_set.state == "idle"
     finally:
         engine.close()
+
+
+def test_a_build_that_fails_says_why_and_names_the_command(tmp_path: Path) -> None:
+    from hybrid_rag.errors import ModelError
+
+    engine = engine_for(tmp_path)
+    engine.second_set.background = True
+
+    def broken(model: str) -> FakeEmbedder:
+        raise ModelError(f"cannot load {model!r}: no such file")
+
+    engine.second_embedders.make = broken
+    try:
+        engine.query(QUESTION)
+        assert engine.second_set.wait(30) == "failed"
+        again = engine.query(QUESTION)
+        assert (
+            f"building it with {E5} failed (cannot load '{E5}': no such file); {COMMAND}"
+            in again.trace.unread
+        )
+        assert engine.second_set.state == "failed"  # not started again on every question
+        assert engine.indices.get().second is None
+    finally:
+        engine.close()
