@@ -97,8 +97,9 @@ class SecondSetJob:
         except HybridRagError:  # the version is gone since (pruned): said as for one without it
             pass
         lang = result.lang or query_language(result.query).code
-        if not second_reads(lang, result.query, model):
-            return result
+        first = self.builder.embedder.model_name.split("#", 1)[0]
+        if model.split("#", 1)[0] == first or not second_reads(lang, result.query, model):
+            return result  # the index's own model: no second set of it
         if self.background:
             if self.state != "failed":  # a failed build says why and names the command instead
                 self.start(model)
