@@ -33,7 +33,8 @@ from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
-from hybrid_rag.indices.second_dense import check_second, second_for_build
+from hybrid_rag.indices.second_build import second_for_build
+from hybrid_rag.indices.second_dense import check_second
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
