@@ -12,8 +12,9 @@ set answers every question its model reads, the second one the questions only it
   ``dense.json``, ``windows.json``: the files of the first one, checksummed the same way), and
   its manifest says so: ``second_dense: {model, dimension, chunks, folder, kind}``.
 * **Builds** (``second_build.py``). ``hybrid-rag rebuild --second-model M`` adds it
-  (``IndexBuilder.build(second_model=M)``, embedding what the cache lacks); every later build carries it over as the first index is carried
-  (the previous version's, its gone chunks removed, the new ones embedded by both models).
+  (``IndexBuilder.build(second_model=M)``, embedding what the cache lacks); every later build
+  carries it over as the first index is carried (the previous version's, its gone chunks removed,
+  the new ones embedded by both models).
   ``--second-model off`` drops it. Garbage collection and rollback see one version folder: pruning
   a version deletes its second set, a rollback loads it (a damaged one refuses the rollback, as a
   damaged ``dense.faiss`` does), and a version without it is one whose second set is not built.
