@@ -240,3 +240,39 @@ def test_the_context_reads_its_evidence_with_the_model_that_answered(engine: Eng
     assert context_builder_for(engine.context_builder, english, engine.second_embedders, engine.store) is (
         engine.context_builder
     )
+
+
+def test_a_bm25_first_ingest_carries_the_second_set_through_its_partial_versions(tmp_path: Path) -> None:
+    overrides = {
+        "ingest.batch_chunks": 2,
+        "ingest.bm25_first_min_bytes": 0,
+        "ingest.publish_every_seconds": 0.0001,  # a partial version after every batch
+    }
+    engine = make_engine(tmp_path, **overrides)
+    try:
+        engine.ingest([folder(tmp_path)])
+        engine.rebuild(second_model=E5)
+        more = tmp_path / "more"
+        more.mkdir()
+        for n in range(8):
+            (more / f"note{n}.md").write_text(
+                f"# Note {n}\n\nThe runbook step number {n}.\n", encoding="utf-8"
+            )
+        builder, seen = engine.ingestor.builder, []
+        build = builder.build
+
+        def recording(**kwargs: object):
+            report = build(**kwargs)
+            seen.append(builder.versions.manifest(report.version))  # partial ones are pruned later
+            return report
+
+        builder.build = recording  # type: ignore[method-assign]
+        engine.ingest([more])
+        assert len(seen) >= 2 and any(m["dense_chunks"] < m["chunks"] for m in seen)  # partial ones
+        for manifest in seen:
+            assert manifest[SECOND_DENSE]["chunks"] <= manifest["dense_chunks"]
+        last = seen[-1]
+        assert last[SECOND_DENSE]["chunks"] == last["dense_chunks"] == last["chunks"] == 12
+        assert engine.query(RUSSIAN).trace.vectors == E5
+    finally:
+        engine.close()
