@@ -93,9 +93,13 @@ def test_http_and_mcp_start_it_and_then_say_which_set_answered(tmp_path: Path) -
             assert engine.second_set.wait(30) == "done"
             found = client.post("/v1/query", json={"query": QUESTION, "top_k": 3}).json()
             assert found["vectors"] == E5 and "unread" not in found
+            context = client.post("/v1/context", json={"query": QUESTION}).json()
+            assert context["trace"]["vectors"] == E5
         mcp = build_server(settings, engine)
         searched = anyio.run(lambda: mcp.call_tool("search", {"query": QUESTION}))
         assert f"'vectors': '{E5}'" in str(searched) or f'"vectors": "{E5}"' in str(searched)
+        evidence = anyio.run(lambda: mcp.call_tool("get_context", {"query": QUESTION}))
+        assert f"found with the second vector set ({E5})" in str(evidence)
     finally:
         server.stop()
         engine.close()

@@ -212,6 +212,7 @@ def test_the_self_check_judges_such_a_question_by_the_second_set(engine: Engine)
     )
     context, _ = engine.context(RUSSIAN)
     assert context.result.trace.vectors == E5
+    assert f"found with the second vector set ({E5}): the index's model cannot read it" in context.render()
 
 
 def test_a_question_bm25_reads_keeps_the_first_set_whatever_its_language(engine: Engine) -> None:
