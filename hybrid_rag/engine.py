@@ -26,6 +26,7 @@ from hybrid_rag.lang.query import query_language
 from hybrid_rag.lifecycle import IndexLifecycle
 from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.models.generation import make_generator
+from hybrid_rag.models.second import SecondEmbedders
 from hybrid_rag.paths import shown_result
 from hybrid_rag.protocols import Embedder, ModelChooser
 from hybrid_rag.querylog import QueryLog, make_record
@@ -35,6 +36,7 @@ from hybrid_rag.retrieval.grouping import by_file, check_group
 from hybrid_rag.retrieval.opening import set_opener
 from hybrid_rag.retrieval.rerank import make_reranker
 from hybrid_rag.retrieval.retriever import HybridRetriever, resolve_flags
+from hybrid_rag.second_job import SecondSetJob, answering_model, context_builder_for
 from hybrid_rag.settings import Settings, load_settings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.writer_lock import WriterLock
@@ -128,6 +130,10 @@ class Engine(IndexLifecycle):
             keep_versions=settings.paths.keep_versions,
         )
         builder.embed_never = frozenset(settings.ingest.embed_never)  # ingest/embed_order.py
+        # the second vector set's model, made on first use (indices/second_dense.py)
+        self.second_embedders = builder.second_embedder = SecondEmbedders(settings.embedding)
+        self.retriever.second_embedders = self.second_embedders
+        self.second_set = SecondSetJob(builder, self.writer, lambda: self.second_embedders.model)
         self.ingestor = Ingestor(
             self.store,
             self.embedder,
@@ -218,6 +224,7 @@ class Engine(IndexLifecycle):
             def run(q: str) -> QueryResult:
                 found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
                 result = with_language(shown_result(found, root), query)
+                result = self.second_set.after(result)  # the second vector set: second_job.py
                 return with_note(result, behind) if behind else result
 
             if not self_check:
@@ -226,7 +233,7 @@ class Engine(IndexLifecycle):
                     self.querylog.append(make_record(text, result))
                 return result, None
             relevance = self.retriever.dense_scores
-            cosines = cosine_range(self.embedder.model_name)
+            cosines = cosine_range(answering_model(self.retriever, text))  # the second set's: its scale
             check = SelfCheck(
                 self.settings.context, run, self.generator, relevance=relevance, cosines=cosines
             )
@@ -257,9 +264,8 @@ class Engine(IndexLifecycle):
         with query.reading():  # the context reads the question in its language too
             result, checked = self.retrieve(query, self_check=flags.self_check)
             fragments = fragment_cuts(self.store, result.chunks)
-            context = self.context_builder.build(
-                text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
-            )
+            builder = context_builder_for(self.context_builder, result, self.second_embedders, self.store)
+            context = builder.build(text, result, max_tokens=max_tokens, checked=checked, fragments=fragments)
             if mode == "signatures" and self.store.exists:
                 name, called_by, calls = edge_lines(
                     self.store, text, served_state(self.index_config), _shower(self.ingested_root())
@@ -269,9 +275,7 @@ class Engine(IndexLifecycle):
                     name,
                     interleaved(called_by, calls),
                     self.context_builder.count,
-                    lambda b: self.context_builder.build(
-                        text, result, max_tokens=b, checked=checked, fragments=fragments
-                    ),
+                    lambda b: builder.build(text, result, max_tokens=b, checked=checked, fragments=fragments),
                 )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
@@ -385,6 +389,7 @@ class Engine(IndexLifecycle):
         return answer
 
     def close(self) -> None:
+        self.second_set.stop()  # a second vector set being built stops after its batch (cached)
         self.store.close()
 
     def __enter__(self) -> Engine:

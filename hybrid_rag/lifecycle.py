@@ -22,6 +22,7 @@ from hybrid_rag.indices.build import BuildReport
 from hybrid_rag.indices.coverage import dense_status
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
+from hybrid_rag.indices.second_dense import check_second_model
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.freshness import Freshness
 from hybrid_rag.ingest.git import GitHead, GitReport, git_report
@@ -254,14 +255,22 @@ class IndexLifecycle:
             self.ingestor.revive()
             return self.ingestor.builder.build(reason="delete")
 
-    def rebuild(self, *, progress: Callable[[int], None] | None = None) -> BuildReport:
-        """Rebuild both indices from the store into a new version, validate it, swap it in."""
+    def rebuild(
+        self, *, progress: Callable[[int], None] | None = None, second_model: str | None = None
+    ) -> BuildReport:
+        """Rebuild both indices from the store into a new version, validate it, swap it in;
+        ``second_model``: with a second vector set of that model (``indices/second_dense.py``; "off"
+        without one; by default the live version's is kept)."""
+        check_second_model(second_model, self.embedder.model_name, self.index_config.index.dense_backend)
         with self.writer.hold("rebuild"):
             if self.store.exists:
                 self.ingestor.revive()  # a write killed before it did (dropped near-duplicates)
             if not self.store.exists or self.store.chunk_count() == 0:
                 raise NoIndexError("nothing to rebuild: the store is empty; run `hybrid-rag ingest PATH`")
-            return self.ingestor.builder.build(full=True, reason="rebuild", progress=progress)
+            reason = "rebuild" if second_model is None else f"rebuild, second vector set {second_model}"
+            return self.ingestor.builder.build(
+                full=True, reason=reason, progress=progress, second_model=second_model
+            )
 
     def rollback(self, version: int) -> list[str]:
         """Point the live index at an older version still on disk (the next ingest catches it up);
@@ -301,6 +310,7 @@ class IndexLifecycle:
                     "chunks": m.get("chunks"),
                     "reason": m.get("reason"),
                     "model": m.get("params", {}).get("model"),
+                    **({"second_dense": m["second_dense"]} if m.get("second_dense") else {}),
                 }
             )
         return rows

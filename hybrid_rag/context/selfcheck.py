@@ -207,7 +207,8 @@ def merge_results(query: str, results: Sequence[QueryResult]) -> QueryResult:
     )
     timings = tuple(t for r in results for t in r.trace.timings)
     notes = tuple(dict.fromkeys(n for r in results for n in r.trace.notes))
-    trace = Trace(timings, notes, results[0].trace.dense, results[0].trace.unread)
+    first = results[0].trace
+    trace = Trace(timings, notes, first.dense, first.unread, vectors=first.vectors)
     matches = {k: v for r in reversed(results) for k, v in r.matches.items()}
     return QueryResult(query, results[0].mode, chunks, trace, results[0].index_version, matches=matches)
 

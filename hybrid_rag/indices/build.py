@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -33,6 +33,8 @@ from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
+from hybrid_rag.indices.second_build import second_for_build
+from hybrid_rag.indices.second_dense import check_second
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
 from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
@@ -146,6 +148,8 @@ class IndexBuilder:
         self.versions = open_versions(config)
         # roles no build embeds (``ingest.embed_never``, ``code/roles.py``): BM25-only for good
         self.embed_never: frozenset[str] = frozenset()
+        # the second vector set's embedder by model name (``second_dense.py``; the engine sets it)
+        self.second_embedder: Callable[[str], Embedder] | None = None
 
     def build(
         self,
@@ -155,14 +159,19 @@ class IndexBuilder:
         progress: Progress | None = None,
         embed: bool = True,
         git: Mapping[str, Any] | None = None,
+        second_model: str | None = None,
     ) -> BuildReport:
         """A new version from the store, validated, then live. A full disk is one DiskFullError: the
         store is as it was, the live version unchanged (the half-written staging folder is pruned).
         ``embed=False`` embeds nothing: a partial version whose dense index holds only the chunks
         with cached vectors (``coverage.py``; not on Milvus, which embeds what is missing). ``git``:
-        where the ingested work tree stood (``ingest/git.py``), kept in the manifest (not on Milvus)."""
+        where the ingested work tree stood (``ingest/git.py``), kept in the manifest (not on Milvus).
+        ``second_model``: the second vector set's model (``second_dense.py``; ``"off"`` drops it), by
+        default the live version's."""
         try:
-            return self._build(full=full, reason=reason, progress=progress, embed=embed, git=git)
+            return self._build(
+                full=full, reason=reason, progress=progress, embed=embed, git=git, second_model=second_model
+            )
         except (OSError, RuntimeError) as exc:  # RuntimeError: faiss's write error
             if not is_disk_full(exc):
                 raise
@@ -189,6 +198,7 @@ class IndexBuilder:
         progress: Progress | None,
         embed: bool,
         git: Mapping[str, Any] | None,
+        second_model: str | None = None,
     ) -> BuildReport:
         if self.config.index.dense_backend == "milvus":
             from hybrid_rag.indices.milvus.versions import build_milvus
@@ -245,6 +255,12 @@ class IndexBuilder:
             root = ingested_root(*self.store.path_bounds())
         pending = pending_summary(left, root, self.embed_never) if left else {}
         seconds["dense"] = time.perf_counter() - t
+        held = dense.ids()  # the second vector set holds the same chunks (second_dense.py)
+        second = second_for_build(
+            self, store.get, held, second_model, embed=embed, progress=progress, full=full
+        )
+        if second is not None:
+            seconds["second_dense"] = second.seconds
 
         t = time.perf_counter()
         bm25, bm25_update = self._bm25(store, full=full)
@@ -255,6 +271,7 @@ class IndexBuilder:
         staging = self.versions.staging(version)
         dense.save(staging)
         bm25.save(staging)
+        second_manifest = second.save(staging) if second is not None else {}
         src_hash = source_hash(store.hashes)
         params = {
             "model": self.embedder.model_name,
@@ -278,11 +295,14 @@ class IndexBuilder:
             STORE_STATE: store.state,
             "params": params,
             **({"git": dict(git)} if git else {}),
+            **second_manifest,
         }
         write_json_atomic(staging / MANIFEST, manifest)
         try:
             partial = not embed or bool(kept_out)
             validate_build(dense, bm25, ids, store.get(sample_ids(ids)), partial=partial)
+            if second is not None and (problems := check_second(second, dense.ids(), partial=partial)):
+                raise IndexMismatchError("index build failed validation: " + "; ".join(problems))
             check_unchanged(self.store, store.state)
         except (IndexMismatchError, StoreError):
             shutil.rmtree(staging, ignore_errors=True)

@@ -46,6 +46,7 @@ class LiveIndex:
     dense: FaissVectorIndex | AnnVectorIndex | WindowedVectorIndex
     bm25: BM25IndexManager
     manifest: dict[str, Any] = field(default_factory=dict)
+    second: Any = None  # the second vector set (``second_dense.SecondSet``), when the version has one
 
     @property
     def count(self) -> int:

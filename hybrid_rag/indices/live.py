@@ -14,6 +14,7 @@ from hybrid_rag.indices.built import IndexConfig, LiveIndex
 from hybrid_rag.indices.coverage import DENSE_CHUNKS
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.second_dense import load_second
 from hybrid_rag.indices.versions import IndexVersions
 from hybrid_rag.protocols import DimensionLearner, Embedder
 from hybrid_rag.settings import IndexSettings
@@ -96,6 +97,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
     try:
         dense = load_dense(config.index, directory, embedder, params.get("dense_kind", "flat"))
         bm25 = BM25IndexManager.load(directory, config.bm25)
+        second = load_second(config.index, directory, manifest, load_dense)  # None: the version has none
     except CorruptIndexError as exc:
         raise CorruptIndexError(
             f"{exc}: run `hybrid-rag rebuild` (the store is intact) or `hybrid-rag rollback` to an older one"
@@ -106,7 +108,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
             f"chunks, dense {len(dense)}, bm25 {len(bm25)}): run `hybrid-rag rebuild`"
         )
-    return LiveIndex(version, dense, bm25, manifest)
+    return LiveIndex(version, dense, bm25, manifest, second)
 
 
 class LiveIndexProvider:

@@ -22,6 +22,7 @@ gives no runs from it and a note for the trace.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections import Counter
@@ -323,6 +324,15 @@ class QueryExpander:
         self.method = ExpansionMethod.from_str(settings.method)
         self._tokenizer = Tokenizer.for_settings(bm25)
         self._stable: dict[tuple[str, str], bool] = {}  # (tokenizer key, term) -> tokenizes to itself
+
+    def using(self, embedder: Embedder | None) -> QueryExpander:
+        """This expander with another embedder (the second vector set's, ``retrieval/second_set.py``);
+        itself for None or its own."""
+        if embedder is None or embedder is self.embedder:
+            return self
+        other = copy.copy(self)
+        other.embedder = embedder
+        return other
 
     def expand(
         self,

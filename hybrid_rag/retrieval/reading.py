@@ -52,6 +52,7 @@ class Reading:
     bm25_scale: float = 1.0  # BM25's (0: not searched)
     unread: str = ""  # neither stage reads the question: what the index lacks and how to fix it
     notes: tuple[str, ...] = ()  # for the trace
+    vectors: str = ""  # the second vector set's model, when it answers (retrieval/second_set.py)
 
 
 def share_of(counts: Mapping[str, int], lang: str) -> float:

@@ -42,6 +42,7 @@ from hybrid_rag.retrieval.priors import apply_priors
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
+from hybrid_rag.retrieval.second_set import with_second_set
 from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -96,6 +97,7 @@ class HybridRetriever(Openable):
         self.rerank_settings = rerank
         self.mmr = mmr
         self.reranker = reranker
+        self.second_embedders: Callable[[str], Embedder] | None = None  # models/second.py; the engine's
         self._languages: tuple[int, dict[str, int]] | None = None  # (index version, language counts)
         self._root: tuple[int, str | None] | None = None  # (index version, ingested root)
         self._terms: tuple[tuple[int, str], dict[int, list[str]]] | None = None  # see _term_memo
@@ -155,12 +157,12 @@ class HybridRetriever(Openable):
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         reading = self.reading(text, run_mode, flags, live, tracer)
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading)
+        live, embedder = self.vector_set(live, reading)  # the second set's, for a question only it reads
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading, embedder=embedder)
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
-            candidates = timed(
-                tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
-            )
+            expand_args = (text, candidates, live, allowed, flags, rows, tracer, embedder)
+            candidates = timed(tracer, "expansion", self.expand, *expand_args)
         if flags.symbols or flags.definition_first:
             candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
         timed(tracer, "fetch", self.fetch, candidates, rows)
@@ -193,38 +195,63 @@ class HybridRetriever(Openable):
 
     def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
         """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
-        them (NaN for an id it lacks)."""
+        them (NaN for an id it lacks); the second vector set's for a question only it reads."""
+        live, embedder = self.answering_set(text)
         try:
-            vector = self.embedder.embed_queries([text])[0]
+            vector = embedder.embed_queries([text])[0]
         except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
             return np.full(len(ids), np.nan)
-        return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
+        return live.dense.score(vector, np.asarray(ids, dtype=np.int64))
 
     def reading(
         self, text: str, mode: RetrievalMode, flags: FeatureFlags, live: LiveIndex, tracer: Tracer
     ) -> Reading:
         """Whether each stage reads the question (``retrieval/reading.py``): a stage that cannot,
         beside one that can, gets no vote; when neither can, ``tracer.unread`` says what the index
-        lacks and how to fix it. Said in the trace."""
+        lacks and how to fix it; a question only the second vector set's model reads is read with
+        it (``retrieval/second_set.py``, ``Reading.vectors``). Said in the trace."""
         counts = self.language_counts(live.version)
         # a short Han question read as ja/wuu/und over a Chinese index is Chinese (lang/query.py)
         lang = index_reading(text, query_language(text).code, counts, QUERY_LANGUAGE_MIN_SHARE)
-        reading = read_question(
-            lang,
-            self.embedder.model_name,
-            counts,
-            lambda: live.bm25.held_terms(text),
-            mode=mode.value,
-            dense_on=flags.dense,
-            bm25_on=flags.bm25,
-            unread_dense_scale=self.retrieval.unread_language_dense_scale,
-            cross_bm25_scale=self.retrieval.cross_language_bm25_scale,
-            text=text,
-        )
+
+        def read(model: str) -> Reading:
+            return read_question(
+                lang,
+                model,
+                counts,
+                lambda: live.bm25.held_terms(text),
+                mode=mode.value,
+                dense_on=flags.dense,
+                bm25_on=flags.bm25,
+                unread_dense_scale=self.retrieval.unread_language_dense_scale,
+                cross_bm25_scale=self.retrieval.cross_language_bm25_scale,
+                text=text,
+            )
+
+        reading = read(self.embedder.model_name)
+        if live.second is not None and self.second_embedders is not None:
+            searched = flags.dense and mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID)
+            first, second = self.embedder.model_name, live.second.model
+            reading = with_second_set(reading, lang, text, first, second, read, dense_searched=searched)
         for note in reading.notes:
             tracer.note(note)
         tracer.unread = reading.unread
+        tracer.vectors = reading.vectors
         return reading
+
+    def answering_set(self, text: str) -> tuple[LiveIndex, Embedder]:
+        """The live index and query embedder that answer ``text`` in a hybrid query (``vector_set``)."""
+        live = self.indices.get()
+        if live.second is None:  # one set: nothing to read
+            return live, self.embedder
+        return self.vector_set(live, self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer()))
+
+    def vector_set(self, live: LiveIndex, reading: Reading) -> tuple[LiveIndex, Embedder]:
+        """The index and the query embedder of the vector set that answers (the first, or the
+        second when ``reading.vectors`` names it)."""
+        if not reading.vectors or live.second is None or self.second_embedders is None:
+            return live, self.embedder
+        return replace(live, dense=live.second.dense), self.second_embedders(reading.vectors)
 
     def _term_memo(self, version: int, tokenizer_key: str) -> dict[int, list[str]]:
         """Chunk id -> BM25 terms read for PRF under one index version and tokenizer: the pool of
@@ -284,9 +311,13 @@ class HybridRetriever(Openable):
         allowed: np.ndarray | None,
         tracer: Tracer,
         reading: Reading = READ,
+        *,
+        embedder: Embedder | None = None,
     ) -> Candidates:
-        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0)."""
+        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0);
+        ``embedder``: the query's for ``live.dense`` (the second set's, ``vector_set``)."""
         r = self.retrieval
+        embedder = embedder or self.embedder
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
         vector = None
@@ -294,7 +325,7 @@ class HybridRetriever(Openable):
         if mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID) and flags.dense and reading.dense_scale > 0:
             try:
                 with tracer.stage("embed_query"):
-                    vector = self.embedder.embed_queries([text])[0]
+                    vector = embedder.embed_queries([text])[0]
             except RemoteServiceError as exc:  # an embedding server down: BM25 answers, and says so
                 if not flags.bm25:
                     raise
@@ -323,9 +354,11 @@ class HybridRetriever(Openable):
         flags: FeatureFlags,
         rows: dict[int, Chunk],
         tracer: Tracer,
+        embedder: Embedder | None = None,
     ) -> Candidates:
         """The expansion's lists added to ``candidates``; the chunks it reads are added to ``rows``
-        (the fetch stage then reads only the others)."""
+        (the fetch stage then reads only the others); ``embedder``: ``live.dense``'s (``vector_set``)."""
+        expander = self.expander.using(embedder)
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
             memo = self._term_memo(live.version, tokenizer.cache_key())
@@ -336,7 +369,7 @@ class HybridRetriever(Openable):
             memo.update(zip([c.id for c in found], fresh, strict=True))
             return {i: memo[i] for i in ids if i in memo}
 
-        expansion = self.expander.expand(
+        expansion = expander.expand(
             text,
             candidates.runs,
             live,

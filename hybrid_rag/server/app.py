@@ -53,6 +53,7 @@ def create_app(settings: Settings, *, keys: ApiKeys | None, engine: Engine | Non
     """The app for ``settings`` (``keys`` None: no auth, which ``serve`` allows only on loopback)."""
     service = Service(engine or Engine(settings), keys)
     settings = service.settings  # a given engine's own
+    service.engine.second_set.background = True  # a question it cannot read starts the second set
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

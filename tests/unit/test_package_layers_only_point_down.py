@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (  # bottom first
     ("ingest", ("ingest",)),
     ("retrieval", ("retrieval",)),
     ("context", ("context",)),
-    ("engine", ("querylog.py", "engine.py", "lifecycle.py")),
+    ("engine", ("querylog.py", "engine.py", "lifecycle.py", "second_job.py")),
     ("front ends", ("evaluation", "watch.py", "server", "compat", "integrations", "client.py")),
     (
         "command line",
