@@ -212,25 +212,24 @@ class Engine(IndexLifecycle):
             return by_file(run_ungrouped, {"top_k": query.top_k}, self.settings.retrieval.top_k, units)
         text, options = query.text, query.pipeline_args
         root = None if query.absolute_paths else self.ingested_root()
-        with query.reading():
-            behind = self.behind_note()
+        behind, asked = self.behind_note(), query.asked  # its language, decided once
 
-            def run(q: str) -> QueryResult:
-                found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
-                result = with_language(shown_result(found, root), query)
-                return with_note(result, behind) if behind else result
+        def run(q: str) -> QueryResult:
+            found = mark_stale(self.retriever.query(q, **options, lang=asked), self.store, self.freshness)
+            result = with_language(shown_result(found, root), query)
+            return with_note(result, behind) if behind else result
 
-            if not self_check:
-                result = run(text)
-                if log:
-                    self.querylog.append(make_record(text, result))
-                return result, None
-            relevance = self.retriever.dense_scores
-            cosines = cosine_range(self.embedder.model_name)
-            check = SelfCheck(
-                self.settings.context, run, self.generator, relevance=relevance, cosines=cosines
-            )
-            checked = check.run(text)
+        if not self_check:
+            result = run(text)
+            if log:
+                self.querylog.append(make_record(text, result))
+            return result, None
+        relevance = self.retriever.dense_scores
+        cosines = cosine_range(self.embedder.model_name)
+        check = SelfCheck(
+            self.settings.context, run, self.generator, relevance=relevance, cosines=cosines, lang=asked.code
+        )
+        checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))
         return checked.result, checked
@@ -254,25 +253,25 @@ class Engine(IndexLifecycle):
         query = Query.of(text, **kwargs)
         text = query.text
         flags = resolve_flags(self.settings.features, query.features)
-        with query.reading():  # the context reads the question in its language too
-            result, checked = self.retrieve(query, self_check=flags.self_check)
-            fragments = fragment_cuts(self.store, result.chunks)
-            context = self.context_builder.build(
-                text, result, max_tokens=max_tokens, checked=checked, fragments=fragments
+        lang = query.asked.code  # the context reads the question in its language too
+        result, checked = self.retrieve(query, self_check=flags.self_check)
+        fragments = fragment_cuts(self.store, result.chunks)
+        context = self.context_builder.build(
+            text, result, max_tokens=max_tokens, checked=checked, fragments=fragments, lang=lang
+        )
+        if mode == "signatures" and self.store.exists:
+            name, called_by, calls = edge_lines(
+                self.store, text, served_state(self.index_config), _shower(self.ingested_root())
             )
-            if mode == "signatures" and self.store.exists:
-                name, called_by, calls = edge_lines(
-                    self.store, text, served_state(self.index_config), _shower(self.ingested_root())
-                )
-                context = with_edges(
-                    context,
-                    name,
-                    interleaved(called_by, calls),
-                    self.context_builder.count,
-                    lambda b: self.context_builder.build(
-                        text, result, max_tokens=b, checked=checked, fragments=fragments
-                    ),
-                )
+            context = with_edges(
+                context,
+                name,
+                interleaved(called_by, calls),
+                self.context_builder.count,
+                lambda b: self.context_builder.build(
+                    text, result, max_tokens=b, checked=checked, fragments=fragments, lang=lang
+                ),
+            )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
@@ -291,8 +290,8 @@ class Engine(IndexLifecycle):
         for :meth:`context`."""
         query = Query.of(text, **kwargs)
         context, checked = self.context(query, max_tokens=max_tokens, edges=edges)
-        with query.reading():  # the prompt asks for an answer in its language
-            return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log)
+        lang = query.asked.code  # the prompt asks for an answer in its language
+        return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log, lang=lang)
 
     def answer(
         self,
@@ -302,10 +301,13 @@ class Engine(IndexLifecycle):
         *,
         answer_tokens: int = 512,
         log: bool = False,
+        lang: str | None = None,
     ) -> Answer:
-        """Send a built context to the generator (when there is one). A generator that fails
-        leaves the Answer's ``error`` set and its context intact: never an exception here."""
-        system, prompt = build_prompt(text, context, self.settings.context, lang=query_language(text).code)
+        """Send a built context to the generator (when there is one), asking for an answer in
+        ``lang`` (the question's; None: detected). A generator that fails leaves the Answer's
+        ``error`` set and its context intact: never an exception here."""
+        lang = lang or query_language(text).code
+        system, prompt = build_prompt(text, context, self.settings.context, lang=lang)
         answer, error, timings = None, None, {}
         if self.generator is not None:
             start = time.perf_counter()

@@ -23,7 +23,7 @@ from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.coverage import dense_note, pending_line
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
-from hybrid_rag.lang.query import index_reading, query_language
+from hybrid_rag.lang.query import Asked, index_reading
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
@@ -110,6 +110,7 @@ class HybridRetriever(Openable):
         fusion: str | None = None,
         *,
         absolute_paths: bool = False,
+        lang: str | Asked | None = None,
     ) -> QueryResult:
         """Ranked chunks for ``text``.
 
@@ -117,13 +118,14 @@ class HybridRetriever(Openable):
         or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags;
         ``fusion`` overrides ``retrieval.fusion`` for this call (``fusion.FusionMode``).
         Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
+        ``lang``: the question's language (a code, or an ``Asked`` decided for it; None: detected).
         ``text`` may be a :class:`~hybrid_rag.request.Query`: its options and language are used.
         """
         if isinstance(text, Query):  # the typed request: its own options, read in its language
-            with text.reading():
-                result = self.ranked(text.text, **text.pipeline_args)
+            result = self.ranked(text.text, **text.pipeline_args, asked=text.asked)
             return result if self.present is None else self.present(result, text.absolute_paths)
-        result = self.ranked(text, top_k, filters, mode, features, fusion)
+        asked = lang if isinstance(lang, Asked) else Asked.of(text, lang) if lang else None
+        result = self.ranked(text, top_k, filters, mode, features, fusion, asked)
         return result if self.present is None else self.present(result, absolute_paths)
 
     def ranked(
@@ -134,10 +136,14 @@ class HybridRetriever(Openable):
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
         fusion: str | None = None,
+        asked: Asked | None = None,
     ) -> QueryResult:
-        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments)."""
+        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments);
+        ``asked``: the question's language, decided once (``lang/query.py``; None: detected here).
+        ``text`` may be a text made from that question (a self-check retry): ``Asked.code_of``."""
         if not text or not text.strip():
             raise InputError("empty query: ask something")
+        asked = asked if asked is not None else Asked.of(text)
         rule = FusionMode.from_str(fusion or self.retrieval.fusion)  # unknown: a ConfigError naming them
         flags = resolve_flags(self.features, features)
         run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
@@ -154,18 +160,18 @@ class HybridRetriever(Openable):
         if allowed is not None and allowed.size == 0:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        reading = self.reading(text, run_mode, flags, live, tracer)
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading)
+        reading = self.reading(text, run_mode, flags, live, tracer, asked)
+        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading, asked)
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
             candidates = timed(
-                tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer
+                tracer, "expansion", self.expand, text, candidates, live, allowed, flags, rows, tracer, asked
             )
         if flags.symbols or flags.definition_first:
             candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
-        runs = self.exact_scores(candidates, live, tracer, rule)
+        runs = self.exact_scores(candidates, live, tracer, rule, asked)
         fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, reading, rule)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
@@ -201,19 +207,28 @@ class HybridRetriever(Openable):
         return self.indices.get().dense.score(vector, np.asarray(ids, dtype=np.int64))
 
     def reading(
-        self, text: str, mode: RetrievalMode, flags: FeatureFlags, live: LiveIndex, tracer: Tracer
+        self,
+        text: str,
+        mode: RetrievalMode,
+        flags: FeatureFlags,
+        live: LiveIndex,
+        tracer: Tracer,
+        asked: Asked | None = None,
     ) -> Reading:
         """Whether each stage reads the question (``retrieval/reading.py``): a stage that cannot,
         beside one that can, gets no vote; when neither can, ``tracer.unread`` says what the index
-        lacks and how to fix it. Said in the trace."""
+        lacks and how to fix it. Said in the trace. ``asked``: its language (None: detected)."""
         counts = self.language_counts(live.version)
+        asked = asked if asked is not None else Asked.of(text)
+        code = asked.code_of(text)
         # a short Han question read as ja/wuu/und over a Chinese index is Chinese (lang/query.py)
-        lang = index_reading(text, query_language(text).code, counts, QUERY_LANGUAGE_MIN_SHARE)
+        lang = index_reading(text, code, counts, QUERY_LANGUAGE_MIN_SHARE, given=asked.given)
+        held = live.bm25.held_terms
         reading = read_question(
             lang,
             self.embedder.model_name,
             counts,
-            lambda: live.bm25.held_terms(text),
+            lambda: held(text, code),
             mode=mode.value,
             dense_on=flags.dense,
             bm25_on=flags.bm25,
@@ -284,8 +299,10 @@ class HybridRetriever(Openable):
         allowed: np.ndarray | None,
         tracer: Tracer,
         reading: Reading = READ,
+        asked: Asked | None = None,
     ) -> Candidates:
-        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0)."""
+        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0); BM25
+        reads ``text`` in the language ``asked`` decided (None: detected)."""
         r = self.retrieval
         runs: dict[str, list[Hit]] = {}
         probes: dict[str, np.ndarray | str] = {}
@@ -306,7 +323,8 @@ class HybridRetriever(Openable):
                 probes["dense"] = vector
         if lexical and flags.bm25 and (reading.bm25_scale > 0 or "dense" not in runs):
             with tracer.stage("bm25"):
-                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+                lang = None if asked is None else asked.code_of(text)
+                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed, lang=lang)
             probes["bm25"] = text
         if not runs:
             raise ConfigError(
@@ -323,9 +341,10 @@ class HybridRetriever(Openable):
         flags: FeatureFlags,
         rows: dict[int, Chunk],
         tracer: Tracer,
+        asked: Asked | None = None,
     ) -> Candidates:
         """The expansion's lists added to ``candidates``; the chunks it reads are added to ``rows``
-        (the fetch stage then reads only the others)."""
+        (the fetch stage then reads only the others). ``asked``: the question's language."""
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
             memo = self._term_memo(live.version, tokenizer.cache_key())
@@ -345,6 +364,7 @@ class HybridRetriever(Openable):
             query_vector=candidates.query_vector,
             method=flags.expansion,
             multi_query=flags.multi_query,
+            asked=asked,
         )
         for note in expansion.notes:
             tracer.note(note)
@@ -391,12 +411,18 @@ class HybridRetriever(Openable):
         ranks = file_ranks(self.store, state if isinstance(state, int) else None)
         return apply_centrality(scored, ranks, self.retrieval.centrality_weight)
 
-    def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
-        """For each run, a function scoring chunk ids as that run's own search would."""
+    def scorers(
+        self, candidates: Candidates, live: LiveIndex, asked: Asked | None = None
+    ) -> dict[str, Scorer]:
+        """For each run, a function scoring chunk ids as that run's own search would (a text read
+        in the language ``asked`` gives it; None: detected)."""
         out: dict[str, Scorer] = {}
         for name, probe in candidates.probes.items():
-            index = live.bm25 if isinstance(probe, str) else live.dense
-            out[name] = lambda ids, index=index, probe=probe: index.score(probe, ids)
+            if isinstance(probe, str):
+                lang = None if asked is None else asked.code_of(probe)
+                out[name] = lambda ids, probe=probe, lang=lang: live.bm25.score(probe, ids, lang=lang)
+            else:
+                out[name] = lambda ids, probe=probe: live.dense.score(probe, ids)
         return out
 
     def fetch(self, candidates: Candidates, rows: dict[int, Chunk]) -> None:
@@ -416,7 +442,12 @@ class HybridRetriever(Openable):
             )
 
     def exact_scores(
-        self, candidates: Candidates, live: LiveIndex, tracer: Tracer, rule: FusionMode | None = None
+        self,
+        candidates: Candidates,
+        live: LiveIndex,
+        tracer: Tracer,
+        rule: FusionMode | None = None,
+        asked: Asked | None = None,
     ) -> Mapping[str, list[Hit]]:
         """Every candidate scored in every list (``retrieval.exact_scores``), timed as
         ``exact_scores``; RRF reads only ranks, and one list has nothing to complete."""
@@ -424,7 +455,8 @@ class HybridRetriever(Openable):
         rule = rule or FusionMode.from_str(r.fusion)
         if not r.exact_scores or rule is FusionMode.RRF or len(runs) < 2:
             return runs
-        return timed(tracer, "exact_scores", lambda: complete_runs(runs, self.scorers(candidates, live)))
+        scorers = self.scorers(candidates, live, asked)
+        return timed(tracer, "exact_scores", lambda: complete_runs(runs, scorers))
 
     def fuse(
         self,
