@@ -125,6 +125,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         lang: str | None = None,
         group: Literal["chunk", "file"] | None = None,
         units_per_file: int | None = None,
+        fusion: str | None = None,
     ) -> dict[str, Any]:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
@@ -137,7 +138,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         dense (meaning), or bm25 (exact words). `lang`: the query's language (ISO 639-1: ru, pt...)
         when its detection would be unsure (a word or two). `group`: "file" answers `files` instead,
         ranked by their evidence, each with its best `units_per_file` (3) units' citations and scores
-        and its best unit's text (`top_k` then counts files): for "where is X handled"."""
+        and its best unit's text (`top_k` then counts files): for "where is X handled". `fusion`:
+        another rule than the configured one to fuse the dense and keyword lists, for this call."""
 
         def run() -> dict[str, Any]:
             body = SearchArgs(
@@ -149,6 +151,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 lang=lang,
                 group=group,
                 units_per_file=units_per_file,
+                fusion=fusion,
             )
             request = query_of(body, limits, settings.features, settings.retrieval)
             result = engine.query(request, log=True, **grouping_of(body))
