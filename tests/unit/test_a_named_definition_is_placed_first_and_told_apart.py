@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.settings import Settings
@@ -39,27 +40,17 @@ USES = "\n".join(
 OTHER_RULES_OFF = {"path_roles": False, "path_match": False, "file_coherence": False}
 
 
+TOPICS = ("retry", "timeout", "codec", "router")
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("repo")
-    for folder, body in (("json", JSON_PARSER), ("xml", XML_PARSER)):
-        (root / "src" / folder).mkdir(parents=True)
-        (root / "src" / folder / "parser.py").write_text(body)
-    (root / "src" / "uses.py").write_text(USES)
-    for i, topic in enumerate(("retry", "timeout", "codec", "router")):
-        (root / "src" / f"{topic}.py").write_text(f"def {topic}_{i}(value):\n    return value  # {topic}\n")
-    settings = Settings().with_overrides(
-        {
-            "paths.data_dir": str(root / "data"),
-            "embedding.model": "fake",
-            "retrieval.path_priors": [],
-            "retrieval.symbol_weight": 0.05,  # a boost the other lists outvote
-        }
-    )
-    eng = Engine(settings)
-    eng.ingest([root / "src"])
-    yield eng
-    eng.close()
+    files = {f"{t}.py": f"def {t}_{i}(value):\n    return value  # {t}\n" for i, t in enumerate(TOPICS)}
+    files |= {"json/parser.py": JSON_PARSER, "xml/parser.py": XML_PARSER, "uses.py": USES}
+    src = write_tree(tmp_path_factory.mktemp("repo") / "src", files)
+    # a symbol boost the other lists outvote
+    with engine_over(src, retrieval__path_priors=[], retrieval__symbol_weight=0.05) as eng:
+        yield eng
 
 
 def _paths(engine: Engine, query: str, **features: bool) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
@@ -25,15 +26,8 @@ DOCS = {
 
 @pytest.fixture
 def engine(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    settings = fake_settings(tmp_path / "data")
-    eng = Engine(settings)
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    with engine_over(write_tree(tmp_path / "docs", DOCS)) as eng:
+        yield eng
 
 
 def names(engine: Engine, text: str) -> set[str]:

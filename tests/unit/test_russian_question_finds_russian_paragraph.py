@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_fixtures import engine_over
 from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
@@ -49,11 +50,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def engine(folder: Path, tmp_path_factory: pytest.TempPathFactory):
-    data = tmp_path_factory.mktemp("data")
-    eng = Engine(fake_settings(data))
-    eng.ingest([folder])
-    yield eng
-    eng.close()
+    with engine_over(folder, settings=fake_settings(tmp_path_factory.mktemp("data"))) as eng:
+        yield eng
 
 
 def _paths(result: Any) -> list[str]:
