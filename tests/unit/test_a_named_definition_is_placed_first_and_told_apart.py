@@ -9,10 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from engine_fixtures import engine_over, write_tree
+from engine_fixtures import engine_over, make_settings, write_tree
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 JSON_PARSER = textwrap.dedent(
     '''\
@@ -89,10 +88,7 @@ def test_a_qualified_name_picks_its_owner_s_method(tmp_path: Path) -> None:
     (root / "uses.py").write_text(
         "\n".join(f"x{i} = Other().formatHelp()  # formatHelp formatHelp" for i in range(9))
     )
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", "retrieval.symbol_weight": 0.05}
-    )
-    eng = Engine(settings)
+    eng = Engine(make_settings(tmp_path, retrieval__symbol_weight=0.05))
     try:
         eng.ingest([root])
         question = "how does Help.formatHelp lay out the columns?"
