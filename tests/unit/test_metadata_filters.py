@@ -24,8 +24,15 @@ DOCS = {
 }
 
 
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    """One ingest for the tests that only read it (``fresh``: for a test that ingests again)."""
+    with engine_over(write_tree(tmp_path_factory.mktemp("meta") / "docs", DOCS)) as eng:
+        yield eng
+
+
 @pytest.fixture
-def engine(tmp_path):
+def fresh(tmp_path):
     with engine_over(write_tree(tmp_path / "docs", DOCS)) as eng:
         yield eng
 
@@ -61,9 +68,9 @@ def test_meta_filters(engine: Engine, expr: str, expected: set[str]) -> None:
 
 
 def test_api_metadata_goes_over_front_matter_and_a_change_rewrites_the_document(
-    engine: Engine, tmp_path
+    fresh: Engine, tmp_path
 ) -> None:
-    docs = tmp_path / "docs"
+    engine, docs = fresh, tmp_path / "docs"
     report = engine.ingest([docs], metadata={"team": "search", "type": "manual"})
     assert report.plan.changed and not report.plan.added
     assert names(engine, "meta.team = search") == {"guide.md", "notes.md", "plain.md"}
