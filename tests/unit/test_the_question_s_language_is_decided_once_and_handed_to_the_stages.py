@@ -5,8 +5,6 @@ carries a caller's ``lang`` around the stages (``lang/query.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import hybrid_rag.lang.query as lang_query
@@ -29,9 +27,9 @@ def detections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_context_with_its_self_check_detects_the_question_s_language_once(
-    engine: Engine, corpus: Path, detections: list[str]
+    ingested_corpus: Engine, detections: list[str]
 ) -> None:
-    engine.ingest([corpus])
+    engine = ingested_corpus
     features = {"self_check": True, "expansion": True}
     detections.clear()
     context, checked = engine.context(Query(QUESTION, features=features), max_tokens=300)
@@ -40,9 +38,9 @@ def test_a_context_with_its_self_check_detects_the_question_s_language_once(
 
 
 def test_a_given_language_is_never_detected_and_reaches_every_stage(
-    engine: Engine, corpus: Path, detections: list[str]
+    ingested_corpus: Engine, detections: list[str]
 ) -> None:
-    engine.ingest([corpus])
+    engine = ingested_corpus
     detections.clear()
     features = {"self_check": True, "expansion": True}
     context, _ = engine.context(Query(QUESTION, lang="en", features=features), max_tokens=300)
