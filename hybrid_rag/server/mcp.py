@@ -189,13 +189,14 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         features: dict[str, bool] | None = None,
         lang: str | None = None,
         edges: Literal["off", "signatures"] | None = None,
+        fusion: str | None = None,
     ) -> str:
         """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
         topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
         verdict (weak evidence is flagged: then say the collection may not contain the answer).
         Prefer this over `search` when you will answer from what it returns; quote and cite the
         [n] ids you use. `filters` as for `search`. `edges: "signatures"`: for a question about one
-        definition, its callers' and callees' signatures too."""
+        definition, its callers' and callees' signatures too. `fusion` as for `search`."""
 
         def run() -> str:
             body = ContextArgs(
@@ -207,6 +208,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 features=features,
                 lang=lang,
                 edges=edges,
+                fusion=fusion,
             )
             request = query_of(body, limits, settings.features, settings.retrieval)
             context, _ = engine.context(request, max_tokens=body.max_tokens, log=True, edges=body.edges)

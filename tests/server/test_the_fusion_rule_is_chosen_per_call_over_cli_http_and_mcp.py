@@ -1,7 +1,8 @@
 """The fusion rule per call (the typed query's ``fusion``, ``retrieval/fusion.py``) on every
 surface: ``hybrid-rag query|context|ask --fusion RULE``, ``"fusion"`` in the body of POST
-/v1/query (and /v1/context, /v1/ask), the MCP ``search`` tool's ``fusion`` argument. Each ranks as
-the engine does with that rule; a rule that is none is the engine's error naming the valid ones."""
+/v1/query (and /v1/context, /v1/ask), the MCP ``search`` (and ``get_context``) tool's ``fusion``
+argument. Each ranks as the engine does with that rule; a rule that is none is the engine's error
+naming the valid ones."""
 
 from __future__ import annotations
 
@@ -106,6 +107,10 @@ def test_mcp_search_passes_the_fusion_rule(live: LiveServer) -> None:
         assert [round(r["score"], 4) for r in found["results"]] == expected[rule]
     with pytest.raises(ToolError, match=VALID):
         search({"query": QUESTION, "fusion": "borda"})
+    context = anyio.run(lambda: server.call_tool("get_context", {"query": QUESTION, "fusion": "zscore"}))
+    assert "[1]" in "".join(getattr(c, "text", "") for c in context.content)
+    with pytest.raises(ToolError, match=VALID):
+        anyio.run(lambda: server.call_tool("get_context", {"query": QUESTION, "fusion": "borda"}))
 
 
 def test_the_cli_names_every_rule() -> None:
