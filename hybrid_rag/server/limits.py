@@ -73,6 +73,9 @@ class QueryBody(_Body):
         None,
         description="another fusion rule than retrieval.fusion for this call: rrf, weighted, zscore, "
         "relative_score, dbsf",
+        # the schema names the rules; a value that is none is checked by the engine's own parser
+        # (check_query: a 422 naming ``fusion`` with the engine's message), not by pydantic's
+        json_schema_extra={"enum": [*(rule.value for rule in FusionMode), None]},
     )
 
 
