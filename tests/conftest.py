@@ -64,10 +64,16 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ingested_corpus(tmp_path_factory: pytest.TempPathFactory):
+def module_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``corpus`` written once per module, for the module-scoped engines of tests that only read."""
+    return write_tree(tmp_path_factory.mktemp("shared") / "corpus", CORPUS)
+
+
+@pytest.fixture(scope="module")
+def ingested_corpus(module_corpus: Path):
     """``corpus`` ingested once per module by a fake-embedder Engine, for tests that only ask it
     questions (a test that ingests, deletes or rebuilds takes ``engine`` and ingests itself)."""
-    with engine_over(write_tree(tmp_path_factory.mktemp("ingested") / "corpus", CORPUS)) as eng:
+    with engine_over(module_corpus) as eng:
         yield eng
 
 
