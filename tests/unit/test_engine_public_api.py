@@ -5,7 +5,6 @@ errors a user meets first (a query before any ingest, a rebuild of an empty stor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,29 +14,14 @@ from hybrid_rag.errors import InputError, NoIndexError
 from hybrid_rag.tokens import count_tokens
 
 
-def _opened(data: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> Engine:
+@pytest.fixture
+def opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Path) -> Engine:
     monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
     monkeypatch.delenv("HYBRID_RAG_CONFIG", raising=False)
-    engine = Engine.open(data)
+    engine = Engine.open(tmp_path / "data")
     engine.ingest([corpus], collection="notes", metadata={"team": "search"})
-    return engine
-
-
-@pytest.fixture
-def opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Path) -> Iterator[Engine]:
-    """For a test that deletes, rebuilds or rolls back: its own."""
-    with _opened(tmp_path / "data", corpus, monkeypatch) as engine:
-        yield engine
-
-
-@pytest.fixture(scope="module")
-def read_only(module_corpus: Path) -> Iterator[Engine]:
-    """``opened`` once for the module's tests that only ask it questions."""
-    with (
-        pytest.MonkeyPatch.context() as monkeypatch,
-        _opened(module_corpus.parent / "data", module_corpus, monkeypatch) as engine,
-    ):
-        yield engine
+    yield engine
+    engine.close()
 
 
 def test_open_reads_the_environment_and_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,8 +44,7 @@ def test_a_query_before_any_ingest_says_to_ingest(engine: Engine) -> None:
     assert engine.documents() == [] and engine.stats().chunks == 0 and engine.stats().live_version is None
 
 
-def test_ingest_then_query_finds_the_file_that_answers(read_only: Engine) -> None:
-    opened = read_only
+def test_ingest_then_query_finds_the_file_that_answers(opened: Engine) -> None:
     result = opened.query("area of a circle radius", top_k=2)
     assert result.chunks and result.chunks[0].chunk.path.endswith("src/geometry.py")
     assert result.index_version == opened.stats().live_version == 1
@@ -70,8 +53,8 @@ def test_ingest_then_query_finds_the_file_that_answers(read_only: Engine) -> Non
     assert {c.chunk.path.rsplit("/", 1)[-1] for c in only_docs.chunks} == {"garden.md"}
 
 
-def test_the_context_is_cited_and_within_its_budget(read_only: Engine) -> None:
-    context, checked = read_only.context("how does compost help clay soil?", max_tokens=300)
+def test_the_context_is_cited_and_within_its_budget(opened: Engine) -> None:
+    context, checked = opened.context("how does compost help clay soil?", max_tokens=300)
     assert checked is not None  # features.self_check is on by default for context
     assert context.token_count <= 300 == context.max_tokens
     assert count_tokens(context.render()) == context.token_count
@@ -79,8 +62,8 @@ def test_the_context_is_cited_and_within_its_budget(read_only: Engine) -> None:
     assert json.loads(json.dumps(context.to_dict()))["max_tokens"] == 300
 
 
-def test_ask_without_a_generator_gives_the_context_and_no_answer(read_only: Engine) -> None:
-    answer = read_only.ask("how does compost help clay soil?", max_tokens=400)
+def test_ask_without_a_generator_gives_the_context_and_no_answer(opened: Engine) -> None:
+    answer = opened.ask("how does compost help clay soil?", max_tokens=400)
     assert answer.text is None and answer.error is None and answer.cited == ()
     assert answer.context.sources and answer.context.render() in answer.prompt
 
