@@ -223,12 +223,11 @@ class HybridRetriever(Openable):
         code = asked.code_of(text)
         # a short Han question read as ja/wuu/und over a Chinese index is Chinese (lang/query.py)
         lang = index_reading(text, code, counts, QUERY_LANGUAGE_MIN_SHARE, given=asked.given)
-        held = live.bm25.held_terms
         reading = read_question(
             lang,
             self.embedder.model_name,
             counts,
-            lambda: held(text, code),
+            lambda: live.bm25.held_terms(text, code),  # asked only when needed (not every index has it)
             mode=mode.value,
             dense_on=flags.dense,
             bm25_on=flags.bm25,
