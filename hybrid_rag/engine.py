@@ -218,26 +218,25 @@ class Engine(IndexLifecycle):
             return by_file(run_ungrouped, {"top_k": query.top_k}, self.settings.retrieval.top_k, units)
         text, options = query.text, query.pipeline_args
         root = None if query.absolute_paths else self.ingested_root()
-        with query.reading():
-            behind = self.behind_note()
+        behind, asked = self.behind_note(), query.asked  # its language, decided once
 
-            def run(q: str) -> QueryResult:
-                found = mark_stale(self.retriever.query(q, **options), self.store, self.freshness)
-                result = with_language(shown_result(found, root), query)
-                result = self.second_set.after(result)  # the second vector set: second_job.py
-                return with_note(result, behind) if behind else result
+        def run(q: str) -> QueryResult:
+            found = mark_stale(self.retriever.query(q, **options, lang=asked), self.store, self.freshness)
+            result = with_language(shown_result(found, root), query)
+            result = self.second_set.after(result)  # the second vector set: second_job.py
+            return with_note(result, behind) if behind else result
 
-            if not self_check:
-                result = run(text)
-                if log:
-                    self.querylog.append(make_record(text, result))
-                return result, None
-            relevance = self.retriever.dense_scores
-            cosines = cosine_range(answering_model(self.retriever, text))  # the second set's: its scale
-            check = SelfCheck(
-                self.settings.context, run, self.generator, relevance=relevance, cosines=cosines
-            )
-            checked = check.run(text)
+        if not self_check:
+            result = run(text)
+            if log:
+                self.querylog.append(make_record(text, result))
+            return result, None
+        relevance = self.retriever.dense_scores
+        cosines = cosine_range(answering_model(self.retriever, text, asked))  # the second set's: its scale
+        check = SelfCheck(
+            self.settings.context, run, self.generator, relevance=relevance, cosines=cosines, lang=asked.code
+        )
+        checked = check.run(text)
         if log:
             self.querylog.append(make_record(text, checked.result, checked=checked))
         return checked.result, checked
@@ -261,22 +260,26 @@ class Engine(IndexLifecycle):
         query = Query.of(text, **kwargs)
         text = query.text
         flags = resolve_flags(self.settings.features, query.features)
-        with query.reading():  # the context reads the question in its language too
-            result, checked = self.retrieve(query, self_check=flags.self_check)
-            fragments = fragment_cuts(self.store, result.chunks)
-            builder = context_builder_for(self.context_builder, result, self.second_embedders, self.store)
-            context = builder.build(text, result, max_tokens=max_tokens, checked=checked, fragments=fragments)
-            if mode == "signatures" and self.store.exists:
-                name, called_by, calls = edge_lines(
-                    self.store, text, served_state(self.index_config), _shower(self.ingested_root())
-                )
-                context = with_edges(
-                    context,
-                    name,
-                    interleaved(called_by, calls),
-                    self.context_builder.count,
-                    lambda b: builder.build(text, result, max_tokens=b, checked=checked, fragments=fragments),
-                )
+        lang = query.asked.code  # the context reads the question in its language too
+        result, checked = self.retrieve(query, self_check=flags.self_check)
+        fragments = fragment_cuts(self.store, result.chunks)
+        builder = context_builder_for(self.context_builder, result, self.second_embedders, self.store)
+        context = builder.build(
+            text, result, max_tokens=max_tokens, checked=checked, fragments=fragments, lang=lang
+        )
+        if mode == "signatures" and self.store.exists:
+            name, called_by, calls = edge_lines(
+                self.store, text, served_state(self.index_config), _shower(self.ingested_root())
+            )
+            context = with_edges(
+                context,
+                name,
+                interleaved(called_by, calls),
+                self.context_builder.count,
+                lambda b: builder.build(
+                    text, result, max_tokens=b, checked=checked, fragments=fragments, lang=lang
+                ),
+            )
         if log:
             self.querylog.append(make_record(text, context.result, checked=checked, context=context))
         return context, checked
@@ -295,8 +298,8 @@ class Engine(IndexLifecycle):
         for :meth:`context`."""
         query = Query.of(text, **kwargs)
         context, checked = self.context(query, max_tokens=max_tokens, edges=edges)
-        with query.reading():  # the prompt asks for an answer in its language
-            return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log)
+        lang = query.asked.code  # the prompt asks for an answer in its language
+        return self.answer(query.text, context, checked, answer_tokens=answer_tokens, log=log, lang=lang)
 
     def answer(
         self,
@@ -306,10 +309,13 @@ class Engine(IndexLifecycle):
         *,
         answer_tokens: int = 512,
         log: bool = False,
+        lang: str | None = None,
     ) -> Answer:
-        """Send a built context to the generator (when there is one). A generator that fails
-        leaves the Answer's ``error`` set and its context intact: never an exception here."""
-        system, prompt = build_prompt(text, context, self.settings.context, lang=query_language(text).code)
+        """Send a built context to the generator (when there is one), asking for an answer in
+        ``lang`` (the question's; None: detected). A generator that fails leaves the Answer's
+        ``error`` set and its context intact: never an exception here."""
+        lang = lang or query_language(text).code
+        system, prompt = build_prompt(text, context, self.settings.context, lang=lang)
         answer, error, timings = None, None, {}
         if self.generator is not None:
             start = time.perf_counter()

@@ -134,9 +134,14 @@ class KeywordIndex(Protocol):
 
     def build(self, ids: np.ndarray, texts: Sequence[str]) -> None: ...
 
-    def search(self, query: str, k: int, allowed_ids: np.ndarray | None = None) -> list[Hit]: ...
+    def search(
+        self, query: str, k: int, allowed_ids: np.ndarray | None = None, *, lang: str | None = None
+    ) -> list[Hit]:
+        """The top ``k`` for ``query`` read in ``lang`` (the question's language, decided once:
+        ``lang/query.py``; None: detected)."""
+        ...
 
-    def score(self, query: str, ids: np.ndarray) -> np.ndarray:
+    def score(self, query: str, ids: np.ndarray, *, lang: str | None = None) -> np.ndarray:
         """The score ``search`` would give each of ``ids`` (in that order, 0 without a query term);
         NaN for an absent id."""
         ...

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.lang.detect import Language
-from hybrid_rag.lang.query import language_override, query_language
+from hybrid_rag.lang.query import Asked
 
 
 @dataclass(frozen=True)
@@ -76,13 +75,13 @@ class Query:
         return {**args, "fusion": self.fusion} if self.fusion is not None else args
 
     @functools.cached_property
-    def language(self) -> Language:
-        """The language the question is read in: ``lang`` when given, else detected; analysed once."""
-        with self.reading():
-            return query_language(self.text)
+    def asked(self) -> Asked:
+        """The question's language, decided once (``lang`` when given, else detected) and handed
+        to every stage that reads the question (``lang/query.py``); InputError for a ``lang`` that
+        is not a language code."""
+        return Asked.of(self.text, self.lang)
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """While inside, every stage that analyses the question reads it in ``lang`` (when given)."""
-        with language_override(self.lang):
-            yield
+    @property
+    def language(self) -> Language:
+        """The language the question is read in (:attr:`asked`'s)."""
+        return self.asked.language

@@ -28,7 +28,7 @@ from hybrid_rag.context.selfcheck import cosine_range
 from hybrid_rag.errors import HybridRagError, WriterBusyError
 from hybrid_rag.indices.build import IndexBuilder
 from hybrid_rag.indices.second_dense import second_entry
-from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.query import Asked, query_language
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.retrieval.retriever import HybridRetriever
 from hybrid_rag.retrieval.second_set import second_reads
@@ -39,11 +39,11 @@ from hybrid_rag.types import QueryResult
 COMMAND = "hybrid-rag rebuild --second-model {model}"
 
 
-def answering_model(retriever: HybridRetriever, text: str) -> str:
+def answering_model(retriever: HybridRetriever, text: str, asked: Asked | None = None) -> str:
     """The model whose vectors answer ``text`` (the second set's for a question only it reads; the
     first one when there is no index yet): the self-check reads its cosines on that model's scale."""
     try:
-        return retriever.answering_set(text)[1].model_name
+        return retriever.answering_set(text, asked)[1].model_name
     except HybridRagError:
         return retriever.embedder.model_name
 

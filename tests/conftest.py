@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 from pg_server import STORES, fresh_database
 
@@ -54,14 +55,26 @@ MD_SOURCE = textwrap.dedent(
 )
 
 
+CORPUS = {"src/geometry.py": PY_SOURCE, "docs/garden.md": MD_SOURCE}
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    root = tmp_path / "corpus"
-    (root / "src").mkdir(parents=True)
-    (root / "docs").mkdir()
-    (root / "src" / "geometry.py").write_text(PY_SOURCE)
-    (root / "docs" / "garden.md").write_text(MD_SOURCE)
-    return root
+    return write_tree(tmp_path / "corpus", CORPUS)
+
+
+@pytest.fixture(scope="module")
+def module_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``corpus`` written once per module, for the module-scoped engines of tests that only read."""
+    return write_tree(tmp_path_factory.mktemp("shared") / "corpus", CORPUS)
+
+
+@pytest.fixture(scope="module")
+def ingested_corpus(module_corpus: Path):
+    """``corpus`` ingested once per module by a fake-embedder Engine, for tests that only ask it
+    questions (a test that ingests, deletes or rebuilds takes ``engine`` and ingests itself)."""
+    with engine_over(module_corpus) as eng:
+        yield eng
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fake_settings import fake_settings
+
 from hybrid_rag.engine import Engine
 from hybrid_rag.models.embedders import FakeEmbedder
-from hybrid_rag.settings import Settings
 from hybrid_rag.tokens import count_tokens
 from hybrid_rag.types import Chunk, QueryResult, ScoredChunk, SourceType, StageTiming, Trace
 
@@ -39,10 +40,7 @@ def query_result(query: str, *chunks: ScoredChunk) -> QueryResult:
 
 def ingested(tmp_path: Path, root: Path, **overrides: object) -> Engine:
     """An Engine with the fake embedder under ``tmp_path``, settings ``overrides``, ``root`` ingested."""
-    cfg = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"} | overrides
-    )
-    engine = Engine(cfg)
+    engine = Engine(fake_settings(tmp_path / "data", overrides))
     engine.ingest([root])
     return engine
 

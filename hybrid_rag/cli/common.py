@@ -57,8 +57,12 @@ STAGE_FLAGS = (
 )
 
 
+FUSION_RULES = "rrf, weighted, zscore, relative_score, dbsf"  # retrieval/fusion.py FusionMode (tested)
+
+
 def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """top_k, mode, filters and per-call feature overrides from the shared query flags."""
+    """top_k, mode, filters, per-call feature overrides, the language and the fusion rule from the
+    shared query flags (a rule that is none is the engine's ConfigError, naming the valid ones)."""
     features = {name: getattr(args, name) for name in STAGE_FLAGS if getattr(args, name, None) is not None}
     return {
         "top_k": args.top_k,
@@ -67,6 +71,7 @@ def _query_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "features": features or None,
         "absolute_paths": args.absolute_paths,
         **({"lang": args.lang} if getattr(args, "lang", None) else {}),
+        **({"fusion": args.fusion} if getattr(args, "fusion", None) else {}),
     }
 
 
@@ -109,6 +114,11 @@ def _query_flags(p: argparse.ArgumentParser) -> None:
         "--lang",
         metavar="CODE",
         help="the question's language (ISO 639-1: ru, pt, zh...; und), instead of the detected one",
+    )
+    p.add_argument(
+        "--fusion",
+        metavar="RULE",
+        help=f"fuse by another rule than retrieval.fusion for this call: {FUSION_RULES}",
     )
     for name in STAGE_FLAGS:
         flag = name.replace("_", "-")

@@ -103,11 +103,12 @@ def holds_code(quoted: Quoted) -> bool:
     return quoted.code or any(_CODE_LINE.search(line) for line in quoted.text.splitlines())
 
 
-def answer_gap(question: str, quotes: Sequence[Quoted]) -> str | None:
-    """Why ``quotes`` cannot answer ``question`` (module docstring), or None."""
+def answer_gap(question: str, quotes: Sequence[Quoted], *, lang: str | None = None) -> str | None:
+    """Why ``quotes`` cannot answer ``question`` (module docstring), or None; ``lang``: the
+    question's language, decided once with the query (None: detected here)."""
     if not quotes:
         return None
-    lang = query_language(question).code
+    lang = lang or query_language(question).code
     terms = set(content_terms(question, lang))
 
     def shares(q: Quoted) -> bool:

@@ -104,6 +104,7 @@ class _Analysis:
     reach: list[list[int]]  # per chunk: ``evidence.statement_reach`` of its lines
     lead: list[list[float]]  # per chunk: ``evidence.statement_leads`` of its lines
     code: list[bool]  # per chunk: whether it is code
+    lang: str = "und"  # the question's language: units, quotes and evidence are read in it
 
 
 class ContextBuilder:
@@ -138,12 +139,15 @@ class ContextBuilder:
         *,
         checked: Checked | None = None,
         fragments: Mapping[int, Cuts] | None = None,
+        lang: str | None = None,
     ) -> Context:
         """The context of ``result`` within ``max_tokens`` (default ``context.max_context_tokens``).
 
         ``checked``: the self-check that kept ``result``; its confidence and weak verdict are the
         Context's. ``fragments``: ``fragments.fragment_cuts`` of the chunks, to mark quoted pieces
-        of over-long lines (without it they are quoted unmarked)."""
+        of over-long lines (without it they are quoted unmarked). ``lang``: the question's
+        language, decided once with the query (``lang/query.py``; None: detected here)."""
+        lang = lang or query_language(query).code  # units are read in the question's language too
         start = time.perf_counter()
         budget = self.cfg.max_context_tokens if max_tokens is None else max_tokens
         if budget <= 0:
@@ -151,7 +155,7 @@ class ContextBuilder:
         if checked is not None:
             conf, weak = checked.confidence, checked.weak
         else:
-            conf = confidence(result, query, cosines=self.cosines())
+            conf = confidence(result, query, cosines=self.cosines(), lang=lang)
             weak = conf < self.cfg.confidence_threshold
         chunks = result.chunks
         notes: list[str] = []
@@ -166,7 +170,7 @@ class ContextBuilder:
         if not chunks:
             notes.append("no results were retrieved")
         else:
-            analysis, summarized = self._analyse(query, chunks, fragments or {})
+            analysis, summarized = self._analyse(query, chunks, fragments or {}, lang)
             if summarized.note:
                 notes.append(summarized.note)
             filler = self._fill(query, conf, weak, notes, chunks, analysis, budget)
@@ -176,7 +180,7 @@ class ContextBuilder:
     # -- analyse -------------------------------------------------------------------------------
 
     def _analyse(
-        self, query: str, chunks: Sequence[ScoredChunk], fragments: Mapping[int, Cuts]
+        self, query: str, chunks: Sequence[ScoredChunk], fragments: Mapping[int, Cuts], lang: str
     ) -> tuple[_Analysis, sm.Summaries]:
         lines = [c.text.split("\n") for c in chunks]
         units: list[ev.Unit] = []
@@ -185,7 +189,6 @@ class ContextBuilder:
                 units.extend(ev.code_units(i, lines[i], imports=self.cfg.quote_imports))
             else:
                 units.extend(ev.prose_units(i, lines[i]))
-        lang = query_language(query).code  # units are read in the question's language too
         query_terms = set(content_terms(query, lang))
         picked = ev.pick_units(units, query_terms, self.cfg.max_embedded_units, lang=lang)
         vectors = np.asarray(
@@ -211,7 +214,7 @@ class ContextBuilder:
         summaries = self.summarizer.summarize(query, chunks, labels)
         cuts = [fragments.get(c.id, NO_CUTS) for c in chunks]
         analysis = _Analysis(
-            lines, scores, labels, summaries.texts, cuts, units, relevance, reach, lead, code
+            lines, scores, labels, summaries.texts, cuts, units, relevance, reach, lead, code, lang
         )
         return analysis, summaries
 
@@ -394,7 +397,7 @@ class ContextBuilder:
             return conf, weak, []
         chunks = result.chunks
         kept = {chunks[i].id: "\n".join(a.lines[i][lo : hi + 1]) for i, (lo, hi) in plan.windows.items()}
-        held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines()))
+        held = min(conf, kept_confidence(result, query, kept, cosines=self.cosines(), lang=a.lang))
         held_weak = weak or held < self.cfg.confidence_threshold
         notes: list[str] = []
         if held_weak and not weak and kept:
@@ -418,7 +421,7 @@ class ContextBuilder:
             Quoted(kept[chunks[i].id], a.code[i], chunks[i].chunk.lang, signal(chunks[i]))
             for i in sorted(plan.windows)
         ]
-        return answer_gap(query, quotes)
+        return answer_gap(query, quotes, lang=a.lang)
 
     def _smallest_budget(
         self,

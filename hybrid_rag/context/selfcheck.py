@@ -94,12 +94,13 @@ def confidence(
     dense: Sequence[float] | None = None,
     *,
     cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
+    lang: str | None = None,
 ) -> float:
     """How likely ``result`` holds the answer to ``query``, in [0, 1]; see the module docstring.
 
     ``dense``: the top hits' cosines to ``query``, in place of their ``breakdown["dense"]`` (which
     is the cosine to whatever query retrieved them); NaN for a hit without a vector. ``cosines``:
-    the model's ``cosine_range``."""
+    the model's ``cosine_range``. ``lang``: the question's language (None: detected)."""
     chunks = result.chunks
     if not chunks:
         return 0.0
@@ -112,7 +113,7 @@ def confidence(
     if dense:
         floor, ceil = cosines
         signals["dense"] = _clip((max(dense) - floor) / (ceil - floor))
-    lang = query_language(query).code  # the hits are read in the question's language
+    lang = lang or query_language(query).code  # the hits are read in the question's language
     terms = set(content_terms(query, lang))
     if terms:
         found = {t for c in top for t in content_terms(c.text, lang)}
@@ -132,6 +133,7 @@ def kept_confidence(
     kept: Mapping[int, str],
     *,
     cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
+    lang: str | None = None,
 ) -> float:
     """``confidence`` of what a context kept: the quoted chunks alone, in rank order (``kept``:
     chunk id -> its quoted lines), the coverage counted on the quoted lines; 0 when none is kept.
@@ -139,27 +141,31 @@ def kept_confidence(
     A context at a small budget quotes a few lines of a few results: this says how well those
     answer, where ``confidence`` says how well everything retrieved does."""
     chunks = tuple(replace(c, chunk=replace(c.chunk, text=kept[c.id])) for c in result.chunks if c.id in kept)
-    return confidence(replace(result, chunks=chunks), query, cosines=cosines)
+    return confidence(replace(result, chunks=chunks), query, cosines=cosines, lang=lang)
 
 
-def keywords(query: str) -> str:
-    """The query without stop words, original spelling kept: ``"how do I open a file"`` → ``"open file"``."""
-    lang = query_language(query).code
+def keywords(query: str, lang: str | None = None) -> str:
+    """The query without stop words, original spelling kept: ``"how do I open a file"`` → ``"open file"``
+    (``lang``: the question's language; None: detected)."""
+    lang = lang or query_language(query).code
     return " ".join(dict.fromkeys(w for w in _WORD.findall(query) if content_terms(w, lang)))
 
 
-def split_parts(query: str) -> list[str]:
+def split_parts(query: str, lang: str | None = None) -> list[str]:
     """A multi-part question cut at ``?``, ``;`` and ``and``/``also`` before a question word; the
-    parts that have content terms, at most ``MAX_PARTS``. One part means "not multi-part"."""
-    lang = query_language(query).code
+    parts that have content terms (in ``lang``, the question's), at most ``MAX_PARTS``. One part
+    means "not multi-part"."""
+    lang = lang or query_language(query).code
     parts = [p.strip(" ,.") for p in _PART_SPLIT.split(query)]
     return [p for p in parts if p and content_terms(p, lang)][:MAX_PARTS]
 
 
-def expansion_terms(query: str, chunks: Sequence[ScoredChunk], n: int = EXPANSION_TERMS) -> list[str]:
+def expansion_terms(
+    query: str, chunks: Sequence[ScoredChunk], n: int = EXPANSION_TERMS, lang: str | None = None
+) -> list[str]:
     """The ``n`` content terms most frequent in the top hits that the query lacks (ties: alphabetical);
-    numbers and two-letter terms are left out."""
-    lang = query_language(query).code
+    numbers and two-letter terms are left out; read in ``lang`` (the question's; None: detected)."""
+    lang = lang or query_language(query).code
     have = set(content_terms(query, lang))
     counts: dict[str, int] = {}
     for c in chunks[:TOP_EVIDENCE]:
@@ -169,15 +175,19 @@ def expansion_terms(query: str, chunks: Sequence[ScoredChunk], n: int = EXPANSIO
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
 
 
-def reformulate(query: str, best: QueryResult, tried: set[str]) -> tuple[str, list[str]] | None:
+def reformulate(
+    query: str, best: QueryResult, tried: set[str], lang: str | None = None
+) -> tuple[str, list[str]] | None:
     """The next offline rewrite not tried yet, as (strategy, queries), or None when none is left.
 
     In order: ``split`` (a multi-part question, one search a part, merged), ``expand`` (keywords
-    plus ``EXPANSION_TERMS`` terms from the best attempt's top hits), ``keywords`` (stop words dropped).
+    plus ``EXPANSION_TERMS`` terms from the best attempt's top hits), ``keywords`` (stop words dropped);
+    ``lang``: the question's language (None: detected).
     """
-    parts = split_parts(query)
-    base = keywords(query)
-    extra = " ".join(expansion_terms(query, best.chunks))
+    lang = lang or query_language(query).code
+    parts = split_parts(query, lang)
+    base = keywords(query, lang)
+    extra = " ".join(expansion_terms(query, best.chunks, lang=lang))
     candidates = [
         ("split", parts if len(parts) > 1 else []),
         ("expand", [f"{base} {extra}".strip()] if extra else []),
@@ -274,11 +284,14 @@ class SelfCheck:
         relevance: Callable[[str, Sequence[int]], Sequence[float]] | None = None,
         *,
         cosines: tuple[float, float] = (DENSE_FLOOR, DENSE_CEIL),
+        lang: str | None = None,
     ) -> None:
         """``relevance(query, chunk_ids)``: dense cosines of the chunks to ``query`` (NaN where
         there is no vector), to judge a retry against the original question. ``cosines``: the
-        dense model's ``cosine_range``."""
+        dense model's ``cosine_range``. ``lang``: the question's language, decided once with the
+        query (``lang/query.py``; None: detected at each run)."""
         self.cosines = cosines
+        self.lang = lang
         self.threshold = settings.confidence_threshold
         self.max_retries = settings.max_retries
         self.retrieve = retrieve
@@ -288,14 +301,15 @@ class SelfCheck:
     def judge(self, result: QueryResult, query: str) -> float:
         """A retry's confidence as an answer to the original ``query`` (module docstring)."""
         top = result.chunks[:TOP_EVIDENCE]
+        lang = self.lang or query_language(query).code
         if self.relevance is None or not any("dense" in c.breakdown for c in top):
-            return confidence(result, query, cosines=self.cosines)
+            return confidence(result, query, cosines=self.cosines, lang=lang)
         dense = list(self.relevance(query, [c.id for c in top]))
-        return confidence(result, query, dense=dense, cosines=self.cosines)
+        return confidence(result, query, dense=dense, cosines=self.cosines, lang=lang)
 
     def run(self, query: str) -> Checked:
         results = [self.retrieve(query)]
-        first = confidence(results[0], query, cosines=self.cosines)
+        first = confidence(results[0], query, cosines=self.cosines, lang=self.lang)
         attempts = [Attempt(query, "original", first, results[0].trace.timings)]
         tried = {query.strip().lower()}
         notes: list[str] = []
@@ -370,7 +384,7 @@ class SelfCheck:
                 note = "self-check: the generator gave no new query; offline reformulation used"
             except Exception as exc:  # any generator failure degrades to the offline rewrite
                 note = f"self-check: generator failed ({describe(exc)}); offline reformulation used"
-        offline = reformulate(query, best, tried)
+        offline = reformulate(query, best, tried, self.lang)
         if offline is None:
             return "none", [], note
         return offline[0], offline[1], note

@@ -36,7 +36,6 @@ from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, 
 from hybrid_rag.indices.second_build import second_for_build
 from hybrid_rag.indices.second_dense import check_second
 from hybrid_rag.indices.versions import INDEX_NAME, MANIFEST
-from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
 from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder
@@ -83,8 +82,8 @@ def validate_build(
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
         lang = analysis_language(chunk)
-        with language_override(lang if bm25.tokenizer.languages else None):  # read as indexed
-            found = not bm25.tokenizer.tokenize(words, lang) or bm25.search(words, 5)
+        read_as = lang if bm25.tokenizer.languages else None  # read as indexed
+        found = not bm25.tokenizer.tokenize(words, lang) or bm25.search(words, 5, lang=read_as)
         if not found:  # stop words alone find nothing, and need not
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if len(np.setdiff1d(dense.ids(), ids)):

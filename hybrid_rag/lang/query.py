@@ -1,27 +1,23 @@
 """A query's language: the caller's (``--lang``, ``lang=``) when given, else detected.
 
-The override travels as a context variable set by the retriever around one query, so every
-stage that analyses the query (BM25, its expansion, the context, the self-check) reads the same
-language without each signature carrying it.
+It is decided once, when the typed query is built (``request.Query.asked``), and handed to every
+stage that analyses the question (BM25, its expansion, the context, the self-check) as an
+:class:`Asked` or its code: no stage asks for it again.
 
->>> with language_override("pt"):
-...     query_language("reset password").code
-'pt'
+>>> Asked.of("reset password", "pt").code, query_language("reset password", "PT").code
+('pt', 'pt')
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.lang.codes import KNOWN
 from hybrid_rag.lang.detect import UNDETERMINED, Language, detect_language
-
-_override: ContextVar[str | None] = ContextVar("hybrid_rag_query_language", default=None)
 
 
 def normalize_code(code: str) -> str:
@@ -40,29 +36,39 @@ def normalize_code(code: str) -> str:
     return value
 
 
-@contextmanager
-def language_override(code: str | None) -> Iterator[None]:
-    """While inside, :func:`query_language` answers ``code``; None changes nothing (an outer
-    override stays, else the language is detected)."""
-    if not code:
-        yield
-        return
-    token = _override.set(normalize_code(code))
-    try:
-        yield
-    finally:
-        _override.reset(token)
+def query_language(text: str, lang: str | None = None) -> Language:
+    """The language ``text`` is read in: ``lang`` (the caller's, confidence 1.0; InputError for
+    what is not a code) when given, else detected (remembered per text)."""
+    return Language(normalize_code(lang), 1.0) if lang else _detected(text)
 
 
-def overridden() -> str | None:
-    """The language set by :func:`language_override`, if any."""
-    return _override.get()
+@dataclass(frozen=True)
+class Asked:
+    """A question's language, decided once: ``text`` the question, ``language`` the caller's
+    (``given``) or the detected one. The stages read the question in :attr:`code`, and a text
+    made from it (an expansion's query, a variant, a self-check retry) in :meth:`code_of`."""
 
+    text: str
+    language: Language
+    given: bool = False
 
-def query_language(text: str) -> Language:
-    """The language the query ``text`` is read in: the override (confidence 1.0), else detected."""
-    code = _override.get()
-    return Language(code, 1.0) if code is not None else _detected(text)
+    @classmethod
+    def of(cls, text: str, lang: str | None = None) -> Asked:
+        """``text`` read in ``lang`` when given (InputError for what is not a code), else detected."""
+        return cls(text, query_language(text, lang), bool(lang))
+
+    @property
+    def code(self) -> str:
+        return self.language.code
+
+    def code_of(self, text: str) -> str:
+        """The language ``text`` is read in: the caller's when given, the question's for the
+        question itself, else the text's own (detected: a rewrite may read otherwise).
+
+        >>> Asked.of("reset password", "pt").code_of("другой текст")
+        'pt'
+        """
+        return self.code if self.given or text == self.text else _detected(text).code
 
 
 @lru_cache(maxsize=1024)
@@ -93,18 +99,20 @@ def script_language(text: str) -> str | None:
     return None
 
 
-def index_reading(text: str, code: str, index_languages: Mapping[str, int], min_share: float) -> str:
+def index_reading(
+    text: str, code: str, index_languages: Mapping[str, int], min_share: float, *, given: bool = False
+) -> str:
     """The language question ``text`` (read as ``code``) counts as against an index holding
     ``index_languages`` (chunks per language): ``code`` when the index holds at least
     ``min_share`` of its chunks in it; else the language its script names when the index holds
     that one (a short Han question that fastText reads as Japanese, Wu or ``und`` over a Chinese
-    index is Chinese); else ``code``. A language the caller gave (``--lang``) is kept as given.
+    index is Chinese); else ``code``. A language the caller gave (``--lang``: ``given``) is kept.
 
     >>> index_reading("长城多长", "wuu", {"zh": 120}, 0.05), index_reading("长城多长", "wuu", {"en": 9}, 0.05)
     ('zh', 'wuu')
     """
     total = sum(index_languages.values())
-    if overridden() is not None or not total or index_languages.get(code, 0) >= min_share * total:
+    if given or not total or index_languages.get(code, 0) >= min_share * total:
         return code
     by_script = script_language(text)
     if by_script is not None and index_languages.get(by_script, 0) >= min_share * total:
@@ -114,10 +122,9 @@ def index_reading(text: str, code: str, index_languages: Mapping[str, int], min_
 
 __all__ = [
     "UNDETERMINED",
+    "Asked",
     "index_reading",
-    "language_override",
     "normalize_code",
-    "overridden",
     "query_language",
     "script_language",
 ]

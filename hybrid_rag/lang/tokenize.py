@@ -211,8 +211,8 @@ class Tokenizer:
         return [self._lang_terms(raw_tokens, lang) for raw_tokens, lang in zip(raws, langs, strict=True)]
 
     def tokenize_query(self, text: str, lang: str | None = None) -> list[str]:
-        """A query's terms: analysed in ``lang``, else the language override of the call, else
-        its detected language. A query whose language is undetermined, or one less than
+        """A query's terms: analysed in ``lang`` (the question's, decided once: ``lang/query.py``),
+        else in its detected language. A query whose language is undetermined, or one less than
         :data:`MIN_SHARE` of the indexed chunks is written in (:attr:`index_languages`, when
         known), is read in each language holding that share: the first's terms, then the
         others' new terms, then the language-neutral analysis's new ones. Without ``languages``:

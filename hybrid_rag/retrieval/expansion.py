@@ -34,7 +34,7 @@ import numpy as np
 from hybrid_rag.errors import ConfigError, RemoteServiceError, describe
 from hybrid_rag.indices.live import LiveIndex
 from hybrid_rag.lang.detect import UNDETERMINED
-from hybrid_rag.lang.query import query_language
+from hybrid_rag.lang.query import Asked, query_language
 from hybrid_rag.lang.tokenize import MIN_SHARE, Tokenizer
 from hybrid_rag.protocols import Embedder, Generator, KnowsTerms, OwnTokenizer
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
@@ -101,6 +101,12 @@ class FirstPass:
     allowed: np.ndarray | None
     chunk_terms: ChunkTerms
     query_vector: np.ndarray | None = None
+    asked: Asked | None = None  # the question's language, decided once (None: detected here)
+
+    @property
+    def reads(self) -> Asked:
+        """How the question and the texts made from it are read (``lang/query.py``)."""
+        return self.asked if self.asked is not None else Asked.of(self.query)
 
 
 # -- pure functions --------------------------------------------------------------------------
@@ -345,12 +351,14 @@ class QueryExpander:
         query_vector: np.ndarray | None = None,
         method: bool = True,
         multi_query: bool = False,
+        asked: Asked | None = None,
     ) -> Expansion:
         """Extra runs for ``query``: the configured method's (``method``) and the generator's
-        rewrites' (``multi_query``); ``query_vector`` (the first pass's) saves one embedding."""
+        rewrites' (``multi_query``); ``query_vector`` (the first pass's) saves one embedding;
+        ``asked``: the question's language as decided once (None: detected)."""
         if not query.strip():
             return Expansion(notes=("expansion skipped: empty query",))
-        fp = FirstPass(query, first_pass, live, allowed_ids, chunk_terms, query_vector)
+        fp = FirstPass(query, first_pass, live, allowed_ids, chunk_terms, query_vector, asked)
         parts: list[Expansion] = []
         if method:
             parts.append(self._method(fp))
@@ -394,15 +402,17 @@ class QueryExpander:
         tokenizer = self._tokenizer_for(fp.live)
         bm25 = fp.live.bm25
         known = bm25.known_terms if isinstance(bm25, KnowsTerms) else None
-        skip = lexical_skip_reason(fp.query, fp.runs, tokenizer, known)
+        reads = fp.reads
+        skip = lexical_skip_reason(fp.query, fp.runs, tokenizer, known, lang=reads.code_of(fp.query))
         if skip:
             notes.append(f"prf: lexical expansion skipped: {skip}")
         elif "bm25" in fp.runs:
-            query_terms = tokenizer.tokenize_query(fp.query)
+            query_terms = tokenizer.tokenize_query(fp.query, reads.code_of(fp.query))
             terms = self._prf_terms(fp, query_terms, feedback, tokenizer)
             if terms:
                 text = expansion_query(fp.query, len(query_terms), terms)
-                runs["prf_bm25"] = fp.live.bm25.search(text, r.bm25_top_k, fp.allowed)
+                lang = reads.code_of(text)
+                runs["prf_bm25"] = fp.live.bm25.search(text, r.bm25_top_k, fp.allowed, lang=lang)
                 probes["prf_bm25"] = text
             else:
                 notes.append("prf: no expansion terms in the feedback documents")
@@ -486,7 +496,8 @@ class QueryExpander:
         if "bm25" in fp.runs:
             for i, variant in enumerate(variants, start=1):
                 probes[f"mq{i}_bm25"] = variant
-                runs[f"mq{i}_bm25"] = fp.live.bm25.search(variant, r.bm25_top_k, fp.allowed)
+                lang = fp.reads.code_of(variant)
+                runs[f"mq{i}_bm25"] = fp.live.bm25.search(variant, r.bm25_top_k, fp.allowed, lang=lang)
         return Expansion(runs, queries=tuple(variants), probes=probes)
 
     def _tokenizer_for(self, live: LiveIndex) -> Tokenizer:
@@ -500,10 +511,13 @@ def lexical_skip_reason(
     first_pass: Mapping[str, Sequence[Hit]],
     tokenizer: Tokenizer,
     known_terms: Callable[[Sequence[str]], Sequence[str]] | None = None,
+    *,
+    lang: str | None = None,
 ) -> str | None:
     """Why RM3 must not run for ``query``, or None. Its terms come from the feedback documents
     and are searched with the question's own, so it cannot help where BM25 cannot read the
-    question: its own BM25 list is empty, or its language (detected, or the caller's) is not
+    question: its own BM25 list is empty, or its language (``lang``: the caller's or the one
+    decided for the question; None: detected) is not
     among the index's (under ``MIN_SHARE`` of its chunks) and most of its terms are not in the
     index (``known_terms``): a short question misdetected ("faiss index" reads as French) whose
     words the index holds is still expanded. An undetermined question, and an index whose
@@ -518,10 +532,10 @@ def lexical_skip_reason(
     total = sum(present.values())
     if not total or known_terms is None:
         return None
-    lang = query_language(query).code
+    lang = lang or query_language(query).code
     if lang == UNDETERMINED or present.get(lang, 0) >= MIN_SHARE * total:
         return None
-    terms = tokenizer.tokenize_query(query)
+    terms = tokenizer.tokenize_query(query, lang)
     known = len(known_terms(terms))
     if not terms or known >= KNOWN_TERMS_MIN_SHARE * len(terms):
         return None

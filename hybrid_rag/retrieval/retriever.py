@@ -23,7 +23,7 @@ from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.coverage import dense_note, pending_line
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.indices.retention import STORE_STATE
-from hybrid_rag.lang.query import index_reading, query_language
+from hybrid_rag.lang.query import Asked
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
@@ -39,10 +39,10 @@ from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.opening import Openable
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
-from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
+from hybrid_rag.retrieval.reading import Reading
+from hybrid_rag.retrieval.reading_stage import ReadingStage
 from hybrid_rag.retrieval.rerank import rerank_candidates
 from hybrid_rag.retrieval.routing import code_route_filter
-from hybrid_rag.retrieval.second_set import with_second_set
 from hybrid_rag.retrieval.symbol_ranking import SYMBOLS, hits_of, named_symbols
 from hybrid_rag.retrieval.symbol_ranking import boost as boost_symbols
 from hybrid_rag.retrieval.thresholds import apply_min_scores
@@ -64,7 +64,7 @@ READ = Reading()  # every stage reads the question
 TERM_MEMO_LIMIT = 4_000  # chunks whose PRF terms are kept in memory (cleared past it): ~100 a query
 
 
-class HybridRetriever(Openable):
+class HybridRetriever(ReadingStage, Openable):
     """Dense + BM25 candidates, fused, reranked and diversified, with a per-stage trace.
 
     >>> with HybridRetriever.open("data") as retriever:  # doctest: +SKIP
@@ -112,6 +112,7 @@ class HybridRetriever(Openable):
         fusion: str | None = None,
         *,
         absolute_paths: bool = False,
+        lang: str | Asked | None = None,
     ) -> QueryResult:
         """Ranked chunks for ``text``.
 
@@ -119,13 +120,14 @@ class HybridRetriever(Openable):
         or a mapping (``{"collection": ["a", "b"]}``); ``features`` overrides the config's flags;
         ``fusion`` overrides ``retrieval.fusion`` for this call (``fusion.FusionMode``).
         Opened (``open``), paths are shown relative to the ingested root unless ``absolute_paths``.
+        ``lang``: the question's language (a code, or an ``Asked`` decided for it; None: detected).
         ``text`` may be a :class:`~hybrid_rag.request.Query`: its options and language are used.
         """
         if isinstance(text, Query):  # the typed request: its own options, read in its language
-            with text.reading():
-                result = self.ranked(text.text, **text.pipeline_args)
+            result = self.ranked(text.text, **text.pipeline_args, asked=text.asked)
             return result if self.present is None else self.present(result, text.absolute_paths)
-        result = self.ranked(text, top_k, filters, mode, features, fusion)
+        asked = lang if isinstance(lang, Asked) else Asked.of(text, lang) if lang else None
+        result = self.ranked(text, top_k, filters, mode, features, fusion, asked)
         return result if self.present is None else self.present(result, absolute_paths)
 
     def ranked(
@@ -136,10 +138,14 @@ class HybridRetriever(Openable):
         mode: str | None = None,
         features: Mapping[str, bool] | None = None,
         fusion: str | None = None,
+        asked: Asked | None = None,
     ) -> QueryResult:
-        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments)."""
+        """The pipeline's ranked chunks for ``text``, paths as stored (``query``'s arguments);
+        ``asked``: the question's language, decided once (``lang/query.py``; None: detected here).
+        ``text`` may be a text made from that question (a self-check retry): ``Asked.code_of``."""
         if not text or not text.strip():
             raise InputError("empty query: ask something")
+        asked = asked if asked is not None else Asked.of(text)
         rule = FusionMode.from_str(fusion or self.retrieval.fusion)  # unknown: a ConfigError naming them
         flags = resolve_flags(self.features, features)
         run_mode = RetrievalMode.from_str(mode or self.retrieval.mode)
@@ -156,18 +162,20 @@ class HybridRetriever(Openable):
         if allowed is not None and allowed.size == 0:
             tracer.note("filter matched no chunks")
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
-        reading = self.reading(text, run_mode, flags, live, tracer)
+        reading = self.reading(text, run_mode, flags, live, tracer, asked)
         live, embedder = self.vector_set(live, reading)  # the second set's, for a question only it reads
-        candidates = self.retrieve(text, run_mode, flags, live, allowed, tracer, reading, embedder=embedder)
+        candidates = self.retrieve(
+            text, run_mode, flags, live, allowed, tracer, reading, asked, embedder=embedder
+        )
         rows: dict[int, Chunk] = {}  # chunks read so far: the expansion reads the first pass's
         if flags.expansion or flags.multi_query:
-            expand_args = (text, candidates, live, allowed, flags, rows, tracer, embedder)
+            expand_args = (text, candidates, live, allowed, flags, rows, tracer, asked, embedder)
             candidates = timed(tracer, "expansion", self.expand, *expand_args)
         if flags.symbols or flags.definition_first:
             candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
-        runs = self.exact_scores(candidates, live, tracer, rule)
+        runs = self.exact_scores(candidates, live, tracer, rule, asked)
         fused = timed(tracer, "fuse", self.fuse, candidates, runs, rows, reading, rule)
         scored = self.materialize(fused, runs, candidates, rows, tracer)
         if flags.priors and self.retrieval.path_priors:
@@ -193,66 +201,6 @@ class HybridRetriever(Openable):
             text, run_mode.value, final, tracer.freeze(), live.version, parents, matches=matches
         )
 
-    def dense_scores(self, text: str, ids: Sequence[int]) -> np.ndarray:
-        """Cosines of chunks ``ids`` to ``text`` in the live dense index, as its search scores
-        them (NaN for an id it lacks); the second vector set's for a question only it reads."""
-        live, embedder = self.answering_set(text)
-        try:
-            vector = embedder.embed_queries([text])[0]
-        except RemoteServiceError:  # no query vector: no dense evidence, as for an absent id
-            return np.full(len(ids), np.nan)
-        return live.dense.score(vector, np.asarray(ids, dtype=np.int64))
-
-    def reading(
-        self, text: str, mode: RetrievalMode, flags: FeatureFlags, live: LiveIndex, tracer: Tracer
-    ) -> Reading:
-        """Whether each stage reads the question (``retrieval/reading.py``): a stage that cannot,
-        beside one that can, gets no vote; when neither can, ``tracer.unread`` says what the index
-        lacks and how to fix it; a question only the second vector set's model reads is read with
-        it (``retrieval/second_set.py``, ``Reading.vectors``). Said in the trace."""
-        counts = self.language_counts(live.version)
-        # a short Han question read as ja/wuu/und over a Chinese index is Chinese (lang/query.py)
-        lang = index_reading(text, query_language(text).code, counts, QUERY_LANGUAGE_MIN_SHARE)
-
-        def read(model: str) -> Reading:
-            return read_question(
-                lang,
-                model,
-                counts,
-                lambda: live.bm25.held_terms(text),
-                mode=mode.value,
-                dense_on=flags.dense,
-                bm25_on=flags.bm25,
-                unread_dense_scale=self.retrieval.unread_language_dense_scale,
-                cross_bm25_scale=self.retrieval.cross_language_bm25_scale,
-                text=text,
-            )
-
-        reading = read(self.embedder.model_name)
-        if live.second is not None and self.second_embedders is not None:
-            searched = flags.dense and mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID)
-            first, second = self.embedder.model_name, live.second.model
-            reading = with_second_set(reading, lang, text, first, second, read, dense_searched=searched)
-        for note in reading.notes:
-            tracer.note(note)
-        tracer.unread = reading.unread
-        tracer.vectors = reading.vectors
-        return reading
-
-    def answering_set(self, text: str) -> tuple[LiveIndex, Embedder]:
-        """The live index and query embedder that answer ``text`` in a hybrid query (``vector_set``)."""
-        live = self.indices.get()
-        if live.second is None:  # one set: nothing to read
-            return live, self.embedder
-        return self.vector_set(live, self.reading(text, RetrievalMode.HYBRID, self.features, live, Tracer()))
-
-    def vector_set(self, live: LiveIndex, reading: Reading) -> tuple[LiveIndex, Embedder]:
-        """The index and the query embedder of the vector set that answers (the first, or the
-        second when ``reading.vectors`` names it)."""
-        if not reading.vectors or live.second is None or self.second_embedders is None:
-            return live, self.embedder
-        return replace(live, dense=live.second.dense), self.second_embedders(reading.vectors)
-
     def _term_memo(self, version: int, tokenizer_key: str) -> dict[int, list[str]]:
         """Chunk id -> BM25 terms read for PRF under one index version and tokenizer: the pool of
         a small index's questions is the same few chunks, each read from the store's token cache
@@ -268,12 +216,6 @@ class HybridRetriever(Openable):
         if self._root is None or self._root[0] != version:
             self._root = (version, ingested_root(*self.store.path_bounds()))
         return self._root[1]
-
-    def language_counts(self, version: int) -> dict[str, int]:
-        """Live chunks per natural language, read once per index version."""
-        if self._languages is None or self._languages[0] != version:
-            self._languages = (version, self.store.language_counts())
-        return self._languages[1]
 
     # -- stages ------------------------------------------------------------------------------
 
@@ -311,11 +253,13 @@ class HybridRetriever(Openable):
         allowed: np.ndarray | None,
         tracer: Tracer,
         reading: Reading = READ,
+        asked: Asked | None = None,
         *,
         embedder: Embedder | None = None,
     ) -> Candidates:
-        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0);
-        ``embedder``: the query's for ``live.dense`` (the second set's, ``vector_set``)."""
+        """Dense and BM25 candidates (a stage not searched when its ``reading`` scale is 0); BM25
+        reads ``text`` in the language ``asked`` decided (None: detected); ``embedder``: the
+        query's for ``live.dense`` (the second set's, ``vector_set``)."""
         r = self.retrieval
         embedder = embedder or self.embedder
         runs: dict[str, list[Hit]] = {}
@@ -337,7 +281,8 @@ class HybridRetriever(Openable):
                 probes["dense"] = vector
         if lexical and flags.bm25 and (reading.bm25_scale > 0 or "dense" not in runs):
             with tracer.stage("bm25"):
-                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed)
+                lang = None if asked is None else asked.code_of(text)
+                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed, lang=lang)
             probes["bm25"] = text
         if not runs:
             raise ConfigError(
@@ -354,10 +299,12 @@ class HybridRetriever(Openable):
         flags: FeatureFlags,
         rows: dict[int, Chunk],
         tracer: Tracer,
+        asked: Asked | None = None,
         embedder: Embedder | None = None,
     ) -> Candidates:
         """The expansion's lists added to ``candidates``; the chunks it reads are added to ``rows``
-        (the fetch stage then reads only the others); ``embedder``: ``live.dense``'s (``vector_set``)."""
+        (the fetch stage then reads only the others). ``asked``: the question's language;
+        ``embedder``: ``live.dense``'s (``vector_set``)."""
         expander = self.expander.using(embedder)
 
         def terms(ids: Sequence[int], tokenizer: Tokenizer) -> dict[int, list[str]]:
@@ -378,6 +325,7 @@ class HybridRetriever(Openable):
             query_vector=candidates.query_vector,
             method=flags.expansion,
             multi_query=flags.multi_query,
+            asked=asked,
         )
         for note in expansion.notes:
             tracer.note(note)
@@ -424,12 +372,18 @@ class HybridRetriever(Openable):
         ranks = file_ranks(self.store, state if isinstance(state, int) else None)
         return apply_centrality(scored, ranks, self.retrieval.centrality_weight)
 
-    def scorers(self, candidates: Candidates, live: LiveIndex) -> dict[str, Scorer]:
-        """For each run, a function scoring chunk ids as that run's own search would."""
+    def scorers(
+        self, candidates: Candidates, live: LiveIndex, asked: Asked | None = None
+    ) -> dict[str, Scorer]:
+        """For each run, a function scoring chunk ids as that run's own search would (a text read
+        in the language ``asked`` gives it; None: detected)."""
         out: dict[str, Scorer] = {}
         for name, probe in candidates.probes.items():
-            index = live.bm25 if isinstance(probe, str) else live.dense
-            out[name] = lambda ids, index=index, probe=probe: index.score(probe, ids)
+            if isinstance(probe, str):
+                lang = None if asked is None else asked.code_of(probe)
+                out[name] = lambda ids, probe=probe, lang=lang: live.bm25.score(probe, ids, lang=lang)
+            else:
+                out[name] = lambda ids, probe=probe: live.dense.score(probe, ids)
         return out
 
     def fetch(self, candidates: Candidates, rows: dict[int, Chunk]) -> None:
@@ -449,7 +403,12 @@ class HybridRetriever(Openable):
             )
 
     def exact_scores(
-        self, candidates: Candidates, live: LiveIndex, tracer: Tracer, rule: FusionMode | None = None
+        self,
+        candidates: Candidates,
+        live: LiveIndex,
+        tracer: Tracer,
+        rule: FusionMode | None = None,
+        asked: Asked | None = None,
     ) -> Mapping[str, list[Hit]]:
         """Every candidate scored in every list (``retrieval.exact_scores``), timed as
         ``exact_scores``; RRF reads only ranks, and one list has nothing to complete."""
@@ -457,7 +416,8 @@ class HybridRetriever(Openable):
         rule = rule or FusionMode.from_str(r.fusion)
         if not r.exact_scores or rule is FusionMode.RRF or len(runs) < 2:
             return runs
-        return timed(tracer, "exact_scores", lambda: complete_runs(runs, self.scorers(candidates, live)))
+        scorers = self.scorers(candidates, live, asked)
+        return timed(tracer, "exact_scores", lambda: complete_runs(runs, scorers))
 
     def fuse(
         self,

@@ -19,6 +19,7 @@ from hybrid_rag.errors import HybridRagError
 from hybrid_rag.filters.cost import check_cost
 from hybrid_rag.lang.query import normalize_code
 from hybrid_rag.request import Query
+from hybrid_rag.retrieval.fusion import FusionMode
 from hybrid_rag.retrieval.retriever import resolve_flags
 from hybrid_rag.server.errors import ApiError, error_body
 from hybrid_rag.settings import FeatureFlags, RetrievalSettings, ServerSettings
@@ -67,6 +68,14 @@ class QueryBody(_Body):
         None,
         pattern=r"^[A-Za-z]{2,3}$",
         description="the query's language (ISO 639-1, e.g. ru, pt; und), instead of the detected one",
+    )
+    fusion: str | None = Field(
+        None,
+        description="another fusion rule than retrieval.fusion for this call: rrf, weighted, zscore, "
+        "relative_score, dbsf",
+        # the schema names the rules; a value that is none is checked by the engine's own parser
+        # (check_query: a 422 naming ``fusion`` with the engine's message), not by pydantic's
+        json_schema_extra={"enum": [*(rule.value for rule in FusionMode), None]},
     )
 
 
@@ -166,13 +175,18 @@ def check_query(
         ("filters", lambda: _costed(filter_lang.as_filter(body.filters), retrieval)),
         ("features", lambda: resolve_flags(features, body.features)),
         ("lang", lambda: normalize_code(body.lang or "")),  # "xx" was taken, read as no language
+        ("fusion", lambda: FusionMode.from_str(body.fusion) if body.fusion is not None else None),
     ):
         try:
             check()
         except HybridRagError as exc:
             raise ApiError(422, f"{field}: {exc}", field=field) from None
     found = {"top_k": body.top_k, "mode": body.mode, "filters": body.filters, "features": body.features}
-    return {**found, "lang": body.lang} if body.lang else found
+    return {
+        **found,
+        **({"lang": body.lang} if body.lang else {}),
+        **({"fusion": body.fusion} if body.fusion is not None else {}),
+    }
 
 
 def query_of(

@@ -126,6 +126,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         lang: str | None = None,
         group: Literal["chunk", "file"] | None = None,
         units_per_file: int | None = None,
+        fusion: str | None = None,
     ) -> dict[str, Any]:
         """Find the chunks of the indexed documents and code most relevant to a query, best first.
 
@@ -138,7 +139,8 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         dense (meaning), or bm25 (exact words). `lang`: the query's language (ISO 639-1: ru, pt...)
         when its detection would be unsure (a word or two). `group`: "file" answers `files` instead,
         ranked by their evidence, each with its best `units_per_file` (3) units' citations and scores
-        and its best unit's text (`top_k` then counts files): for "where is X handled"."""
+        and its best unit's text (`top_k` then counts files): for "where is X handled". `fusion`:
+        another rule than the configured one to fuse the dense and keyword lists, for this call."""
 
         def run() -> dict[str, Any]:
             body = SearchArgs(
@@ -150,6 +152,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 lang=lang,
                 group=group,
                 units_per_file=units_per_file,
+                fusion=fusion,
             )
             request = query_of(body, limits, settings.features, settings.retrieval)
             result = engine.query(request, log=True, **grouping_of(body))
@@ -188,13 +191,14 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
         features: dict[str, bool] | None = None,
         lang: str | None = None,
         edges: Literal["off", "signatures"] | None = None,
+        fusion: str | None = None,
     ) -> str:
         """Evidence to answer a question: the most relevant passages as exact quotes, grouped by
         topic, each cited as [n] path:start-end, within `max_tokens` tokens, plus a confidence
         verdict (weak evidence is flagged: then say the collection may not contain the answer).
         Prefer this over `search` when you will answer from what it returns; quote and cite the
         [n] ids you use. `filters` as for `search`. `edges: "signatures"`: for a question about one
-        definition, its callers' and callees' signatures too."""
+        definition, its callers' and callees' signatures too. `fusion` as for `search`."""
 
         def run() -> str:
             body = ContextArgs(
@@ -206,6 +210,7 @@ def build_server(settings: Settings, engine: Engine | None = None) -> MCPServer:
                 features=features,
                 lang=lang,
                 edges=edges,
+                fusion=fusion,
             )
             request = query_of(body, limits, settings.features, settings.retrieval)
             context, _ = engine.context(request, max_tokens=body.max_tokens, log=True, edges=body.edges)

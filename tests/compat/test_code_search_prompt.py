@@ -4,11 +4,11 @@ and a context can cite as ``[n | file]``."""
 from __future__ import annotations
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.context.render import cite
 from hybrid_rag.engine import Engine
 from hybrid_rag.retrieval.routing import looks_like_code_query
-from hybrid_rag.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -34,8 +34,7 @@ def test_doc_file_citations() -> None:
 
 
 def test_context_cites_in_the_configured_style(tmp_path, corpus) -> None:
-    base = {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    engine = Engine(Settings().with_overrides({**base, "context.citation_style": "doc_file"}))
+    engine = Engine(fake_settings(tmp_path / "data", {"context.citation_style": "doc_file"}))
     engine.ingest([corpus])
     context, _ = engine.context("compost drainage clay soil", features={"self_check": False})
     assert context.sources

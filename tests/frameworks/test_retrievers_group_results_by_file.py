@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from framework_corpus import fake_settings
+from engine_fixtures import engine_over
 from grouped_corpus import QUESTION, write_repository
 
 from hybrid_rag.engine import Engine
@@ -19,11 +19,8 @@ Files = list[tuple[str, list[int]]]  # a grouped answer: each file's path and it
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    base = tmp_path_factory.mktemp("grouped_frameworks")
-    eng = Engine(fake_settings(base / "data"))
-    eng.ingest([write_repository(base / "repo")])
-    yield eng
-    eng.close()
+    with engine_over(write_repository(tmp_path_factory.mktemp("grouped_frameworks") / "repo")) as eng:
+        yield eng
 
 
 def _expected(engine: Engine) -> Files:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 from hypothesis import given
 from hypothesis import strategies as st
@@ -63,15 +64,12 @@ def filter_text(draw: st.DrawFn) -> str:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("fuzz")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("---\ntype: guide\ntags: [x, y]\n---\n# Soil\n\nClay soil and drainage.\n")
-    (docs / "b.py").write_text("def circle_area(radius):\n    return 3.14 * radius * radius\n")
-    eng = Engine(fake_settings(root / "data"))
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    files = {
+        "a.md": "---\ntype: guide\ntags: [x, y]\n---\n# Soil\n\nClay soil and drainage.\n",
+        "b.py": "def circle_area(radius):\n    return 3.14 * radius * radius\n",
+    }
+    with engine_over(write_tree(tmp_path_factory.mktemp("fuzz") / "docs", files)) as eng:
+        yield eng
 
 
 def intact(engine: Engine) -> None:

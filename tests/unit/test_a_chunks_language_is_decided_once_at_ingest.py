@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine_fixtures import make_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest import languages, term_prefetch
 from hybrid_rag.lang.tokenize import Tokenizer
-from hybrid_rag.settings import BM25Settings, Settings
+from hybrid_rag.settings import BM25Settings
 from hybrid_rag.store import rows as store_module  # where the store decides a new chunk's language
 
 TEXTS = {
@@ -41,10 +42,7 @@ def test_the_store_writes_the_language_ingest_decided(
 
     monkeypatch.setattr("hybrid_rag.ingest.pipeline.with_languages", recorded)
     monkeypatch.setattr(store_module, "detect_chunk_language", _no_second_detection)
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
-    engine = Engine(settings)
+    engine = Engine(make_settings(tmp_path))
     try:
         engine.ingest([root])
         stored = sorted(f"{Path(c.path).name}:{c.lang}" for c in engine.store.iter_chunks())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.models.embedders import FakeEmbedder
@@ -27,16 +28,12 @@ ENGLISH = {
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("cross")
-    docs = root / "docs"
-    docs.mkdir()
-    for name, text in ENGLISH.items():
-        (docs / name).write_text(text + "\n", encoding="utf-8")
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data")})
-    eng = Engine(settings, embedder=FakeEmbedder(64, model_name="multilingual-e5-small"))
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    docs = write_tree(tmp_path_factory.mktemp("cross") / "docs", {n: t + "\n" for n, t in ENGLISH.items()})
+    settings = Settings().with_overrides({"paths.data_dir": str(docs.parent / "data")})
+    with engine_over(
+        docs, settings=settings, embedder=FakeEmbedder(64, model_name="multilingual-e5-small")
+    ) as eng:
+        yield eng
 
 
 def _stages(result) -> set[str]:

@@ -9,12 +9,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from engine_fixtures import make_settings
 
 from hybrid_rag.code import definitions as definitions_module
 from hybrid_rag.code import extract
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest.chunking import chunk_file
-from hybrid_rag.settings import ChunkingSettings, Settings
+from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.symbols.extract import file_references, file_symbols
 from hybrid_rag.types import LoadedFile, SourceType
 
@@ -80,10 +81,7 @@ def test_ingest_asks_the_finder_once_a_file_and_parses_once(
         return make(path, text, language)
 
     monkeypatch.setattr(definitions_module, "find_definitions", counted)
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
-    engine = Engine(settings)
+    engine = Engine(make_settings(tmp_path))
     try:
         engine.ingest([root])
         names = {m.symbol.qualified_name for m in engine.symbols("take")}

@@ -9,9 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over, make_settings, write_tree
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 JSON_PARSER = textwrap.dedent(
     '''\
@@ -39,27 +39,17 @@ USES = "\n".join(
 OTHER_RULES_OFF = {"path_roles": False, "path_match": False, "file_coherence": False}
 
 
+TOPICS = ("retry", "timeout", "codec", "router")
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("repo")
-    for folder, body in (("json", JSON_PARSER), ("xml", XML_PARSER)):
-        (root / "src" / folder).mkdir(parents=True)
-        (root / "src" / folder / "parser.py").write_text(body)
-    (root / "src" / "uses.py").write_text(USES)
-    for i, topic in enumerate(("retry", "timeout", "codec", "router")):
-        (root / "src" / f"{topic}.py").write_text(f"def {topic}_{i}(value):\n    return value  # {topic}\n")
-    settings = Settings().with_overrides(
-        {
-            "paths.data_dir": str(root / "data"),
-            "embedding.model": "fake",
-            "retrieval.path_priors": [],
-            "retrieval.symbol_weight": 0.05,  # a boost the other lists outvote
-        }
-    )
-    eng = Engine(settings)
-    eng.ingest([root / "src"])
-    yield eng
-    eng.close()
+    files = {f"{t}.py": f"def {t}_{i}(value):\n    return value  # {t}\n" for i, t in enumerate(TOPICS)}
+    files |= {"json/parser.py": JSON_PARSER, "xml/parser.py": XML_PARSER, "uses.py": USES}
+    src = write_tree(tmp_path_factory.mktemp("repo") / "src", files)
+    # a symbol boost the other lists outvote
+    with engine_over(src, retrieval__path_priors=[], retrieval__symbol_weight=0.05) as eng:
+        yield eng
 
 
 def _paths(engine: Engine, query: str, **features: bool) -> list[str]:
@@ -98,10 +88,7 @@ def test_a_qualified_name_picks_its_owner_s_method(tmp_path: Path) -> None:
     (root / "uses.py").write_text(
         "\n".join(f"x{i} = Other().formatHelp()  # formatHelp formatHelp" for i in range(9))
     )
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", "retrieval.symbol_weight": 0.05}
-    )
-    eng = Engine(settings)
+    eng = Engine(make_settings(tmp_path, retrieval__symbol_weight=0.05))
     try:
         eng.ingest([root])
         question = "how does Help.formatHelp lay out the columns?"

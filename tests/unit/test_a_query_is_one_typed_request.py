@@ -46,13 +46,13 @@ def test_an_unknown_query_option_is_named(engine: Engine, corpus: Path) -> None:
 
 
 def test_the_question_s_language_is_analysed_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hybrid_rag.request as request
+    import hybrid_rag.lang.query as lang_query
 
     calls: list[str] = []
-    detect = request.query_language
-    monkeypatch.setattr(request, "query_language", lambda text: calls.append(text) or detect(text))
+    detect = lang_query.detect_language
+    monkeypatch.setattr(lang_query, "_detected", lambda text: calls.append(text) or detect(text))
     query = Query("как сбросить пароль пользователя")
-    assert query.language.code == query.language.code == "ru"
+    assert query.language.code == query.language.code == query.asked.code == "ru"
     assert calls == ["как сбросить пароль пользователя"]
     assert Query("reset password", lang="pt").language.code == "pt"
 

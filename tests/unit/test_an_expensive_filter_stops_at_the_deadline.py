@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 from pg_server import fresh_database
 from sqlalchemy import text
@@ -29,16 +30,12 @@ def _meta_chain(n: int) -> str:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("meta")
-    docs = root / "docs"
-    docs.mkdir()
-    for i in range(5):
-        (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n")
-    settings = fake_settings(root / "data", {"retrieval.filter_max_terms": 10**9})
-    eng = Engine(settings)
-    eng.ingest([docs], metadata={"k1": "x"})
-    yield eng
-    eng.close()
+    docs = write_tree(
+        tmp_path_factory.mktemp("meta") / "docs",
+        {f"n{i}.md": f"# note {i}\n\nsoil clay number {i}\n" for i in range(5)},
+    )
+    with engine_over(docs, ingest={"metadata": {"k1": "x"}}, retrieval__filter_max_terms=10**9) as eng:
+        yield eng
 
 
 def test_the_probes_filter_is_refused_by_its_cost_at_once(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from engine_fixtures import make_settings
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 RUST_LIB = """mod adaptors;
 
@@ -57,11 +57,8 @@ void push(memory_buffer* head, memory_buffer* node) {
 
 @pytest.fixture
 def engine(tmp_path: Path):
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"})
-    )
-    yield engine
-    engine.close()
+    with Engine(make_settings(tmp_path)) as engine:
+        yield engine
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine_fixtures import make_settings
+
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 
 RULES = ("path_roles", "path_match", "file_coherence", "definition_first")
 
 
 def _engine(tmp_path: Path) -> Engine:
-    settings = Settings().with_overrides(
-        {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    )
-    return Engine(settings)
+    return Engine(make_settings(tmp_path))
 
 
 def test_on_prose_the_rules_change_nothing(tmp_path: Path) -> None:

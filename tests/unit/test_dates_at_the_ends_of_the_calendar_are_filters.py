@@ -4,7 +4,7 @@ filter as any other date; one out of range in UTC is a clear error naming it (ex
 from __future__ import annotations
 
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.cli import main
 from hybrid_rag.engine import Engine
@@ -13,14 +13,9 @@ from hybrid_rag.errors import InputError
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-
-    root = tmp_path_factory.mktemp("dates")
-    (root / "docs").mkdir()
-    (root / "docs" / "end.md").write_text("---\ndate: 9999-12-31\n---\n# End\n\nsoil at the end of time\n")
-    eng = Engine(fake_settings(root / "data"))
-    eng.ingest([root / "docs"])
-    yield eng
-    eng.close()
+    end = {"end.md": "---\ndate: 9999-12-31\n---\n# End\n\nsoil at the end of time\n"}
+    with engine_over(write_tree(tmp_path_factory.mktemp("dates") / "docs", end)) as eng:
+        yield eng
 
 
 @pytest.mark.parametrize("text", ["mtime<9999-12-31", "meta.date=9999-12-31", "mtime>0001-01-01"])

@@ -14,12 +14,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over
 
 from hybrid_rag.code.extract import extract_units
 from hybrid_rag.code.grammars import BY_EXTENSION, GRAMMARS, load
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest.loaders import classify
-from hybrid_rag.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grammars"
 ADDED = ("elixir", "haskell", "lua", "zig", "dart", "ocaml", "ocaml_interface", "julia", "perl", "objc")
@@ -143,11 +143,8 @@ def test_an_ocaml_interface_parses_with_its_own_grammar() -> None:
 def engine(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("langs")
     shutil.copytree(FIXTURES, root / "src", ignore=shutil.ignore_patterns("*.md"))
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
-    eng = Engine(settings)
-    eng.ingest([root / "src"])
-    yield eng
-    eng.close()
+    with engine_over(root / "src") as eng:
+        yield eng
 
 
 @pytest.mark.parametrize(

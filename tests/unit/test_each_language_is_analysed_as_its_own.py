@@ -12,7 +12,6 @@ import pytest
 from hybrid_rag.errors import IndexMismatchError
 from hybrid_rag.indices.bm25 import MANIFEST_FILE, SUBDIR, BM25IndexManager
 from hybrid_rag.lang.analyzers import LANGUAGES, bigrams
-from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.settings import BM25Settings
 
@@ -114,16 +113,14 @@ def test_a_mixed_index_reads_each_chunk_and_query_in_its_language() -> None:
 
 def test_an_undetermined_query_is_read_in_the_index_languages() -> None:
     index = _index(RU, ["ru"] * 3)
-    with language_override("und"):
-        assert index.tokenizer.tokenize_query("пароли") == ["парол", "пароли"]  # Russian, then neutral
-        assert index.search("пароли", 3)[0].id == 0
+    assert index.tokenizer.tokenize_query("пароли", "und") == ["парол", "пароли"]  # Russian, then neutral
+    assert index.search("пароли", 3, lang="und")[0].id == 0
 
 
 def test_the_language_override_wins_over_detection() -> None:
     tok = _tok()
     tok.index_languages = {"ru": 2, "pt": 2}
-    with language_override("pt"):
-        assert tok.tokenize_query("senhas") == ["senh"]
+    assert tok.tokenize_query("senhas", "pt") == ["senh"]
     assert tok.tokenize_query("senhas", "ru") == ["senhas"]
 
 

@@ -5,6 +5,7 @@ skip lines); ``--json`` keeps the exact text."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,16 @@ OVERRIDE = "\u202e"  # right-to-left override
 BAD = (CLEAR, OVERRIDE, "\x9b", "\u2066", "\x08", "\r")
 
 
-@pytest.fixture
-def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The corpus below, ingested once for the module (its tests only print what it holds); the
+    fake embedder stays set while they run."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("HYBRID_RAG_EMBEDDING__MODEL", "fake")
+        yield _ingested(tmp_path_factory.mktemp("escapes"))
+
+
+def _ingested(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     root.mkdir()
     name = f"evil{OVERRIDE}gpj.py"
@@ -56,15 +64,14 @@ def test_plain_output_is_neutralised(data: Path, argv: list[str], capsys: pytest
     assert "\\x1b[2J" in out.out or "\\u202e" in out.out  # shown, not dropped
 
 
-def test_outline_and_ingest_lines_are_neutralised(
-    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_outline_and_ingest_lines_are_neutralised(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    main(["--data-dir", str(data), "outline", str(tmp_path / "corpus" / f"evil{OVERRIDE}gpj.py")])
+    corpus = data.parent / "corpus"
+    main(["--data-dir", str(data), "outline", str(corpus / f"evil{OVERRIDE}gpj.py")])
     out = capsys.readouterr()
     _clean(out.out + out.err)
     assert "evil\\u202egpj.py" in out.out
-    main(["--data-dir", str(data), "ingest", str(tmp_path / "corpus")])
+    main(["--data-dir", str(data), "ingest", str(corpus)])  # unchanged: it prints its skip line
     out = capsys.readouterr()
     _clean(out.out + out.err)
 

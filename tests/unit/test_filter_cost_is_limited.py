@@ -4,7 +4,7 @@ refused before any work, in one line naming the setting; within the limits it an
 from __future__ import annotations
 
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
@@ -14,15 +14,9 @@ from hybrid_rag.filters.cost import META_TERM_COST, check_cost, cost_of
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cost")
-    docs = root / "docs"
-    docs.mkdir()
-    for i in range(3):
-        (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n")
-    eng = Engine(fake_settings(root / "data"))
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    notes = {f"n{i}.md": f"# note {i}\n\nsoil clay number {i}\n" for i in range(3)}
+    with engine_over(write_tree(tmp_path_factory.mktemp("cost") / "docs", notes)) as eng:
+        yield eng
 
 
 def test_the_cost_counts_terms_distinct_globs_and_their_characters() -> None:

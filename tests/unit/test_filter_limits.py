@@ -4,7 +4,7 @@ terms, numbers beyond a column's range (each of these was a traceback)."""
 from __future__ import annotations
 
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
@@ -13,15 +13,9 @@ from hybrid_rag.filters import INT64, MAX_DEPTH, parse_filter
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("limits")
-    docs = root / "docs"
-    docs.mkdir()
-    for i in range(6):
-        (docs / f"n{i}.md").write_text(f"# note {i}\n\nsoil clay number {i}\n" + "x\n" * i)
-    eng = Engine(fake_settings(root / "data"))
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    notes = {f"n{i}.md": f"# note {i}\n\nsoil clay number {i}\n" + "x\n" * i for i in range(6)}
+    with engine_over(write_tree(tmp_path_factory.mktemp("limits") / "docs", notes)) as eng:
+        yield eng
 
 
 def names(engine: Engine, text: str) -> set[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 
@@ -30,20 +30,12 @@ GUIDE = "# ConnectionPool\n\nConnectionPool, ConnectionPool: make a ConnectionPo
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("repo")
-    (root / "src").mkdir()
-    (root / "tests").mkdir()
-    (root / "docs").mkdir()
-    (root / "src" / "pool.py").write_text(POOL)
-    (root / "tests" / "test_pool.py").write_text(USES)
-    (root / "docs" / "guide.md").write_text(GUIDE)
-    for i, topic in enumerate(("retry", "timeout", "codec", "router", "cache", "metrics")):
-        (root / "src" / f"{topic}.py").write_text(f"def {topic}_{i}(value):\n    return value  # {topic}\n")
-    settings = fake_settings(root / "data", {"retrieval.path_priors": []})
-    eng = Engine(settings)
-    eng.ingest([root / "src", root / "tests", root / "docs"])
-    yield eng
-    eng.close()
+    topics = enumerate(("retry", "timeout", "codec", "router", "cache", "metrics"))
+    files = {f"src/{t}.py": f"def {t}_{i}(value):\n    return value  # {t}\n" for i, t in topics}
+    files |= {"src/pool.py": POOL, "tests/test_pool.py": USES, "docs/guide.md": GUIDE}
+    root = write_tree(tmp_path_factory.mktemp("repo"), files)
+    with engine_over(root / "src", root / "tests", root / "docs", retrieval__path_priors=[]) as eng:
+        yield eng
 
 
 def _top(engine: Engine, query: str, **kwargs: object) -> str:

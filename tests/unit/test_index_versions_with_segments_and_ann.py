@@ -6,17 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.ann import AnnVectorIndex
-from hybrid_rag.settings import Settings
 
 QUERIES = ["tomatoes sun watering", "compost soil clay", "circle area radius", "configuration file"]
 
 
 def _engine(tmp_path: Path, **overrides: object) -> Engine:
-    base = {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake", "paths.keep_versions": 10}
-    return Engine(Settings().with_overrides({**base, **overrides}))
+    return Engine(fake_settings(tmp_path / "data", {"paths.keep_versions": 10, **overrides}))
 
 
 def _bm25_results(engine: Engine) -> list[list[tuple[int, float]]]:

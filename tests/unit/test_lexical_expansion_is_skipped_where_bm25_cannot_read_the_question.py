@@ -17,7 +17,7 @@ from hybrid_rag.engine import Engine
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.live import LiveIndex
-from hybrid_rag.lang.query import language_override
+from hybrid_rag.lang.query import Asked
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.embedders import FakeEmbedder
 from hybrid_rag.retrieval.expansion import QueryExpander, lexical_skip_reason
@@ -63,12 +63,17 @@ def chunk_terms(ids: Sequence[int], tokenizer: Tokenizer) -> Mapping[int, list[s
 
 
 def expand(
-    settings: Settings, embedder: FakeEmbedder, live: LiveIndex, query: str, runs: dict[str, list[Hit]]
+    settings: Settings,
+    embedder: FakeEmbedder,
+    live: LiveIndex,
+    query: str,
+    runs: dict[str, list[Hit]],
+    asked: Asked | None = None,
 ):
     expander = QueryExpander(
         settings.expansion, embedder, None, retrieval=settings.retrieval, bm25=settings.bm25
     )
-    return expander.expand(query, runs, live, None, chunk_terms)
+    return expander.expand(query, runs, live, None, chunk_terms, asked=asked)
 
 
 def first_pass(query: str, live: LiveIndex, embedder: FakeEmbedder) -> dict[str, list[Hit]]:
@@ -103,8 +108,8 @@ def test_a_question_in_a_language_the_index_lacks_gets_no_lexical_expansion(
 def test_a_short_question_detected_in_another_language_whose_words_the_index_holds_is_expanded(
     settings: Settings, embedder: FakeEmbedder, live: LiveIndex
 ) -> None:
-    with language_override("fr"):  # as the detector reads "faiss index" (fr, .99)
-        result = expand(settings, embedder, live, "faiss index", first_pass("faiss index", live, embedder))
+    asked = Asked.of("faiss index", "fr")  # as the detector reads "faiss index" (fr, .99)
+    result = expand(settings, embedder, live, "faiss index", first_pass("faiss index", live, embedder), asked)
     assert set(result.runs) == {"prf_bm25", "prf_dense"} and not result.notes
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
@@ -23,17 +24,17 @@ DOCS = {
 }
 
 
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    """One ingest for the tests that only read it (``fresh``: for a test that ingests again)."""
+    with engine_over(write_tree(tmp_path_factory.mktemp("meta") / "docs", DOCS)) as eng:
+        yield eng
+
+
 @pytest.fixture
-def engine(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text)
-    settings = fake_settings(tmp_path / "data")
-    eng = Engine(settings)
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+def fresh(tmp_path):
+    with engine_over(write_tree(tmp_path / "docs", DOCS)) as eng:
+        yield eng
 
 
 def names(engine: Engine, text: str) -> set[str]:
@@ -67,9 +68,9 @@ def test_meta_filters(engine: Engine, expr: str, expected: set[str]) -> None:
 
 
 def test_api_metadata_goes_over_front_matter_and_a_change_rewrites_the_document(
-    engine: Engine, tmp_path
+    fresh: Engine, tmp_path
 ) -> None:
-    docs = tmp_path / "docs"
+    engine, docs = fresh, tmp_path / "docs"
     report = engine.ingest([docs], metadata={"team": "search", "type": "manual"})
     assert report.plan.changed and not report.plan.added
     assert names(engine, "meta.team = search") == {"guide.md", "notes.md", "plain.md"}

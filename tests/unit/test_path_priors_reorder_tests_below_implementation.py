@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from engine_fixtures import make_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import ConfigError
@@ -89,14 +90,7 @@ def _two_files(root: Path) -> Path:
 
 
 def test_the_engine_applies_priors_and_a_call_can_turn_them_off(tmp_path: Path) -> None:
-    settings = Settings().with_overrides(
-        {
-            "paths.data_dir": str(tmp_path / "data"),
-            "embedding.model": "fake",
-            "retrieval.path_priors": [{"pattern": "tests/**", "weight": 0.01}],
-        }
-    )
-    engine = Engine(settings)
+    engine = Engine(make_settings(tmp_path, retrieval__path_priors=[{"pattern": "tests/**", "weight": 0.01}]))
     try:
         engine.ingest([_two_files(tmp_path / "repo")])
         # the code rules (retrieval/code_rank.py) off: the question names test_merge, which would

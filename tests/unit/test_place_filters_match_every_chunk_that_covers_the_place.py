@@ -10,7 +10,7 @@ from pathlib import Path
 
 import document_files as make
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.filters import parse_filter
@@ -21,23 +21,16 @@ QUERY = "soil plums rake"
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    tmp = tmp_path_factory.mktemp("places")
-    root = tmp / "docs"
-    root.mkdir()
-    (root / "deck.pptx").write_bytes(
-        make.pptx(
-            [("Intro", "welcome", ""), ("Soil", "clay soil", ""), ("Water", "rain", ""), ("End", "bye", "")]
-        )
-    )
-    (root / "fruit.pdf").write_bytes(make.pdf(["one apple", "two pears", "three plums", "four figs"]))
-    (root / "costs.xlsx").write_bytes(
-        make.xlsx({"Q1": [["item", "cost"], ["shovel", 20]], "Q2": [["item", "cost"], ["rake", 30]]})
-    )
-    settings = fake_settings(tmp / "data")
-    eng = Engine(settings)
-    eng.ingest([root])
-    yield eng
-    eng.close()
+    slides = [("Intro", "welcome", ""), ("Soil", "clay soil", ""), ("Water", "rain", ""), ("End", "bye", "")]
+    files = {
+        "deck.pptx": make.pptx(slides),
+        "fruit.pdf": make.pdf(["one apple", "two pears", "three plums", "four figs"]),
+        "costs.xlsx": make.xlsx(
+            {"Q1": [["item", "cost"], ["shovel", 20]], "Q2": [["item", "cost"], ["rake", 30]]}
+        ),
+    }
+    with engine_over(write_tree(tmp_path_factory.mktemp("places") / "docs", files)) as eng:
+        yield eng
 
 
 def names(engine: Engine, filters: object) -> set[str]:

@@ -5,12 +5,12 @@ moves a file's units together; a bad ``group`` or ``units_per_file`` is an Input
 from __future__ import annotations
 
 import pytest
+from engine_fixtures import engine_over
 from grouped_corpus import QUESTION, write_repository
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.retrieval.grouping import file_score, files_of, units_together
-from hybrid_rag.settings import Settings
 from hybrid_rag.types import Chunk, ScoredChunk, SourceType
 
 
@@ -64,12 +64,8 @@ def test_units_together_keeps_the_chunks_and_moves_a_files_units_up_to_its_first
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    base = tmp_path_factory.mktemp("grouped")
-    settings = Settings().with_overrides({"paths.data_dir": str(base / "data"), "embedding.model": "fake"})
-    eng = Engine(settings)
-    eng.ingest([write_repository(base / "repo")])
-    yield eng
-    eng.close()
+    with engine_over(write_repository(tmp_path_factory.mktemp("grouped") / "repo")) as eng:
+        yield eng
 
 
 def test_files_are_ranked_with_their_best_units_and_top_k_counts_files(engine: Engine) -> None:

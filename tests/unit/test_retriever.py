@@ -6,9 +6,9 @@ from hybrid_rag.errors import ConfigError, InputError, NoIndexError
 
 
 @pytest.fixture
-def ingested(engine, corpus):
-    engine.ingest([corpus])
-    return engine
+def ingested(ingested_corpus):
+    """The shared corpus, ingested once for the module (conftest): these tests only ask questions."""
+    return ingested_corpus
 
 
 def test_query_before_ingest_says_how_to_fix_it(engine):

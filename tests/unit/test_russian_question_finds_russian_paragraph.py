@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_fixtures import engine_over
 from fake_settings import fake_settings
 
 from hybrid_rag.cli import main
 from hybrid_rag.context.selfcheck import confidence
 from hybrid_rag.engine import Engine
-from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import content_terms
 
 RU = """# Учётные записи
@@ -50,11 +50,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def engine(folder: Path, tmp_path_factory: pytest.TempPathFactory):
-    data = tmp_path_factory.mktemp("data")
-    eng = Engine(fake_settings(data))
-    eng.ingest([folder])
-    yield eng
-    eng.close()
+    with engine_over(folder, settings=fake_settings(tmp_path_factory.mktemp("data"))) as eng:
+        yield eng
 
 
 def _paths(result: Any) -> list[str]:
@@ -101,8 +98,9 @@ def test_context_quotes_the_russian_sentence_and_the_self_check_reads_russian(en
     assert "Пароль пользователя сбрасывает администратор" in context.render()
     result = engine.query(question, mode="bm25")
     assert set(content_terms(question, "ru")) <= set(content_terms(result.chunks[0].chunk.text, "ru"))
-    with language_override("en"):  # read as before languages: "пароли" is not "пароль"
-        english_only = confidence(result, question)
+    english_only = confidence(
+        result, question, lang="en"
+    )  # read as before languages: "пароли" is not "пароль"
     assert confidence(result, question) > english_only
 
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from engine_fixtures import engine_over, write_tree
 from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
@@ -46,16 +47,9 @@ CLIENT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("repo")
-    (root / "src").mkdir()
-    (root / "tests").mkdir()
-    (root / "src" / "pool.py").write_text(POOL)
-    (root / "tests" / "test_client.py").write_text(CLIENT)
-    settings = fake_settings(root / "data")
-    eng = Engine(settings)
-    eng.ingest([root / "src", root / "tests"])
-    yield eng
-    eng.close()
+    root = write_tree(tmp_path_factory.mktemp("repo"), {"src/pool.py": POOL, "tests/test_client.py": CLIENT})
+    with engine_over(root / "src", root / "tests") as eng:
+        yield eng
 
 
 def _found(engine: Engine, name: str, **kwargs: object) -> list[tuple[str, str, str]]:

@@ -12,11 +12,10 @@ The Rust, Go and TypeScript files are ``tests/fixtures/code/de.rs``, ``mux.go`` 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from fake_settings import fake_settings
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.code.grammars import load
 from hybrid_rag.engine import Engine
@@ -35,18 +34,12 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("repo")
-    for folder in ("src", "include"):
-        (root / folder).mkdir()
-    for name in ("de.rs", "mux.go", "schemas.ts"):
-        shutil.copy(FIXTURES / name, root / "src" / name)
-    (root / "include" / "pool.hpp").write_text(HEADER)
-    (root / "src" / "pool.cpp").write_text(SOURCE)
-    settings = fake_settings(root / "data")
-    eng = Engine(settings)
-    eng.ingest([root / "src", root / "include"])
-    yield eng
-    eng.close()
+    copied = {f"src/{name}": (FIXTURES / name).read_bytes() for name in ("de.rs", "mux.go", "schemas.ts")}
+    root = write_tree(
+        tmp_path_factory.mktemp("repo"), {**copied, "include/pool.hpp": HEADER, "src/pool.cpp": SOURCE}
+    )
+    with engine_over(root / "src", root / "include") as eng:
+        yield eng
 
 
 def _found(engine: Engine, name: str, **kwargs: object) -> list[tuple[str, str, str]]:

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_fixtures import make_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.evaluation.experiment import ingest_dataset
 from hybrid_rag.evaluation.metrics import BeirDataset
-from hybrid_rag.settings import Settings
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
@@ -47,9 +47,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
         {q: {d: 1} for q, (_, d) in QUESTIONS.items()},
     )
     tmp = tmp_path_factory.mktemp("fusion-rules")
-    engine = Engine(
-        Settings().with_overrides({"paths.data_dir": str(tmp / "data"), "embedding.model": "fake"})
-    )
+    engine = Engine(make_settings(tmp))
     try:
         ingest_dataset(engine, dataset)
         own_fuse = engine.retriever.fuse

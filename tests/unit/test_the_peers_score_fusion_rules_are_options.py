@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_fixtures import engine_over, write_tree
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import ConfigError
@@ -84,9 +85,6 @@ def test_settings_accept_the_new_rules_and_name_the_valid_ones_otherwise(tmp_pat
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    root = tmp_path_factory.mktemp("fusion_rules")
-    docs = root / "docs"
-    docs.mkdir()
     texts = {
         "resets.md": "# Password resets\n\nA password reset link is valid for fifteen minutes.",
         "backups.md": "# Backups\n\nThe database is backed up every night and kept for thirty days.",
@@ -94,13 +92,11 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
         "tokens.md": "# Tokens\n\nAn API token is valid until revoked; reset it from the console.",
         "pool.py": "class ConnectionPool:\n    def acquire(self):\n        return self.idle.pop()\n",
     }
-    for name, text in texts.items():
-        (docs / name).write_text(text + "\n", encoding="utf-8")
-    settings = Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
-    eng = Engine(settings)
-    eng.ingest([docs])
-    yield eng
-    eng.close()
+    docs = write_tree(
+        tmp_path_factory.mktemp("fusion_rules") / "docs", {n: t + "\n" for n, t in texts.items()}
+    )
+    with engine_over(docs) as eng:
+        yield eng
 
 
 def _fusion_scores(engine: Engine, **kwargs: object) -> list[tuple[str, float]]:

@@ -41,7 +41,6 @@ from hybrid_rag.indices.milvus.client import chunk_fields, connect, milvus_error
 from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect
 from hybrid_rag.indices.versions import INDEX_NAME, LiveVersion, pid_alive
-from hybrid_rag.lang.query import language_override
 from hybrid_rag.lang.tokenize import analysis_language
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.store.embedding_cache import embed_missing
@@ -295,8 +294,8 @@ def _validate(
             problems.append(f"dense search with chunk {chunk.id}'s own vector does not find it")
         words = " ".join(chunk.text.split()[:12])
         lang = analysis_language(chunk)
-        with language_override(lang if keyword.tokenizer.languages else None):  # read as indexed
-            found = not keyword.tokenizer.tokenize(words, lang) or keyword.search(words, 5)
+        read_as = lang if keyword.tokenizer.languages else None  # read as indexed
+        found = not keyword.tokenizer.tokenize(words, lang) or keyword.search(words, 5, lang=read_as)
         if not found:
             problems.append(f"bm25 search with chunk {chunk.id}'s first words finds nothing")
     if problems:
