@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.bindings import OVERLOADED, UNKNOWN, Receivers
 from hybrid_rag.symbols.model import Reference, Symbol
@@ -204,6 +205,8 @@ class Resolver:
             and re.search(rf"\b{re.escape(ref.name)}\b", scope.signature)
         ):
             return Use(ref, scope, UNRESOLVED, "a parameter")  # a value passed on, not the definition
+        if ref.kind == BINDING:
+            return Use(ref, scope, UNRESOLVED, "a declaration")  # code/bindings.py: no use
         if ref.kind == "import":
             return self._imported(ref, scope, candidates, ref.module) or Use(
                 ref, scope, UNRESOLVED, "outside the index"
