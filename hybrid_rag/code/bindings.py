@@ -19,7 +19,8 @@ PLACEHOLDER_TYPES = frozenset({"var", "auto", "decltype(auto)", "let", "const"})
 JAVA = """
 (local_variable_declaration type: (_) @module
   declarator: (variable_declarator name: (identifier) @name)) @reference.binding
-(field_declaration type: (_) @module declarator: (variable_declarator name: (identifier) @name)) @reference.binding
+(field_declaration type: (_) @module declarator: (variable_declarator name: (identifier) @name))
+  @reference.binding
 (formal_parameter type: (_) @module name: (identifier) @name) @reference.binding
 (variable_declarator name: (identifier) @name value: (object_creation_expression type: (_) @module))
   @reference.binding
@@ -39,19 +40,23 @@ TYPESCRIPT = """
 (required_parameter pattern: (identifier) @name) @reference.binding
 (optional_parameter pattern: (identifier) @name type: (type_annotation (_) @module)) @reference.binding
 (optional_parameter pattern: (identifier) @name) @reference.binding
-(required_parameter pattern: (object_pattern (shorthand_property_identifier_pattern) @name)) @reference.binding
+(required_parameter pattern: (object_pattern (shorthand_property_identifier_pattern) @name))
+  @reference.binding
 (public_field_definition name: (property_identifier) @name type: (type_annotation (_) @module))
   @reference.binding
 """
 CPP = """
 (declaration type: (_) @module declarator: (identifier) @name) @reference.binding
-(declaration type: (_) @module declarator: (init_declarator declarator: (identifier) @name)) @reference.binding
+(declaration type: (_) @module declarator: (init_declarator declarator: (identifier) @name))
+  @reference.binding
 (declaration type: (_) @module
   declarator: (init_declarator declarator: (reference_declarator (identifier) @name))) @reference.binding
 (declaration type: (_) @module
-  declarator: (init_declarator declarator: (pointer_declarator declarator: (identifier) @name))) @reference.binding
+  declarator: (init_declarator declarator: (pointer_declarator declarator: (identifier) @name)))
+  @reference.binding
 (parameter_declaration type: (_) @module declarator: (identifier) @name) @reference.binding
-(parameter_declaration type: (_) @module declarator: (reference_declarator (identifier) @name)) @reference.binding
+(parameter_declaration type: (_) @module declarator: (reference_declarator (identifier) @name))
+  @reference.binding
 (parameter_declaration type: (_) @module
   declarator: (pointer_declarator declarator: (identifier) @name)) @reference.binding
 (optional_parameter_declaration type: (_) @module declarator: (identifier) @name) @reference.binding
@@ -64,13 +69,16 @@ CPP = """
   @reference.binding
 (base_class_clause (template_type name: (type_identifier) @name)) @reference.class
 (base_class_clause (qualified_identifier name: (type_identifier) @name)) @reference.class
-(base_class_clause (qualified_identifier name: (template_type name: (type_identifier) @name))) @reference.class
+(base_class_clause (qualified_identifier name: (template_type name: (type_identifier) @name)))
+  @reference.class
 """
 
 
 def better(held_module: str, module: str) -> bool:
     """A second binding capture of the same name replaces the first when it writes a type and
     the first wrote none or a placeholder (``var x = new Foo()``)."""
-    return bool(module) and module not in PLACEHOLDER_TYPES and (
-        not held_module or held_module in PLACEHOLDER_TYPES
+    return (
+        bool(module)
+        and module not in PLACEHOLDER_TYPES
+        and (not held_module or held_module in PLACEHOLDER_TYPES)
     )

@@ -23,7 +23,16 @@ from hybrid_rag.code.units import CodeReference
 MAX_REFERENCES = 20_000  # per file: a generated table of calls is not worth more
 MAX_QUALIFIER = 120  # characters
 # the kind kept when patterns capture one name node twice, most precise first
-_PRIORITY = {BINDING: 0, "import": 0, "call": 1, "implementation": 2, "class": 3, "interface": 4, "type": 5, "name": 6}
+_PRIORITY = {
+    BINDING: 0,
+    "import": 0,
+    "call": 1,
+    "implementation": 2,
+    "class": 3,
+    "interface": 4,
+    "type": 5,
+    "name": 6,
+}
 # fields of a member or scoped node that hold what comes before the name
 _QUALIFIER_FIELDS = (
     "object",
@@ -82,7 +91,10 @@ def from_captures(
     out: list[CodeReference] = []
     for (kind, name, module), scope in zip(ordered, scopes, strict=True):
         text = node_text(data, name).strip()
-        modname = _text(data, module) if kind == BINDING else _unquote(node_text(data, module)) if module is not None else ""
+        if kind == BINDING:
+            modname = _text(data, module)  # a written type, whitespace made single
+        else:
+            modname = _unquote(node_text(data, module)) if module is not None else ""
         if kind == "import":
             text = _last_part(_unquote(text))
         if not text or len(text) > 200:

@@ -44,7 +44,9 @@ _BASE_KINDS = ("class", "implementation", "type")  # Java's ``extends Parser<T>`
 _THIS = ("this", "self", "Self")
 _THIS_MEMBER = re.compile(r"^(?:this|self)\s*(?:\.|->)\s*([A-Za-z_$][\w$]*)$")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
-_C_TYPE = re.compile(r"^(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*\s*<.*>$|^(?:[A-Za-z_]\w*\s*::\s*)+[A-Za-z_]\w*$")
+_C_TYPE = re.compile(  # ``a::b``, ``cache_accessor<T>``: a scope or a type, not a receiver
+    r"^(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*\s*<.*>$|^(?:[A-Za-z_]\w*\s*::\s*)+[A-Za-z_]\w*$"
+)
 _WORDS_DROPPED = re.compile(r"\b(?:const|volatile|typename|struct|class|enum|readonly|final|mutable)\b")
 _NO_TYPE = frozenset({"any", "unknown", "object", "Object", "never"})  # says nothing of the receiver
 MAX_BASES = 32
@@ -175,7 +177,9 @@ class Receivers:
 
     def _bases_of(self, t: Symbol) -> list[str]:
         if t.id not in self._bases:
-            refs = self.source.references(document_ids=[t.document_id], kinds=list(_BASE_KINDS), state=self.state)
+            refs = self.source.references(
+                document_ids=[t.document_id], kinds=list(_BASE_KINDS), state=self.state
+            )
             self._bases[t.id] = [
                 r.name
                 for r in refs
@@ -201,7 +205,7 @@ class Receivers:
                 return None
             found = self._members(self.owners(scope), candidates, "enclosing class", implicit=True)
             if found is None and not any(i.name == ref.name for i in imports):
-                return [], "", "not in the enclosing classes or their bases (inherited from outside the index)"
+                return [], "", "not in the enclosing classes or their bases (inherited from outside)"
             return found
         if qualifier in _THIS:
             return self._members(self.owners(scope), candidates, "self")

@@ -216,7 +216,11 @@ class Resolver:
             kept, via, why = narrowed
             if not kept:
                 return Use(ref, scope, UNRESOLVED, why)
-            return Use(ref, scope, AMBIGUOUS, via, tuple(kept)) if via == UNKNOWN else _pick(ref, scope, kept, via)
+            return (
+                Use(ref, scope, AMBIGUOUS, via, tuple(kept))
+                if via == UNKNOWN
+                else _pick(ref, scope, kept, via)
+            )
         qualifier = ref.qualifier.strip()
         if qualifier:
             found = self._by_qualifier(ref, scope, candidates, qualifier)

@@ -32,7 +32,13 @@ CASES = {
         ["ConnectionPool", "ConnectionPool.take", "parseFilter"],
     ),
     # ``const pool: Pool``: its declared type's method (symbols/bindings.py), not a guess between two
-    "ts": ("parseFilter", ["main"], "open", ["ConnectionPool.take"], ["ConnectionPool", "Pool.take", "parseFilter"]),
+    "ts": (
+        "parseFilter",
+        ["main"],
+        "open",
+        ["ConnectionPool.take"],
+        ["ConnectionPool", "Pool.take", "parseFilter"],
+    ),
     "go": (
         "ParseFilter",
         ["main.run"],
