@@ -36,6 +36,9 @@ TYPESCRIPT = """
 (variable_declarator name: (object_pattern (object_assignment_pattern
   left: (shorthand_property_identifier_pattern) @name))) @reference.binding
 (variable_declarator name: (array_pattern (identifier) @name)) @reference.binding
+(object_pattern (pair_pattern value: (identifier) @name)) @reference.binding
+(object_pattern (rest_pattern (identifier) @name)) @reference.binding
+(arrow_function parameter: (identifier) @name) @reference.binding
 (required_parameter pattern: (identifier) @name type: (type_annotation (_) @module)) @reference.binding
 (required_parameter pattern: (identifier) @name) @reference.binding
 (optional_parameter pattern: (identifier) @name type: (type_annotation (_) @module)) @reference.binding

@@ -17,6 +17,10 @@ languages:
   static import, else unresolved (``getClass()`` is ``Object``'s);
 * a TypeScript or C++ call of a name declared in scope as a variable or parameter (``const {
   connector } = config; connector()``): unresolved, it runs a value, not a definition;
+* ``super.bar()``: the bases' ``bar``, never the overriding method calling it;
+* C and C++: a call named in capitals (``JSON_ASSERT(x)``) is a macro: a ``#define`` of the
+  index or nothing (a misparsed definition of that name is no target); a keyword (``noexcept``)
+  is never a call;
 * a receiver whose type nothing gives (``Runtime.getRuntime().x()``, ``const s = f(); s.x()``,
   a Java field inherited from a class outside the index): ambiguous, every candidate kept,
   never matched by name to one of them.
@@ -50,6 +54,21 @@ _C_TYPE = re.compile(  # ``a::b``, ``cache_accessor<T>``: a scope or a type, not
 _WORDS_DROPPED = re.compile(r"\b(?:const|volatile|typename|struct|class|enum|readonly|final|mutable)\b")
 _NO_TYPE = frozenset({"any", "unknown", "object", "Object", "never"})  # says nothing of the receiver
 MAX_BASES = 32
+_MACRO = re.compile(r"^[A-Z][A-Z0-9_]*_[A-Z0-9_]*$|^[A-Z][A-Z0-9]{3,}$")  # FMT_THROW, ASSERT: not Foo, X
+_C_KEYWORDS = frozenset(
+    [
+        "noexcept",
+        "decltype",
+        "sizeof",
+        "alignof",
+        "alignas",
+        "static_assert",
+        "typeid",
+        "requires",
+        "defined",
+        "co_await",
+    ]
+)
 UNKNOWN = "receiver of unknown type"  # the candidates are kept, ambiguous, even when one
 
 # (candidates kept, via, why none); None: references.py's rules decide
@@ -132,9 +151,9 @@ class Receivers:
                 continue
             if fields_only and (holder is None or holder.kind not in _TYPE_KINDS):
                 continue
-            local = holder is None or holder.kind not in _TYPE_KINDS
+            local = holder is not None and holder.kind not in _TYPE_KINDS
             if local and b.line > ref.line:
-                continue  # a local declared after the use is not this one
+                continue  # a local declared after the use is not this one (a field, a module's may be)
             key = (span, -b.line)
             if best is None or key < best[:2]:
                 best = (*key, b)
@@ -196,6 +215,12 @@ class Receivers:
         and kind allow; ``imports``: the file's imports)."""
         if ref.language not in TYPED or ref.kind != "call":
             return None
+        if ref.language in ("c", "cpp"):
+            if ref.name in _C_KEYWORDS:  # ``noexcept(...)``: a misparse made it a definition
+                return [], "", "a keyword"
+            if _MACRO.match(ref.name):  # ``JSON_ASSERT(x)``: a macro, never a function's misparse
+                macros = [s for s in candidates if s.kind == "macro"]
+                return (macros, "macro", "") if macros else ([], "", "a macro not defined in the index")
         qualifier = " ".join(ref.qualifier.split())
         java = ref.language == "java"
         if not qualifier:
@@ -209,6 +234,8 @@ class Receivers:
             return found
         if qualifier in _THIS:
             return self._members(self.owners(scope), candidates, "self")
+        if qualifier == "super":  # the bases' member, never the overriding one calling it
+            return self._members(self.owners(scope)[:1], candidates, "super", bases_only=True)
         field = _THIS_MEMBER.match(qualifier)
         if field:
             declared = self.binding(ref, field.group(1), fields_only=True)
@@ -242,11 +269,19 @@ class Receivers:
         return self._members(types, candidates, "receiver type")
 
     def _members(
-        self, types: Sequence[Symbol], candidates: list[Symbol], via: str, *, implicit: bool = False
+        self,
+        types: Sequence[Symbol],
+        candidates: list[Symbol],
+        via: str,
+        *,
+        implicit: bool = False,
+        bases_only: bool = False,
     ) -> Narrowed:
         if not types:
             return None if implicit else self._unknown(candidates)
         names, complete = self.family(types)
+        if bases_only:
+            names -= {t.name for t in types}
         kept = [s for s in candidates if s.parent and split_qualified(s.parent)[-1] in names]
         if kept:
             return kept, via, ""
