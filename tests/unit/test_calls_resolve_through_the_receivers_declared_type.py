@@ -121,6 +121,16 @@ export class Op {
     o.unsubscribe(); // <-typed
     const s = makeIt();
     s.complete(); // <-unknown
+    const { signal: outerSignal } = config;
+    outerSignal.complete(); // <-renamed
+  }
+}
+""",
+    "websocket.ts": """import { AnonymousSubject } from '../Subject';
+
+export class WebSocketSubject extends AnonymousSubject {
+  unsubscribe() {
+    super.unsubscribe(); // <-super
   }
 }
 """,
@@ -165,6 +175,36 @@ struct buffer : public base {
 };
 }
 """,
+    # a macro-prefixed method that tree-sitter reads as a method named JSON_ASSERT (nlohmann json)
+    "lexer.hpp": """class lexer
+{
+    int scan_number()
+    {
+        return 0;
+    }
+
+    JSON_HEDLEY_NON_NULL(2)
+    token_type scan_literal(const char_type* literal_text, const std::size_t length,
+                            token_type return_type)
+    {
+        JSON_ASSERT(std::char_traits<char_type>::to_char_type(current) == literal_text[0]);
+        for (std::size_t i = 1; i < length; ++i)
+        {
+            if (JSON_HEDLEY_UNLIKELY(std::char_traits<char_type>::to_char_type(get()) != literal_text[i]))
+            {
+                return token_type::parse_error;
+            }
+        }
+        return return_type;
+    }
+};
+""",
+    "to_chars.hpp": """inline int sub(int x, int y)
+{
+    JSON_ASSERT(x >= y); // <-macro
+    return x - y;
+}
+""",
 }
 
 
@@ -185,10 +225,13 @@ EXPECTED = {
     ("ts", "local"): ("unresolved", None),  # the destructured value, not the function
     ("ts", "field"): ("resolved", "Inner.go"),  # not Other.go
     ("ts", "typed"): ("resolved", "OperatorSubscriber.unsubscribe"),
+    ("ts", "renamed"): ("ambiguous", {"OperatorSubscriber.complete"}),  # ``{ signal: outerSignal }``
+    ("ts", "super"): ("unresolved", None),  # the base's (outside the folder), not the overriding one
     ("ts", "unknown"): ("ambiguous", {"OperatorSubscriber.complete"}),  # kept, not picked by name
     ("cpp", "template"): ("unresolved", None),  # any ErrorHandler, not specs_handler
     ("cpp", "typed"): ("resolved", "fmt::bigint::num_bigits"),  # not digits::num_bigits
     ("cpp", "this-base"): ("resolved", "fmt::base::grow"),
+    ("cpp", "macro"): ("unresolved", None),  # a macro: not the misparsed lexer::JSON_ASSERT
 }
 
 
