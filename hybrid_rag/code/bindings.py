@@ -70,6 +70,8 @@ CPP = """
   declarator: (pointer_declarator declarator: (field_identifier) @name)) @reference.binding
 (field_declaration type: (_) @module declarator: (reference_declarator (field_identifier) @name))
   @reference.binding
+(for_range_loop type: (_) @module declarator: (identifier) @name) @reference.binding
+(for_range_loop type: (_) @module declarator: (reference_declarator (identifier) @name)) @reference.binding
 (base_class_clause (template_type name: (type_identifier) @name)) @reference.class
 (base_class_clause (qualified_identifier name: (type_identifier) @name)) @reference.class
 (base_class_clause (qualified_identifier name: (template_type name: (type_identifier) @name)))

@@ -44,6 +44,7 @@ TYPED = frozenset({"java", "typescript", "tsx", "cpp", "c"})
 OVERLOADED = frozenset({"java", "cpp", "c"})  # several definitions of one name in a class: overloads
 # or ``#if`` alternatives, chosen by argument types or the build
 _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "union", "object"})
+_SCOPES = _TYPE_KINDS | {"type", "namespace", "module", "trait", "impl"}  # what ``X::`` / ``X.`` may name
 _BASE_KINDS = ("class", "implementation", "type")  # Java's ``extends Parser<T>`` is a type use
 _THIS = ("this", "self", "Self")
 _THIS_MEMBER = re.compile(r"^(?:this|self)\s*(?:\.|->)\s*([A-Za-z_$][\w$]*)$")
@@ -244,8 +245,12 @@ class Receivers:
             declared = self.binding(ref, qualifier)
             if declared is not None:
                 return self._typed(declared, candidates)
-            if self._is_type(qualifier) or not java:
-                return None  # ``Foo.bar()``, a namespace, an import: references.py's qualifier rules
+            if self._is_type(qualifier) or ref.language in ("typescript", "tsx"):
+                return None  # ``Foo.bar()``, an import: references.py's qualifier rules
+            if not java:  # C, C++: ``ns::f()`` and ``x.f()`` store the same qualifier
+                if any(qualifier in split_qualified(s.qualified_name)[:-1] for s in candidates):
+                    return None  # a namespace or class holding a candidate: ``detail::split()``
+                return self._unknown(candidates)  # a variable whose declaration was not read
             if qualifier[:1].isupper():
                 return [], "", f"a member of {qualifier}, outside the index"
             return self._unknown(candidates)  # a field inherited from outside, a package name
@@ -254,7 +259,7 @@ class Receivers:
         return self._unknown(candidates)  # an expression: its type is not read
 
     def _is_type(self, name: str) -> bool:
-        return any(s.kind in _TYPE_KINDS | {"type"} for s in self.definitions([name]).get(name, ()))
+        return any(s.kind in _SCOPES for s in self.definitions([name]).get(name, ()))
 
     def _typed(self, declared: Reference, candidates: list[Symbol]) -> Narrowed:
         name = type_name(declared.module)
