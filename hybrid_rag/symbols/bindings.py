@@ -240,11 +240,11 @@ class Receivers:
         field = _THIS_MEMBER.match(qualifier)
         if field:
             declared = self.binding(ref, field.group(1), fields_only=True)
-            return self._typed(declared, candidates) if declared else self._unknown(candidates)
+            return self._typed(declared, candidates, scope) if declared else self._unknown(candidates)
         if _IDENT.match(qualifier):
             declared = self.binding(ref, qualifier)
             if declared is not None:
-                return self._typed(declared, candidates)
+                return self._typed(declared, candidates, scope)
             if self._is_type(qualifier) or ref.language in ("typescript", "tsx"):
                 return None  # ``Foo.bar()``, an import: references.py's qualifier rules
             if not java:  # C, C++: ``ns::f()`` and ``x.f()`` store the same qualifier
@@ -261,7 +261,7 @@ class Receivers:
     def _is_type(self, name: str) -> bool:
         return any(s.kind in _SCOPES for s in self.definitions([name]).get(name, ()))
 
-    def _typed(self, declared: Reference, candidates: list[Symbol]) -> Narrowed:
+    def _typed(self, declared: Reference, candidates: list[Symbol], scope: Symbol | None) -> Narrowed:
         name = type_name(declared.module)
         if not name:
             return self._unknown(candidates)
@@ -270,8 +270,19 @@ class Receivers:
         if not types:
             if defined:  # an alias (``using``, ``type X = ...``): its members are not read
                 return self._unknown(candidates)
+            if self._type_parameter(name, scope):  # any type: the candidates kept, none picked
+                return self._unknown(candidates)
             return [], "", f"a receiver of type {name}, outside the index"
         return self._members(types, candidates, "receiver type")
+
+    def _type_parameter(self, name: str, scope: Symbol | None) -> bool:
+        """``name`` is a template or generic parameter of the enclosing definitions
+        (``template <typename BasicJsonType>``, ``class Parser<T>``): any type, maybe one of the
+        index's."""
+        holders = ([scope] if scope is not None else []) + self.owners(scope)
+        word = re.escape(name)
+        pattern = re.compile(rf"(?:\btypename|\bclass|<|,)\s*{word}\s*(?:extends\b|[,>=]|$)")
+        return any(pattern.search(s.signature.split("(", 1)[0]) for s in holders)
 
     def _members(
         self,
