@@ -37,6 +37,7 @@ from typing import Any
 
 from hybrid_rag.code.bindings import BINDING, PLACEHOLDER_TYPES
 from hybrid_rag.symbols.model import Reference, Symbol
+from hybrid_rag.symbols.receivers import STD_ROOTS
 from hybrid_rag.symbols.search import split_qualified
 
 # ``c``: a ``.h`` file is stored as C and parsed by the C++ grammar when that reads it better
@@ -248,8 +249,12 @@ class Receivers:
             if self._is_type(qualifier) or ref.language in ("typescript", "tsx"):
                 return None  # ``Foo.bar()``, an import: references.py's qualifier rules
             if not java:  # C, C++: ``ns::f()`` and ``x.f()`` store the same qualifier
-                if any(qualifier in split_qualified(s.qualified_name)[:-1] for s in candidates):
-                    return None  # a namespace or class holding a candidate: ``detail::split()``
+                if (
+                    qualifier in STD_ROOTS
+                    or all(not s.parent for s in candidates)
+                    or any(qualifier in split_qualified(s.qualified_name)[:-1] for s in candidates)
+                ):
+                    return None  # a namespace's function (``detail::split()``), a class's static
                 return self._unknown(candidates)  # a variable whose declaration was not read
             if qualifier[:1].isupper():
                 return [], "", f"a member of {qualifier}, outside the index"
@@ -307,7 +312,10 @@ class Receivers:
         return [], "", f"not a member of {types[0].name} ({where})"
 
     def _unknown(self, candidates: list[Symbol]) -> Narrowed:
-        methods = [s for s in candidates if s.parent]
+        """Every candidate kept, none picked; in C and C++ functions too (a method of a class the
+        parse did not see as one, behind a macro, has no parent)."""
+        c_family = any(s.language in ("c", "cpp") for s in candidates)
+        methods = [s for s in candidates if s.parent or c_family]
         if not methods:
             return [], "", "a receiver of unknown type"
         return methods, UNKNOWN, ""
