@@ -53,6 +53,7 @@ FRESH = {
         "cpp": ("libcli11-dev", "2.1.2+ds-1", "cpp", "apt", "usr/include/CLI"),
         "typescript": ("rxjs", "7.8.1", "typescript", "npm", "src/internal/scheduler"),
     },
+    3: {"cpp": ("libspdlog-dev", "1:1.10.0+ds-0.4", "cpp", "apt", "usr/include/spdlog")},  # the last code
 }
 TARGET = 0.9
 
