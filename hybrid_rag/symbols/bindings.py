@@ -308,6 +308,8 @@ class Receivers:
             return kept, via, ""
         if implicit:
             return None  # a static import, an outer scope's function: references.py's rules
+        if any(s.language in ("c", "cpp") and not s.parent for s in candidates):
+            return self._unknown(candidates)  # a class behind a macro: its methods have no parent
         where = "its bases outside the index" if not complete else "no such member in the index"
         return [], "", f"not a member of {types[0].name} ({where})"
 
