@@ -49,32 +49,29 @@ TYPESCRIPT = """
   @reference.binding
 """
 CPP = """
-(declaration type: (_) @module declarator: (identifier) @name) @reference.binding
-(declaration type: (_) @module declarator: (init_declarator declarator: (identifier) @name))
-  @reference.binding
-(declaration type: (_) @module
-  declarator: (init_declarator declarator: (reference_declarator (identifier) @name))) @reference.binding
-(declaration type: (_) @module
-  declarator: (init_declarator declarator: (pointer_declarator declarator: (identifier) @name)))
-  @reference.binding
-(parameter_declaration type: (_) @module declarator: (identifier) @name) @reference.binding
-(parameter_declaration type: (_) @module declarator: (reference_declarator (identifier) @name))
-  @reference.binding
-(parameter_declaration type: (_) @module
-  declarator: (pointer_declarator declarator: (identifier) @name)) @reference.binding
-(optional_parameter_declaration type: (_) @module declarator: (identifier) @name) @reference.binding
-(optional_parameter_declaration type: (_) @module
-  declarator: (reference_declarator (identifier) @name)) @reference.binding
-(field_declaration type: (_) @module declarator: (field_identifier) @name) @reference.binding
-(field_declaration type: (_) @module
-  declarator: (pointer_declarator declarator: (field_identifier) @name)) @reference.binding
-(field_declaration type: (_) @module declarator: (reference_declarator (field_identifier) @name))
-  @reference.binding
-(for_range_loop type: (_) @module declarator: (identifier) @name) @reference.binding
-(for_range_loop type: (_) @module declarator: (reference_declarator (identifier) @name)) @reference.binding
-(base_class_clause (template_type name: (type_identifier) @name)) @reference.class
-(base_class_clause (qualified_identifier name: (type_identifier) @name)) @reference.class
-(base_class_clause (qualified_identifier name: (template_type name: (type_identifier) @name)))
+(declaration type: (_) @module declarator: [
+  (identifier) @name
+  (init_declarator declarator: [
+    (identifier) @name
+    (reference_declarator (identifier) @name)
+    (pointer_declarator declarator: (identifier) @name)])]) @reference.binding
+(parameter_declaration type: (_) @module declarator: [
+  (identifier) @name
+  (reference_declarator (identifier) @name)
+  (pointer_declarator declarator: (identifier) @name)]) @reference.binding
+(optional_parameter_declaration type: (_) @module declarator: [
+  (identifier) @name
+  (reference_declarator (identifier) @name)]) @reference.binding
+(field_declaration type: (_) @module declarator: [
+  (field_identifier) @name
+  (pointer_declarator declarator: (field_identifier) @name)
+  (reference_declarator (field_identifier) @name)]) @reference.binding
+(for_range_loop type: (_) @module declarator: [
+  (identifier) @name
+  (reference_declarator (identifier) @name)]) @reference.binding
+(base_class_clause [
+  (template_type name: (type_identifier) @name)
+  (qualified_identifier name: [(type_identifier) @name (template_type name: (type_identifier) @name)])])
   @reference.class
 """
 
@@ -87,3 +84,19 @@ def better(held_module: str, module: str) -> bool:
         and module not in PLACEHOLDER_TYPES
         and (not held_module or held_module in PLACEHOLDER_TYPES)
     )
+
+
+_PRIMITIVE_WORDS = (  # no methods (TypeScript's ``string``, ``number`` have some: kept)
+    "int long short char bool float double void size_t ssize_t ptrdiff_t unsigned signed "
+    "uint8_t uint16_t uint32_t uint64_t int8_t int16_t int32_t int64_t wchar_t byte boolean "
+    "std::size_t std::ptrdiff_t std::uint8_t std::uint16_t std::uint32_t std::uint64_t "
+    "std::int8_t std::int16_t std::int32_t std::int64_t"
+)
+_PRIMITIVE = frozenset(_PRIMITIVE_WORDS.split())
+
+
+def primitive(written: str) -> bool:
+    """A declared type that has no methods to call (``int``, ``const size_t``, Java's
+    ``boolean``): not stored, it can type no receiver."""
+    words = [w for w in written.replace("&", " ").replace("*", " ").split() if w not in ("const", "unsigned")]
+    return (bool(words) and all(w in _PRIMITIVE for w in words)) or written.strip() == "unsigned"

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hybrid_rag.code.bindings import BINDING, better
+from hybrid_rag.code.bindings import BINDING, better, primitive
 from hybrid_rag.code.comments import node_text
 from hybrid_rag.code.units import CodeReference
 
@@ -97,7 +97,7 @@ def from_captures(
             modname = _unquote(node_text(data, module)) if module is not None else ""
         if kind == "import":
             text = _last_part(_unquote(text))
-        if not text or len(text) > 200:
+        if not text or len(text) > 200 or (kind == BINDING and primitive(modname)):
             continue
         head = None if kind in _UNQUALIFIED else _qualifier_node(name)
         out.append(

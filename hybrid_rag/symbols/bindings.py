@@ -128,6 +128,11 @@ class Receivers:
         for ref in self.source.references(document_ids=docs, kinds=[BINDING], state=self.state):
             found[ref.document_id].append(ref)
         self._bindings.update(found)
+        positions: dict[int, dict[int, Symbol]] = {d: {} for d in docs}  # one read for them all
+        for symbol in self.source.symbols_of(docs):
+            if symbol.document_id in positions:
+                positions[symbol.document_id][symbol.position] = symbol
+        self._symbols.update(positions)
 
     def _positions(self, document_id: int) -> dict[int, Symbol]:
         if document_id not in self._symbols:
