@@ -282,6 +282,8 @@ class Receivers:
                 return self._unknown(candidates)
             if self._type_parameter(name, scope):  # any type: the candidates kept, none picked
                 return self._unknown(candidates)
+            if declared.language in ("c", "cpp") and "std::" not in declared.module:
+                return self._unknown(candidates)  # maybe an alias (``using Option_p = ...``)
             return [], "", f"a receiver of type {name}, outside the index"
         return self._members(types, candidates, "receiver type")
 
