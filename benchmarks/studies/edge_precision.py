@@ -219,7 +219,7 @@ def precision(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.sample:
         return _sample(args)
-    folder = Path(args.judged)
+    folder = Path(args.judged).resolve()
     per = {}
     for path in sorted(folder.glob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,6 +1,6 @@
 """A call's receiver typed from the declarations the parse gives (Java, TypeScript, C++), for
 ``references.py``: the rules that took the reference precision of RESULTS.md#brace-edges-by-hand
-from .87/.87/.82 towards .9 (RESULTS.md#reference-precision-again).
+from .872/.867/.816 (C++, Java, TypeScript) towards .9 (RESULTS.md#reference-precision-again).
 
 The parse stores each declared name with its written type (``code/bindings.py``: locals,
 parameters, fields, ``new Foo()`` initialisers, destructured names). For a call in one of these
