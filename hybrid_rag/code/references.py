@@ -100,12 +100,15 @@ def from_captures(
         if not text or len(text) > 200 or (kind == BINDING and primitive(modname)):
             continue
         head = None if kind in _UNQUALIFIED else _qualifier_node(name)
+        qualifier = "" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER]
+        if head is None and _global(name):
+            qualifier = "::"  # C++ ``::close(fd)``: the global namespace's, never a member
         out.append(
             CodeReference(
                 name=text,
                 kind=kind,
                 line=name.start_point[0] + 1,
-                qualifier="" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER],
+                qualifier=qualifier,
                 scope=scope,
                 module=modname[:MAX_QUALIFIER],
             )
@@ -118,6 +121,18 @@ _UNQUALIFIED = frozenset({"import", BINDING})  # kinds whose name has no receive
 
 def _text(data: bytes, node: Any) -> str:
     return " ".join(node_text(data, node).split()) if node is not None else ""
+
+
+def _global(name: Any) -> bool:
+    """``::name``: a C++ qualified identifier with no scope before its ``::``."""
+    parent = name.parent
+    return (
+        parent is not None
+        and parent.type == "qualified_identifier"
+        and parent.child_by_field_name("scope") is None
+        and parent.child_count > 0
+        and parent.children[0].type == "::"
+    )
 
 
 def _plain(node: Any) -> bool:

@@ -222,13 +222,16 @@ class Receivers:
         and kind allow; ``imports``: the file's imports)."""
         if ref.language not in TYPED or ref.kind != "call":
             return None
+        qualifier = " ".join(ref.qualifier.split())
         if ref.language in ("c", "cpp"):
+            if qualifier == "::":  # ``::close(fd)``: a function of the global namespace
+                free = [s for s in candidates if not s.parent and "::" not in s.qualified_name]
+                return (free, "global", "") if free else ([], "", "a global function outside the index")
             if ref.name in _C_KEYWORDS:  # ``noexcept(...)``: a misparse made it a definition
                 return [], "", "a keyword"
             if _MACRO.match(ref.name):  # ``JSON_ASSERT(x)``: a macro, never a function's misparse
                 macros = [s for s in candidates if s.kind == "macro"]
                 return (macros, "macro", "") if macros else ([], "", "a macro not defined in the index")
-        qualifier = " ".join(ref.qualifier.split())
         java = ref.language == "java"
         if not qualifier:
             if not java:

@@ -172,6 +172,9 @@ struct buffer : public base {
   void push(int n) {
     this->grow(n); // <-this-base
   }
+  void close() {
+    ::close(0); // <-global
+  }
 };
 }
 """,
@@ -232,6 +235,7 @@ EXPECTED = {
     ("cpp", "template"): ("ambiguous", {"fmt::specs_handler::on_error"}),
     ("cpp", "typed"): ("resolved", "fmt::bigint::num_bigits"),  # not digits::num_bigits
     ("cpp", "this-base"): ("resolved", "fmt::base::grow"),
+    ("cpp", "global"): ("unresolved", None),  # POSIX close, not buffer::close calling it
     ("cpp", "macro"): ("unresolved", None),  # a macro: not the misparsed lexer::JSON_ASSERT
 }
 
