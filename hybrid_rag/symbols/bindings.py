@@ -135,6 +135,22 @@ class Receivers:
                 positions[symbol.document_id][symbol.position] = symbol
         self._symbols.update(positions)
 
+    def prefetch(self, refs: Sequence[Reference]) -> None:
+        """The definitions of the receivers' declared types, read in one query for the answer
+        (one by one they cost a query each: RESULTS.md#reference-precision-again)."""
+        names = set()
+        for ref in refs:
+            if ref.language not in TYPED or ref.kind != "call" or ref.document_id not in self._bindings:
+                continue
+            qualifier = " ".join(ref.qualifier.split())
+            field = _THIS_MEMBER.match(qualifier)
+            receiver = field.group(1) if field else qualifier if _IDENT.match(qualifier) else ""
+            declared = self.binding(ref, receiver, fields_only=bool(field)) if receiver else None
+            if declared is not None and type_name(declared.module):
+                names.add(type_name(declared.module))
+        if names:
+            self.definitions(names)
+
     def _positions(self, document_id: int) -> dict[int, Symbol]:
         if document_id not in self._symbols:
             symbols = self.source.symbols_of([document_id])

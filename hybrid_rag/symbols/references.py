@@ -183,6 +183,7 @@ class Resolver:
         self.receivers.load(refs)
         wanted = {r.name for r in refs} | {_last(r.qualifier) for r in refs if _last(r.qualifier)}
         self.definitions(wanted)
+        self.receivers.prefetch(refs)
         return [self._one(r) for r in refs]
 
     def _one(self, ref: Reference) -> Use:
