@@ -54,6 +54,7 @@ FRESH = {
         "typescript": ("rxjs", "7.8.1", "typescript", "npm", "src/internal/scheduler"),
     },
     3: {"cpp": ("libspdlog-dev", "1:1.10.0+ds-0.4", "cpp", "apt", "usr/include/spdlog")},  # the last code
+    4: {"cpp": ("libcxxopts-dev", "3.1.1-1", "cpp", "apt", "usr/include")},  # after the ::name rule
 }
 TARGET = 0.9
 

@@ -241,6 +241,11 @@ class Receivers:
             return None
         qualifier = " ".join(ref.qualifier.split())
         if ref.language in ("c", "cpp"):
+            if qualifier.split("::")[0].strip() in STD_ROOTS:  # ``std::begin(s)``: the library's
+                mine = [s for s in candidates if split_qualified(s.qualified_name)[0] in STD_ROOTS]
+                if mine:  # the repository's overload for its own type: one candidate among the library's
+                    return mine, UNKNOWN, ""
+                return [], "", "the standard library"
             if qualifier == "::":  # ``::close(fd)``: a function of the global namespace
                 free = [s for s in candidates if not s.parent and "::" not in s.qualified_name]
                 return (free, "global", "") if free else ([], "", "a global function outside the index")

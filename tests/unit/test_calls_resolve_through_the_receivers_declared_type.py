@@ -208,6 +208,17 @@ struct buffer : public base {
     return x - y;
 }
 """,
+    # cxxopts: std::begin for its own string type, under an #ifdef the index does not read
+    "unicode.hpp": """namespace std {
+inline UnicodeStringIterator begin(const icu::UnicodeString& s) { return UnicodeStringIterator(&s, 0); }
+}
+
+inline int length(const String& desc)
+{
+    auto current = std::begin(desc); // <-std-overload
+    return 0;
+}
+""",
 }
 
 
@@ -236,6 +247,7 @@ EXPECTED = {
     ("cpp", "typed"): ("resolved", "fmt::bigint::num_bigits"),  # not digits::num_bigits
     ("cpp", "this-base"): ("resolved", "fmt::base::grow"),
     ("cpp", "global"): ("unresolved", None),  # POSIX close, not buffer::close calling it
+    ("cpp", "std-overload"): ("ambiguous", {"std::begin"}),  # one overload among the library's
     ("cpp", "macro"): ("unresolved", None),  # a macro: not the misparsed lexer::JSON_ASSERT
 }
 
