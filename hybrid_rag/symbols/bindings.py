@@ -19,6 +19,8 @@ languages:
   connector } = config; connector()``): unresolved, it runs a value, not a definition;
 * ``super.bar()``: the bases' ``bar``, never the overriding method calling it;
 * C++ ``::close(fd)``: a function of the global namespace, never a member of that name;
+* C++ ``std::begin(s)``: the standard library's (the repository's own overloads in ``namespace
+  std`` are kept as candidates: the argument types choose);
 * C and C++: a call named in capitals (``JSON_ASSERT(x)``) is a macro: a ``#define`` of the
   index or nothing (a misparsed definition of that name is no target); a keyword (``noexcept``)
   is never a call;
