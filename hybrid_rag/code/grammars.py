@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hybrid_rag.code import bindings
+
 
 @dataclass(frozen=True)
 class Grammar:
@@ -137,6 +139,7 @@ _JS_REFS = (
 )
 _TS_REFS = (
     _JS_IMPORTS
+    + bindings.TYPESCRIPT
     + """
 (class_heritage (extends_clause value: (identifier) @name)) @reference.class
 (implements_clause (type_identifier) @name) @reference.implementation
@@ -151,10 +154,13 @@ _TSX_REFS = (
 (jsx_self_closing_element name: (identifier) @name) @reference.class
 """
 )
-_JAVA_REFS = """
+_JAVA_REFS = (
+    """
 (type_identifier) @name @reference.type
 (import_declaration (scoped_identifier name: (identifier) @name) @module) @reference.import
 """
+    + bindings.JAVA
+)
 _GO_REFS = """
 (import_spec name: (package_identifier) @name path: (_) @module) @reference.import
 (import_spec !name path: (_) @name @module) @reference.import
@@ -179,6 +185,7 @@ _CPP_REFS = (
 (call_expression function: (template_function name: (identifier) @name)) @reference.call
 (base_class_clause (type_identifier) @name) @reference.class
 """
+    + bindings.CPP
 )
 _CSHARP_REFS = """
 (invocation_expression function: (identifier) @name) @reference.call

@@ -16,13 +16,23 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hybrid_rag.code.bindings import BINDING, better, primitive
 from hybrid_rag.code.comments import node_text
 from hybrid_rag.code.units import CodeReference
 
 MAX_REFERENCES = 20_000  # per file: a generated table of calls is not worth more
 MAX_QUALIFIER = 120  # characters
 # the kind kept when patterns capture one name node twice, most precise first
-_PRIORITY = {"import": 0, "call": 1, "implementation": 2, "class": 3, "interface": 4, "type": 5, "name": 6}
+_PRIORITY = {
+    BINDING: 0,
+    "import": 0,
+    "call": 1,
+    "implementation": 2,
+    "class": 3,
+    "interface": 4,
+    "type": 5,
+    "name": 6,
+}
 # fields of a member or scoped node that hold what comes before the name
 _QUALIFIER_FIELDS = (
     "object",
@@ -64,8 +74,10 @@ def from_captures(
         held = best.get(name.id)
         if held is None or _PRIORITY.get(kind, 9) < _PRIORITY.get(held[0], 9):
             best[name.id] = (kind, name, module)
+        elif kind == held[0] == BINDING and better(_text(data, held[2]), _text(data, module)):
+            best[name.id] = (kind, name, module)  # ``var x = new Foo()``: Foo, not var
     for kind, name, _ in list(best.values()):  # ``cli`` of ``cli.command()``: a use of cli too
-        head = _qualifier_node(name) if kind != "import" else None
+        head = _qualifier_node(name) if kind not in _UNQUALIFIED else None
         if (
             head is not None
             and head.id not in best
@@ -79,23 +91,48 @@ def from_captures(
     out: list[CodeReference] = []
     for (kind, name, module), scope in zip(ordered, scopes, strict=True):
         text = node_text(data, name).strip()
-        modname = _unquote(node_text(data, module)) if module is not None else ""
+        if kind == BINDING:
+            modname = _text(data, module)  # a written type, whitespace made single
+        else:
+            modname = _unquote(node_text(data, module)) if module is not None else ""
         if kind == "import":
             text = _last_part(_unquote(text))
-        if not text or len(text) > 200:
+        if not text or len(text) > 200 or (kind == BINDING and primitive(modname)):
             continue
-        head = None if kind == "import" else _qualifier_node(name)
+        head = None if kind in _UNQUALIFIED else _qualifier_node(name)
+        qualifier = "" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER]
+        if head is None and _global(name):
+            qualifier = "::"  # C++ ``::close(fd)``: the global namespace's, never a member
         out.append(
             CodeReference(
                 name=text,
                 kind=kind,
                 line=name.start_point[0] + 1,
-                qualifier="" if head is None else " ".join(node_text(data, head).split())[:MAX_QUALIFIER],
+                qualifier=qualifier,
                 scope=scope,
                 module=modname[:MAX_QUALIFIER],
             )
         )
     return out
+
+
+_UNQUALIFIED = frozenset({"import", BINDING})  # kinds whose name has no receiver
+
+
+def _text(data: bytes, node: Any) -> str:
+    return " ".join(node_text(data, node).split()) if node is not None else ""
+
+
+def _global(name: Any) -> bool:
+    """``::name``: a C++ qualified identifier with no scope before its ``::``."""
+    parent = name.parent
+    return (
+        parent is not None
+        and parent.type == "qualified_identifier"
+        and parent.child_by_field_name("scope") is None
+        and parent.child_count > 0
+        and parent.children[0].type == "::"
+    )
 
 
 def _plain(node: Any) -> bool:

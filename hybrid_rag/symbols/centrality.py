@@ -26,6 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.symbols import state_cache
 from hybrid_rag.symbols.question_names import identifier_tokens
 from hybrid_rag.symbols.references import ReferenceSource
@@ -85,7 +86,7 @@ def file_ranks(source: ReferenceSource, state: int | None) -> dict[str, float]:
         edges: dict[tuple[str, str], float] = defaultdict(float)
         for ref in source.references(state=state):
             targets = defined.get(ref.name)
-            if not targets:
+            if not targets or ref.kind == BINDING:
                 continue
             paths.add(ref.path)
             share = 1.0 / len(targets)

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.paths import display_path
+from hybrid_rag.symbols.bindings import OVERLOADED, UNKNOWN, Receivers
 from hybrid_rag.symbols.model import Reference, Symbol
 from hybrid_rag.symbols.receivers import narrow
 from hybrid_rag.symbols.search import split_qualified
@@ -46,6 +48,7 @@ _FITS = {
     "interface": _TYPES,
 }
 _RECEIVER_NEEDED = frozenset({"python", "rust", "go", "javascript", "typescript"})  # no implicit this
+_ROUTINES = frozenset({"function", "method"})
 _SELF = frozenset({"self", "this", "Self", "cls", "@", "$this", "super"})
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 _SOURCE_EXT = re.compile(r"\.[A-Za-z0-9+]+$")
@@ -140,6 +143,7 @@ class Resolver:
         self._scopes: dict[tuple[int, int], Symbol] = {}
         self._imports: dict[int, list[Reference]] = {}
         self._functions: dict[tuple[int, str], bool] = {}  # (document, qualified name) -> a function
+        self.receivers = Receivers(source, state, self.definitions)  # bindings.py: typed receivers
 
     def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
         missing = sorted({n for n in names if n not in self._by_name})
@@ -176,8 +180,10 @@ class Resolver:
     def resolve(self, refs: Sequence[Reference]) -> list[Use]:
         """Each reference resolved (module docstring), in the given order."""
         self._load(refs)
+        self.receivers.load(refs)
         wanted = {r.name for r in refs} | {_last(r.qualifier) for r in refs if _last(r.qualifier)}
         self.definitions(wanted)
+        self.receivers.prefetch(refs)
         return [self._one(r) for r in refs]
 
     def _one(self, ref: Reference) -> Use:
@@ -200,9 +206,21 @@ class Resolver:
             and re.search(rf"\b{re.escape(ref.name)}\b", scope.signature)
         ):
             return Use(ref, scope, UNRESOLVED, "a parameter")  # a value passed on, not the definition
+        if ref.kind == BINDING:
+            return Use(ref, scope, UNRESOLVED, "a declaration")  # code/bindings.py: no use
         if ref.kind == "import":
             return self._imported(ref, scope, candidates, ref.module) or Use(
                 ref, scope, UNRESOLVED, "outside the index"
+            )
+        narrowed = self.receivers.narrow(ref, scope, candidates, self._imports.get(ref.document_id, ()))
+        if narrowed is not None:  # Java, TypeScript, C++: the receiver's declared type
+            kept, via, why = narrowed
+            if not kept:
+                return Use(ref, scope, UNRESOLVED, why)
+            return (
+                Use(ref, scope, AMBIGUOUS, via, tuple(kept))
+                if via == UNKNOWN
+                else _pick(ref, scope, kept, via)
             )
         qualifier = ref.qualifier.strip()
         if qualifier:
@@ -326,8 +344,12 @@ _FAMILIES = {"typescript": "javascript", "cpp": "c"}
 
 def _pick(ref: Reference, scope: Symbol | None, found: Sequence[Symbol], via: str) -> Use:
     """Resolved when the candidates are one definition (a Python property's getter and setter,
-    overloads in one file: the first), else ambiguous with all of them."""
-    distinct = {(s.document_id, s.qualified_name) for s in found}
+    TypeScript's overload signatures in one file: the first), else ambiguous with all of them
+    (Java and C++ overloads too: the argument types choose, which the index does not read)."""
+    distinct: set[tuple[int, str | int]] = {(s.document_id, s.qualified_name) for s in found}
+    if ref.kind == "call" and ref.language in OVERLOADED and all(s.kind in _ROUTINES for s in found):
+        # overloads: the argument types choose
+        distinct = {(s.document_id, s.start_line) for s in found}
     if len(distinct) == 1:
         return Use(ref, scope, RESOLVED, via, (found[0],))
     return Use(ref, scope, AMBIGUOUS, via, tuple(found))

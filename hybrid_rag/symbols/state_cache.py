@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
+from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.symbols.model import Reference
 from hybrid_rag.symbols.references import CALLS, ReferenceSource, Resolver
 
@@ -88,11 +89,14 @@ def resolver(source: ReferenceSource, state: int | None) -> Resolver:
 def references(
     source: ReferenceSource, state: int | None, names: Sequence[str], kinds: Sequence[str] | None = None
 ) -> list[Reference]:
-    """The uses of ``names`` (of ``kinds``) at ``state``, read once a state."""
+    """The uses of ``names`` (of ``kinds``) at ``state``, read once a state; a declaration
+    (``binding``: a typed receiver's, code/bindings.py) is no use of a definition."""
     cache = for_state(source, state)
     if cache is None:
-        return source.references(names=names, kinds=kinds, state=state)
-    return cache.references(names, kinds)
+        found = source.references(names=names, kinds=kinds, state=state)
+    else:
+        found = cache.references(names, kinds)
+    return found if kinds else [r for r in found if r.kind != BINDING]
 
 
 def references_in(

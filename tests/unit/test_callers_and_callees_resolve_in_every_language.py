@@ -31,7 +31,14 @@ CASES = {
         ["main"],
         ["ConnectionPool", "ConnectionPool.take", "parseFilter"],
     ),
-    "ts": ("parseFilter", ["main"], "open", ["ConnectionPool.take"], ["ConnectionPool", "parseFilter"]),
+    # ``const pool: Pool``: its declared type's method (symbols/bindings.py), not a guess between two
+    "ts": (
+        "parseFilter",
+        ["main"],
+        "open",
+        ["ConnectionPool.take"],
+        ["ConnectionPool", "Pool.take", "parseFilter"],
+    ),
     "go": (
         "ParseFilter",
         ["main.run"],
