@@ -16,6 +16,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from hybrid_rag.errors import StoreError
 from hybrid_rag.store.schema import (
+    CODE_PARSE,
+    CODE_PARSE_VERSION,
     GENERATION,
     LIVE,
     REFERENCES,
@@ -48,8 +50,8 @@ def ensure_schema(engine: Engine, where: str, *, on_empty: Callable[[str], None]
         if found is None:
             _Base.metadata.create_all(conn)
             conn.execute(
-                text("INSERT INTO meta (key, value) VALUES ('schema_version', :v), (:g, '0')"),
-                {"v": str(SCHEMA_VERSION), "g": GENERATION},
+                text("INSERT INTO meta (key, value) VALUES ('schema_version', :v), (:g, '0'), (:c, :cv)"),
+                {"v": str(SCHEMA_VERSION), "g": GENERATION, "c": CODE_PARSE, "cv": str(CODE_PARSE_VERSION)},
             )
             found = str(SCHEMA_VERSION)
         if found == "1":  # schema 1 had no metadata columns: add them, nothing else changes

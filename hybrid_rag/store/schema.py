@@ -29,6 +29,9 @@ SYMBOLS_PENDING = "symbols_pending"  # meta key: a store migrated from schema 4 
 # symbols yet; the next ingest rewrites them (``ingest/pipeline.py``) and removes the key
 REFERENCES_PENDING = "references_pending"  # meta key: the same for a store migrated from before the
 # reference index (schema 7): its code files have no references until the next ingest rewrites them
+CODE_PARSE = "code_parse"  # meta key: the version of what the parse of a code file records; a store
+# whose value is not CODE_PARSE_VERSION (none: 1) has its code files parsed again by the next ingest
+CODE_PARSE_VERSION = 2  # 2: declarations' written types (``binding`` references) for receivers
 
 
 class _Base(DeclarativeBase):

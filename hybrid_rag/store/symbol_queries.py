@@ -8,7 +8,16 @@ from sqlalchemy import delete, func, select
 
 from hybrid_rag.store import reference_rows, symbol_rows
 from hybrid_rag.store.rows import _LIVE
-from hybrid_rag.store.schema import REFERENCES_PENDING, SYMBOLS_PENDING, _Document, _Meta, _Reference, _Symbol
+from hybrid_rag.store.schema import (
+    CODE_PARSE,
+    CODE_PARSE_VERSION,
+    REFERENCES_PENDING,
+    SYMBOLS_PENDING,
+    _Document,
+    _Meta,
+    _Reference,
+    _Symbol,
+)
 from hybrid_rag.store.sessions import StoreSessions
 from hybrid_rag.symbols.model import Reference, Symbol
 
@@ -50,16 +59,20 @@ class SymbolRows(StoreSessions):
             return symbol_rows.names(s, state=state, path_glob=path_glob, kinds=kinds)
 
     def symbols_pending(self) -> bool:
-        """Whether the store was migrated from before symbols (or before references) and no ingest
-        has recorded them yet."""
+        """Whether the store was migrated from before symbols (or before references), or its code
+        files were parsed by an older parse (``CODE_PARSE_VERSION``), and no ingest has recorded
+        them again yet."""
         with self._session() as s:
             keys = (SYMBOLS_PENDING, REFERENCES_PENDING)
-            return s.scalar(select(_Meta.value).where(_Meta.key.in_(keys))) is not None
+            if s.scalar(select(_Meta.value).where(_Meta.key.in_(keys))) is not None:
+                return True
+            return s.scalar(select(_Meta.value).where(_Meta.key == CODE_PARSE)) != str(CODE_PARSE_VERSION)
 
     def symbols_recorded(self) -> None:
-        """Forget ``symbols_pending`` (an ingest rewrote the code files it found)."""
+        """Forget ``symbols_pending`` (an ingest rewrote the code files it found with this parse)."""
         with self._session() as s, s.begin():
-            s.execute(delete(_Meta).where(_Meta.key.in_((SYMBOLS_PENDING, REFERENCES_PENDING))))
+            s.execute(delete(_Meta).where(_Meta.key.in_((SYMBOLS_PENDING, REFERENCES_PENDING, CODE_PARSE))))
+            s.add(_Meta(key=CODE_PARSE, value=str(CODE_PARSE_VERSION)))
 
     def references(
         self,
