@@ -8,10 +8,9 @@ Python by its ``ast`` tree (``python_cuts``); a language with a tree-sitter gram
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from hybrid_rag.code.definitions import Definitions, find_definitions
 from hybrid_rag.code.extract import CONTAINER_KINDS
@@ -67,32 +66,14 @@ def definition_cuts(
 def python_cuts(
     lines: Sequence[str], definitions: Definitions | None = None
 ) -> tuple[set[int], set[int]] | None:
-    """(top-level, nested) definition starts as 0-based line indices, or None on a SyntaxError
-    (the ``ast`` tree of the file's definition finder)."""
-    tree = (definitions or find_definitions("", "\n".join(lines), "python")).python_tree
-    if tree is None:
+    """(top-level, nested) definition starts as 0-based line indices, or None when the file does
+    not parse (its definition finder's ``python_starts``: the tree-sitter tree, else ``ast``)."""
+    starts = (definitions or find_definitions("", "\n".join(lines), "python")).python_starts
+    if starts is None:
         return None
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-    def start(node: ast.stmt) -> int:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        return _pull_up(lines, first - 1, _PY_COMMENT_RE)
-
-    top = {start(node) for node in tree.body}
-    nested = {start(node) for node in _nested_statements(tree.body) if isinstance(node, defs)}
+    top = {_pull_up(lines, i, _PY_COMMENT_RE) for i in starts[0]}
+    nested = {_pull_up(lines, i, _PY_COMMENT_RE) for i in starts[1]}
     return top, nested - top
-
-
-def _nested_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements inside the bodies of ``body`` (expressions are not visited: it is faster)."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(node, name, ()):
-                if isinstance(child, ast.stmt):
-                    yield child
-                stack.append(child)
 
 
 def heuristic_cuts(lines: Sequence[str], language: str) -> tuple[set[int], set[int]]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from hybrid_rag.code.extract import Parsed, parse_language, parse_path
+from hybrid_rag.code.extract import Parse, Parsed, parse_language, parse_path_tree
 from hybrid_rag.code.grammars import grammar_for_path
+from hybrid_rag.code.python_starts import Starts, ast_starts, tree_starts
 from hybrid_rag.code.units import CodeReference, CodeUnit
 
 _UNSET = object()
@@ -33,10 +34,14 @@ class Definitions:
     _by_language: object = field(default=_UNSET, repr=False)
     _python: object = field(default=_UNSET, repr=False)
 
-    def _path_parse(self) -> Parsed | None:
+    def _tree_parse(self) -> Parse | None:
         if self._by_path is _UNSET:
-            self._by_path = parse_path(self.path, self.text) if self.path else None
+            self._by_path = parse_path_tree(self.path, self.text) if self.path else None
         return self._by_path  # type: ignore[return-value]
+
+    def _path_parse(self) -> Parsed | None:
+        parse = self._tree_parse()
+        return None if parse is None else parse.parsed
 
     @property
     def units(self) -> tuple[CodeUnit, ...] | None:
@@ -61,6 +66,19 @@ class Definitions:
             self._by_language = parse_language(self.language, self.text)
         parsed: Parsed | None = self._by_language  # type: ignore[assignment]
         return None if parsed is None else parsed[0]
+
+    @property
+    def python_starts(self) -> Starts | None:
+        """(top-level statement starts, nested definition starts), 0-based, of a Python file: from
+        the tree-sitter parse that gives its units when the file's grammar is Python's and its tree
+        holds no error, else from its ``ast`` tree; None when neither reads it."""
+        parse = self._tree_parse()
+        if parse is not None and parse.loaded.grammar.language == "python":
+            starts = tree_starts(parse.tree, parse.loaded.language)
+            if starts is not None:
+                return starts
+        tree = self.python_tree
+        return None if tree is None else ast_starts(tree)
 
     @property
     def python_tree(self) -> ast.Module | None:
