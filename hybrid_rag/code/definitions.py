@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from hybrid_rag.code.extract import Parse, Parsed, parse_language, parse_path_tree
 from hybrid_rag.code.grammars import grammar_for_path
 from hybrid_rag.code.python_starts import Starts, ast_starts, tree_starts
+from hybrid_rag.code.python_units import ast_units
 from hybrid_rag.code.units import CodeReference, CodeUnit
 
 _UNSET = object()
@@ -55,6 +56,19 @@ class Definitions:
         """The uses of names from the same parse as :attr:`units`."""
         parsed = self._path_parse()
         return None if parsed is None else parsed[1]
+
+    @property
+    def definition_units(self) -> tuple[CodeUnit, ...] | None:
+        """The file's definitions as the symbol index reads them: :attr:`units`, else (a Python
+        file tree-sitter has no units for) those of its ``ast`` tree (none when it does not parse);
+        None for another file without units."""
+        try:
+            units = self.units
+        except Exception:  # a parser bug must not lose the file: its chunks are written regardless
+            units = None
+        if units is None and self.language == "python":
+            return tuple(ast_units(self.text, self.python_tree))
+        return units
 
     @property
     def cut_units(self) -> tuple[CodeUnit, ...] | None:
