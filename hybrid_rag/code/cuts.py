@@ -2,8 +2,10 @@
 indices, each moved above the comments and decorators attached to it.
 
 ``definition_cuts`` asks the file's definition finder (``definitions.py``, one parse a file):
-Python by its ``ast`` tree (``python_cuts``); a language with a tree-sitter grammar by its units
-(``unit_cuts``); otherwise, or when that parse fails, the column-0 rule (``heuristic_cuts``).
+Python at its statement starts (``python_cuts``: read from the tree-sitter tree that gives the
+file's symbols, or from its ``ast`` tree where that tree holds an error); a language with a
+tree-sitter grammar by its units (``unit_cuts``); otherwise, or when that parse fails, the column-0
+rule (``heuristic_cuts``).
 """
 
 from __future__ import annotations
