@@ -7,8 +7,8 @@ a Python file's cuts are read from the same tree (``python_starts.py``). The fal
 behind it: a Python file's ``ast`` tree, parsed at most once and only when the tree-sitter tree
 holds an error or there is none (the grammar missing, the file too large or no ``.py`` name),
 which then gives its cuts and its units (``python_units.py``); for a file neither reads, the
-chunker's column-0 rule (``cuts.heuristic_cuts``); and for a piece of text with no file around it
-(a chunk at embedding time), the line rule of ``definition_lines.py``. Nothing is cached on a
+column-0 rule (``definition_lines.heuristic_cuts``); and for a piece of text with no file around
+it (a chunk at embedding time), the line rule (``definition_lines.definition_lines``). Nothing is cached on a
 file's text: the ingest holds the answer for the file it is processing and drops it with the file.
 """
 
@@ -17,14 +17,21 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from hybrid_rag.code.definition_lines import DefinitionLines, definition_lines
+from hybrid_rag.code.definition_lines import DefinitionLines, definition_lines, heuristic_cuts, pull_up
 from hybrid_rag.code.extract import Parse, Parsed, parse_language, parse_path_tree
 from hybrid_rag.code.grammars import grammar_for_path
 from hybrid_rag.code.python_starts import Starts, ast_starts, tree_starts
 from hybrid_rag.code.python_units import ast_units
 from hybrid_rag.code.units import CodeReference, CodeUnit
 
-__all__ = ["DefinitionLines", "Definitions", "definition_lines", "find_definitions"]
+__all__ = [
+    "DefinitionLines",
+    "Definitions",
+    "definition_lines",
+    "find_definitions",
+    "heuristic_cuts",
+    "pull_up",
+]
 
 _UNSET = object()
 
