@@ -2,53 +2,24 @@
 indices, each moved above the comments and decorators attached to it.
 
 ``definition_cuts`` asks the file's definition finder (``definitions.py``, one parse a file):
-Python by its ``ast`` tree (``python_cuts``); a language with a tree-sitter grammar by its units
-(``unit_cuts``); otherwise, or when that parse fails, the column-0 rule (``heuristic_cuts``).
+Python at its statement starts (``python_cuts``: read from the tree-sitter tree that gives the
+file's symbols, or from its ``ast`` tree where that tree holds an error); a language with a
+tree-sitter grammar by its units (``unit_cuts``); otherwise, or when that parse fails, the
+finder's column-0 rule (``definition_lines.heuristic_cuts``, re-exported here).
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-from hybrid_rag.code.definitions import Definitions, find_definitions
+from hybrid_rag.code.definitions import Definitions, find_definitions, heuristic_cuts, pull_up
+
+__all__ = ["definition_cuts", "heuristic_cuts", "python_cuts", "unit_cuts"]
 from hybrid_rag.code.extract import CONTAINER_KINDS
 
-_NESTED_WORDS = (
-    "def|class|function|func|fn|pub|export|public|private|protected|internal|static|abstract|final|"
-    "sealed|async|override|interface|struct|enum|impl|trait|fun|module|namespace|object|sub|proc|"
-    "describe|it|test"
-)
-_DEF_RE = re.compile(
-    rf"(?:{_NESTED_WORDS}|type|union|const|let|var|val|package|record|typedef|template|mod)\b"
-)
-_NESTED_RE = re.compile(rf"(?:{_NESTED_WORDS})\b")  # not const/let/var: those are everywhere in bodies
-_SQL_DEF_RE = re.compile(r"(?i)(?:create|alter|drop|insert|update|delete|select|with|begin)\b")
-_COMMENT_RE = re.compile(r"(?://|/\*|\*|--|@|#(?:[\s#!\[]|$)|;;|%)")
-_PY_COMMENT_RE = re.compile(r"[#@]")
-_CLOSER_RE = re.compile(r"(?:[})\]]|end\b|fi\b|done\b|esac\b|</)")
-_KEY_LANGUAGES = frozenset({"yaml", "toml", "ini", "make", "dockerfile"})  # every col-0 line opens a unit
-
-
-def _blank(line: str) -> bool:
-    return not line.strip()
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _pull_up(lines: Sequence[str], i: int, comment: re.Pattern[str] = _COMMENT_RE) -> int:
-    """Move a cut at line ``i`` above the comments, decorators and annotations attached to it
-    (non-blank lines right above, indented at most one column more than line ``i``)."""
-    depth = _indent(lines[i]) + 1
-    while i > 0 and not _blank(lines[i - 1]) and _indent(lines[i - 1]) <= depth:
-        if not comment.match(lines[i - 1].lstrip()):
-            break
-        i -= 1
-    return i
+_PY_COMMENT_RE = re.compile(r"[#@]")  # a Python cut moves above comments and decorators only
 
 
 def definition_cuts(
@@ -67,62 +38,13 @@ def definition_cuts(
 def python_cuts(
     lines: Sequence[str], definitions: Definitions | None = None
 ) -> tuple[set[int], set[int]] | None:
-    """(top-level, nested) definition starts as 0-based line indices, or None on a SyntaxError
-    (the ``ast`` tree of the file's definition finder)."""
-    tree = (definitions or find_definitions("", "\n".join(lines), "python")).python_tree
-    if tree is None:
+    """(top-level, nested) definition starts as 0-based line indices, or None when the file does
+    not parse (its definition finder's ``python_starts``: the tree-sitter tree, else ``ast``)."""
+    starts = (definitions or find_definitions("", "\n".join(lines), "python")).python_starts
+    if starts is None:
         return None
-    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-    def start(node: ast.stmt) -> int:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        return _pull_up(lines, first - 1, _PY_COMMENT_RE)
-
-    top = {start(node) for node in tree.body}
-    nested = {start(node) for node in _nested_statements(tree.body) if isinstance(node, defs)}
-    return top, nested - top
-
-
-def _nested_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements inside the bodies of ``body`` (expressions are not visited: it is faster)."""
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(node, name, ()):
-                if isinstance(child, ast.stmt):
-                    yield child
-                stack.append(child)
-
-
-def heuristic_cuts(lines: Sequence[str], language: str) -> tuple[set[int], set[int]]:
-    """(top-level, nested) definition starts for languages without a parser here.
-
-    Top level: a line at column 0 that is not a comment or a closing bracket and either opens
-    a definition (``def``, ``func``, ``pub``, ``export``, ...), follows a blank line or a
-    closing bracket at column 0, or (YAML, TOML, ...) is any key. Nested: an indented line that
-    opens a definition. Both are moved above their attached comments.
-    """
-    top: set[int] = set()
-    nested: set[int] = set()
-    every_key = language in _KEY_LANGUAGES
-    sql = language == "sql"
-    for i, line in enumerate(lines):
-        if _blank(line):
-            continue
-        stripped = line.lstrip()
-        if _COMMENT_RE.match(stripped):
-            continue
-        if line[0] in " \t":
-            if _NESTED_RE.match(stripped):
-                nested.add(_pull_up(lines, i))
-            continue
-        opens = bool(_DEF_RE.match(stripped) or (sql and _SQL_DEF_RE.match(stripped)))
-        if _CLOSER_RE.match(line):
-            continue
-        prev = lines[i - 1] if i else ""
-        if opens or every_key or _blank(prev) or (not prev[0].isspace() and _CLOSER_RE.match(prev)):
-            top.add(_pull_up(lines, i))
+    top = {pull_up(lines, i, _PY_COMMENT_RE) for i in starts[0]}
+    nested = {pull_up(lines, i, _PY_COMMENT_RE) for i in starts[1]}
     return top, nested - top
 
 

@@ -1,48 +1,21 @@
 """Definition windows: a chunk's text too long for one embedding window, cut where a definition
 starts (``definition_window_texts``; ``embedding.windows: definitions``).
 
-This is the definition finder's last fallback (``code/definitions.py`` is the finder of a whole
-file: tree-sitter, then Python's ``ast``, then the chunker's column-0 rule): at embedding time a
-window sees a chunk's text alone, so definitions are found there by these line patterns (a
-``def``/``class``/``fn`` line with its decorators, a typed head in brace-language text with its
-doc comment). Token windows themselves are ``vectors.py``'s.
+Where a definition starts is asked of the definition finder (``code/definitions.py``): at
+embedding time a window sees a chunk's text alone, with no file parse at hand, so the finder
+answers by its line rule (``definitions.definition_lines``: a ``def``/``class``/``fn`` line with its
+decorators, a typed head in brace-language text with its doc comment). Token windows themselves
+are ``vectors.py``'s.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import pairwise
 
+from hybrid_rag.code.definitions import DefinitionLines, definition_lines
 from hybrid_rag.vectors import window_spans, window_texts
-
-# A line that starts a definition: Python, JavaScript/TypeScript, Go, Rust, Ruby, PHP, Kotlin, Swift
-_DEFINITION = re.compile(
-    r"^[ \t]*(?:(?:export|pub(?:\([^)]*\))?|public|private|protected|static|async|default)[ \t]+)*"
-    r"(?:def|class|function|func|fn|impl|trait|interface|struct|enum|module|fun)\b",
-    re.MULTILINE,
-)
-_DECORATOR = re.compile(r"[ \t]*@")
-# Brace languages (Java, C, C++, C#, Kotlin, Swift, Scala, Go, Rust, JavaScript, PHP): a function
-# or method head with a return type and no keyword, ``public int take() {``, ``int Foo::bar() const``
-# or ``std::string name(int id,``. Only looked for in brace-language text (``_braces``), where the
-# doc comments above a definition (``///``, ``/** ... */``, ``//``) also move with it.
-_SIGNATURE = re.compile(
-    r"^[ \t]*(?:[A-Za-z_][\w:<>\[\],.?]*[*&]*[ \t]+[*&]*)+~?(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*[ \t]*\("
-    r"[^;]*?(?:[{,(]|\)[\w\s:<>&*,.\->]*\{?)[ \t]*$"
-)
-_NOT_HEAD = frozenset(  # words that open a statement or an expression, never a definition's head
-    re.split(
-        r"\s+",
-        "return if for while switch catch else do new throw throws case sizeof delete using goto await "
-        "yield raise assert print elif except with lambda not and or in is del from import typeof "
-        "instanceof super this when match",
-    )
-)
-_DOC_COMMENT = re.compile(r"[ \t]*(?://|/\*|\*)")
-_BRACE_END = re.compile(r"[{};][ \t]*$")
-BRACE_SHARE = 0.2  # of the non-blank lines ending in { } or ; makes a text brace-language code
 
 
 def definition_window_texts(
@@ -71,6 +44,7 @@ def definition_window_texts(
     definitions) gets plain token windows instead (:func:`window_texts`, as many as its length
     needs): the cost of embedding a chunk stays linear in its length whatever its shape.
 
+    >>> import re
     >>> text = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n"
     >>> offsets = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     >>> definition_window_texts(text, offsets, window=6, overlap=1, min_tokens=1)
@@ -83,12 +57,11 @@ def definition_window_texts(
     line_starts = [0]
     for line in lines[:-1]:
         line_starts.append(line_starts[-1] + len(line))
-    braces = _braces(lines)
-    above = _DOC_COMMENT if braces else _DECORATOR
+    rules = definition_lines(lines)  # the definition finder's line rule (no parse at hand)
     for i, line in enumerate(lines):
-        if i and _opens(line, braces):
+        if i and rules.opens(line):
             j = i
-            while j > 0 and (_DECORATOR.match(lines[j - 1]) or above.match(lines[j - 1])):
+            while j > 0 and rules.attached(lines[j - 1]):
                 j -= 1
             if line_starts[j] > starts[-1]:
                 starts.append(line_starts[j])
@@ -141,8 +114,8 @@ def definition_window_texts(
     out: list[str] = []
     for a, b in merged:
         first_line = bisect_right(line_starts, offsets[a][0]) - 1
-        own = _definition_line(lines, first_line, braces)
-        outer = bounded(_enclosing(lines, first_line, braces))
+        own = _definition_line(lines, first_line, rules)
+        outer = bounded(_enclosing(lines, first_line, rules))
         inner = bounded([*outer, *([own] if own is not None else [])])
         spans = _headed_spans(b - a, window - cost(outer), window - cost(inner), overlap)
         for k, (s, e) in enumerate(spans):
@@ -157,36 +130,18 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _braces(lines: Sequence[str]) -> bool:
-    """Whether the text is brace-language code: enough of its non-blank lines end in { } or ;."""
-    filled = [line for line in lines if line.strip()]
-    ends = sum(1 for line in filled if _BRACE_END.search(line))
-    return bool(filled) and ends >= BRACE_SHARE * len(filled)
-
-
-def _opens(line: str, braces: bool) -> bool:
-    """Whether ``line`` starts a definition (in brace-language text, a typed function head too)."""
-    if _DEFINITION.match(line):
-        return True
-    if not braces or not _SIGNATURE.match(line):
-        return False
-    head = line.split("(", 1)[0].split()
-    return not any(word in _NOT_HEAD for word in head)
-
-
-def _definition_line(lines: Sequence[str], i: int, braces: bool = False) -> int | None:
+def _definition_line(lines: Sequence[str], i: int, rules: DefinitionLines) -> int | None:
     """The definition line that a piece starting at line ``i`` opens (past its decorators and, in
     brace-language text, its doc comment), or None."""
-    above = _DOC_COMMENT if braces else _DECORATOR
-    while i < len(lines) and (_DECORATOR.match(lines[i]) or above.match(lines[i])):
+    while i < len(lines) and rules.attached(lines[i]):
         i += 1
-    return i if i < len(lines) and _opens(lines[i], braces) else None
+    return i if i < len(lines) and rules.opens(lines[i]) else None
 
 
-def _enclosing(lines: Sequence[str], i: int, braces: bool = False) -> list[int]:
+def _enclosing(lines: Sequence[str], i: int, rules: DefinitionLines) -> list[int]:
     """The definition lines above line ``i`` that enclose it (less indented), outermost first.
 
-    >>> _enclosing(["class A", "{", "  int f()", "  {", "    return 1;"], 4, braces=True)
+    >>> _enclosing(["class A", "{", "  int f()", "  {", "    return 1;"], 4, DefinitionLines(braces=True))
     [0, 2]
     """
     indent = _indent(lines[i]) if i < len(lines) else 0
@@ -195,10 +150,10 @@ def _enclosing(lines: Sequence[str], i: int, braces: bool = False) -> list[int]:
         if indent == 0:
             break
         line = lines[j]
-        if not line.strip() or _indent(line) >= indent or (braces and line.strip() == "{"):
+        if not line.strip() or _indent(line) >= indent or (rules.braces and line.strip() == "{"):
             continue  # a brace on a line of its own belongs to the head above it
         indent = _indent(line)
-        if _opens(line, braces):
+        if rules.opens(line):
             found.append(j)
     return found[::-1]
 

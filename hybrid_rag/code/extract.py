@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from hybrid_rag.code.comments import attached_start, doc_text, node_text
@@ -84,9 +85,28 @@ def units_for_path(path: str, text: str) -> list[CodeUnit] | None:
     return None if parsed is None else list(parsed[0])
 
 
-def parse_path(path: str, text: str) -> tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]] | None:
+Parsed = tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]]
+
+
+def parse_path(path: str, text: str) -> Parsed | None:
     """(units, references) of the file at ``path`` from one parse, or None. Not cached: ingest asks
     once per file through ``definitions.find_definitions``."""
+    parse = parse_path_tree(path, text)
+    return None if parse is None else parse.parsed
+
+
+@dataclass(frozen=True)
+class Parse:
+    """One file's tree-sitter parse: its units and references, the tree they came from and the
+    grammar that read it (``python_starts.tree_starts`` reads a Python file's cuts from the tree)."""
+
+    parsed: Parsed
+    tree: Any
+    loaded: Loaded
+
+
+def parse_path_tree(path: str, text: str) -> Parse | None:
+    """:func:`parse_path` with the tree it read (held for the file being ingested, then dropped)."""
     grammar = grammar_for_path(path)
     if grammar is None:
         return None
@@ -100,20 +120,18 @@ def units_for_language(language: str, text: str) -> list[CodeUnit] | None:
     return None if parsed is None else list(parsed[0])
 
 
-Parsed = tuple[tuple[CodeUnit, ...], tuple[CodeReference, ...]]
-
-
 def parse_language(language: str, text: str) -> Parsed | None:
     """(units, references) of ``text`` by the grammars of the loader's ``language``, or None."""
-    return _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+    parse = _best(ordered(BY_LANGUAGE.get(language, ()), text), text)
+    return None if parse is None else parse.parsed
 
 
-def _best(choices: tuple[str, ...], text: str) -> Parsed | None:
+def _best(choices: tuple[str, ...], text: str) -> Parse | None:
     """The first grammar's units when it parses cleanly, else the cleanest parse's (or None)."""
     data = text.encode("utf-8", errors="replace")
     if len(data) > MAX_BYTES:
         return None
-    best: tuple[float, Parsed] | None = None
+    best: tuple[float, Parse] | None = None
     for name in choices:
         loaded = load(name)
         if loaded is None:
@@ -124,7 +142,7 @@ def _best(choices: tuple[str, ...], text: str) -> Parsed | None:
             if share > MAX_ERROR_SHARE:
                 continue
             units, references = _units(loaded, tree.root_node, data)
-            parsed = (tuple(units), tuple(references))
+            parsed = Parse((tuple(units), tuple(references)), tree, loaded)
         except Exception:  # a grammar (or this extractor) that cannot read the file: the regex path
             continue
         if share == 0.0:

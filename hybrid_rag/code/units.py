@@ -1,10 +1,12 @@
 """A definition in a source file: the unit that chunks, windows and the symbol index are cut at.
 
-``hybrid_rag.code.extract.extract_units(path, text)`` is the one entry point: it parses the
-file with the tree-sitter grammar its extension names (``hybrid_rag.code.grammars``), runs that
-grammar's own tags query and turns the captures into units. It answers None when no grammar
-applies (an unknown extension, the grammar wheels not installed) or when the parse fails badly,
-so the caller falls back to the regular-expression path and never loses a file.
+Units are asked of the file's definition finder (``hybrid_rag.code.definitions.find_definitions``,
+one parse a file; ``extract.extract_units(path, text)`` parses alone, for studies and tests): it
+parses the file with the tree-sitter grammar its extension names (``hybrid_rag.code.grammars``),
+runs that grammar's own tags query and turns the captures into units. None when no grammar
+applies (an unknown extension, the grammar wheels not installed) or when the parse fails badly:
+the finder's fallbacks then answer (a Python file's ``ast`` tree, the column-0 rule), so no file
+is lost.
 """
 
 from __future__ import annotations

@@ -119,9 +119,9 @@ def code_priorities(
 ) -> tuple[list[int], list[bool]]:
     """Cut priorities for source code and which cuts fall between top-level definitions.
 
-    Asked of the file's definition finder (``code/definitions.py``, one parse a file): Python by
-    its ``ast`` tree; languages with a tree-sitter grammar by its units; otherwise (or when that
-    parse fails) the heuristic on lines at column 0.
+    Asked of the file's definition finder (``code/definitions.py``, one parse a file): Python at
+    its statement starts; languages with a tree-sitter grammar by its units; otherwise (or when
+    that parse fails) the heuristic on lines at column 0.
     """
     top, nested = definition_cuts(lines, language, path, definitions)
     n = len(lines)

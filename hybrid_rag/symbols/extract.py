@@ -1,20 +1,20 @@
 """A file's definitions as ``SymbolSpan``s, in file order.
 
 They are asked of the file's definition finder (``hybrid_rag.code.definitions``: one tree-sitter
-parse a file, every language it has a grammar for, shared with the chunker). Where it has none
-for a file or cannot be imported, Python source is read from the finder's ``ast`` tree, the one
-the chunker cuts by; other files have no symbols.
+parse a file, every language it has a grammar for, shared with the chunker; where it has no units
+for a Python file, the units of its ``ast`` tree, ``code/python_units.py``); other files without
+units have no symbols.
 A file that fails to parse has no symbols, never an error: its chunks are written all the same.
 ``file_references`` gives the uses of names in the same parse (none on the ``ast`` path).
 """
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Sequence
 from typing import Any
 
+from hybrid_rag.code import definitions as finders
+from hybrid_rag.code.definitions import Definitions
 from hybrid_rag.symbols.model import ReferenceSpan, SymbolSpan
 from hybrid_rag.types import LoadedFile, SourceType
 
@@ -37,17 +37,13 @@ def first_sentence(doc: str | None) -> str:
     return " ".join(head.split())[:MAX_DOC]
 
 
-def finder(file: LoadedFile) -> Any:
-    """The definition finder of ``file`` (``code/definitions.py``), or None when the tree-sitter
-    layer cannot be imported (the ``ast`` path below still serves Python)."""
-    try:
-        from hybrid_rag.code.definitions import find_definitions
-    except ImportError:
-        return None
-    return find_definitions(file.path, file.text, file.language)
+def finder(file: LoadedFile) -> Definitions:
+    """The definition finder of ``file`` (``code/definitions.py``): ingest asks it once a file and
+    hands it to the chunker, :func:`file_symbols` and :func:`file_references`."""
+    return finders.find_definitions(file.path, file.text, file.language)
 
 
-def file_references(file: LoadedFile, definitions: Any = None) -> list[ReferenceSpan]:
+def file_references(file: LoadedFile, definitions: Definitions | None = None) -> list[ReferenceSpan]:
     """The uses of names in a code file (calls, types, bases, imports), from the parse that gave
     its symbols (``definitions``, the file's finder, asked once): ``scope`` is the position of
     the holding definition among ``file_symbols(file)``. None for text files or where no grammar
@@ -55,8 +51,6 @@ def file_references(file: LoadedFile, definitions: Any = None) -> list[Reference
     if file.source_type is not SourceType.CODE:
         return []
     found = definitions if definitions is not None else finder(file)
-    if found is None:
-        return []
     try:
         references = found.references
     except Exception:  # as for symbols: a parser bug never loses the file
@@ -66,25 +60,13 @@ def file_references(file: LoadedFile, definitions: Any = None) -> list[Reference
     ]
 
 
-def file_symbols(file: LoadedFile, definitions: Any = None) -> list[SymbolSpan]:
+def file_symbols(file: LoadedFile, definitions: Definitions | None = None) -> list[SymbolSpan]:
     """The definitions of a code file (none for text files), asked of its finder ``definitions``
-    (made here when the caller has none)."""
+    (made here when the caller has none): tree-sitter's units, or a Python file's ``ast`` tree's."""
     if file.source_type is not SourceType.CODE:
         return []
     found = definitions if definitions is not None else finder(file)
-    units = None
-    if found is not None:
-        try:
-            units = found.units
-        except Exception:  # a parser bug must not lose the file: its chunks are written regardless
-            units = None
-    if units is not None:
-        return [_from_unit(u) for u in units]
-    if file.language == "python":
-        return (
-            python_symbols(file.text) if found is None else python_tree_symbols(file.text, found.python_tree)
-        )
-    return []
+    return [_from_unit(u) for u in found.definition_units or ()]
 
 
 def _from_unit(unit: Any) -> SymbolSpan:
@@ -101,56 +83,10 @@ def _from_unit(unit: Any) -> SymbolSpan:
 
 
 def python_symbols(text: str) -> list[SymbolSpan]:
-    """Classes, functions and methods of Python source by ``ast``; [] when it does not parse.
+    """Classes, functions and methods of Python source by ``ast`` (the finder's fallback,
+    ``code/python_units.py``); [] when it does not parse.
 
     >>> [(s.qualified_name, s.kind) for s in python_symbols("class A:\\n    def f(self): pass\\n")]
     [('A', 'class'), ('A.f', 'method')]
     """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    return python_tree_symbols(text, tree)
-
-
-def python_tree_symbols(text: str, tree: ast.Module | None) -> list[SymbolSpan]:
-    """:func:`python_symbols` from a parsed ``tree`` of ``text`` (None: it did not parse)."""
-    if tree is None:
-        return []
-    lines = text.splitlines()
-    out: list[SymbolSpan] = []
-
-    def visit(body: Sequence[ast.stmt], parent: str | None, in_class: bool) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                qualified = f"{parent}.{node.name}" if parent else node.name
-                is_class = isinstance(node, ast.ClassDef)
-                kind = "class" if is_class else ("method" if in_class else "function")
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                out.append(
-                    SymbolSpan(
-                        name=node.name,
-                        kind=kind,
-                        qualified_name=qualified,
-                        signature=_py_signature(lines, node),
-                        start_line=start,
-                        end_line=node.end_lineno or node.lineno,
-                        doc=first_sentence(ast.get_docstring(node)),
-                        parent=parent,
-                    )
-                )
-                visit(node.body, qualified, is_class)
-
-    visit(tree.body, None, False)
-    return out
-
-
-def _py_signature(lines: Sequence[str], node: ast.stmt) -> str:
-    """The definition's header lines up to the colon that opens its body, on one line."""
-    body_start = node.body[0].lineno if node.body else node.lineno  # type: ignore[attr-defined]
-    header = lines[node.lineno - 1 : max(body_start - 1, node.lineno)]
-    text = " ".join(" ".join(header).split())
-    if body_start == node.lineno:  # a one-line definition: cut at the body
-        end = text.find(":", text.find(")") if ")" in text else 0)
-        text = text[: end + 1] if end >= 0 else text
-    return text[:MAX_SIGNATURE]
+    return [_from_unit(u) for u in finders.find_definitions("", text, "python").definition_units or ()]
