@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from hybrid_rag.symbols.members import member_spans
 from hybrid_rag.symbols.model import ReferenceSpan, SymbolSpan
 from hybrid_rag.types import LoadedFile, SourceType
 
@@ -79,12 +80,13 @@ def file_symbols(file: LoadedFile, definitions: Any = None) -> list[SymbolSpan]:
         except Exception:  # a parser bug must not lose the file: its chunks are written regardless
             units = None
     if units is not None:
-        return [_from_unit(u) for u in units]
-    if file.language == "python":
-        return (
-            python_symbols(file.text) if found is None else python_tree_symbols(file.text, found.python_tree)
-        )
-    return []
+        spans = [_from_unit(u) for u in units]
+    elif file.language == "python":
+        tree = None if found is None else found.python_tree
+        spans = python_symbols(file.text) if found is None else python_tree_symbols(file.text, tree)
+    else:
+        return []
+    return [*spans, *member_spans(file.path, file.text, file.language, spans, found)]  # symbols/members.py
 
 
 def _from_unit(unit: Any) -> SymbolSpan:
