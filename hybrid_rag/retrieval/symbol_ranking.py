@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hybrid_rag.retrieval.fusion import Fused, rank_order
-from hybrid_rag.symbols.members import secondary
+from hybrid_rag.symbols.members import is_member, secondary
 from hybrid_rag.symbols.model import Symbol
 from hybrid_rag.symbols.question_names import IdentifierToken, identifier_tokens
 from hybrid_rag.symbols.search import SymbolSource, is_test_path, split_qualified
@@ -64,13 +64,16 @@ class NamedSymbol:
     sharing: int
 
 
-def named_symbols(source: SymbolSource, query: str, *, state: int | None) -> list[NamedSymbol]:
-    """Every definition of the symbol index that a word of ``query`` names (one lookup)."""
+def named_symbols(
+    source: SymbolSource, query: str, *, state: int | None, members: bool = True
+) -> list[NamedSymbol]:
+    """Every definition of the symbol index that a word of ``query`` names (one lookup);
+    ``members`` False: no re-export, field or variant row (``features.member_symbols``)."""
     tokens = identifier_tokens(query)
     if not tokens:
         return []
     wanted = {p.lower() for t in tokens for p in split_qualified(t.text)}
-    found = source.symbols(names=sorted(wanted), state=state)
+    found = [s for s in source.symbols(names=sorted(wanted), state=state) if members or not is_member(s)]
     by_name: dict[str, list[Symbol]] = {}
     for symbol in found:
         by_name.setdefault(symbol.name.lower(), []).append(symbol)
