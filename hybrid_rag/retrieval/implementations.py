@@ -90,7 +90,11 @@ def pull_implementations(
 
 
 def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+    """``cleaning``, ``cleaned``, ``cleans`` -> ``clean``: enough to match a doc comment's verb."""
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
 
 
 def _named_by(facades: list[Symbol], words: set[str]) -> list[Symbol]:

@@ -219,8 +219,12 @@ def test_python_init_reexports_class_fields_enum_members_and_constants(engine: E
 
 
 def test_java_and_csharp_enum_constants_and_fields(engine: Engine) -> None:
-    assert _rows(engine, "INTERFACE") == [("variant", "org.jpype.JPypeKind.INTERFACE", "java/JPypeKind.java:4-4")]
-    assert _rows(engine, "MAX_DEPTH") == [("constant", "org.jpype.JPypeKind.MAX_DEPTH", "java/JPypeKind.java:5-5")]
+    assert _rows(engine, "INTERFACE") == [
+        ("variant", "org.jpype.JPypeKind.INTERFACE", "java/JPypeKind.java:4-4")
+    ]
+    assert _rows(engine, "MAX_DEPTH") == [
+        ("constant", "org.jpype.JPypeKind.MAX_DEPTH", "java/JPypeKind.java:5-5")
+    ]
     assert _rows(engine, "Reload")[0][:2] == ("variant", "Python.Runtime.ShutdownMode.Reload")
     assert _rows(engine, "PythonDLL")[0][:2] == ("constant", "Python.Runtime.Runtime.PythonDLL")
     assert _rows(engine, "refs")[0][:2] == ("field", "Python.Runtime.Runtime.refs")
