@@ -13,8 +13,10 @@ the facade holds the question's words, the implementation the code. Here each of
   definition of the same qualified name with a body, in another file (``Cleaner::CleanAll`` of
   ``clean.cc``);
 * a **delegating** function or method (at most ``SHORT`` lines of code after its doc comment)
-  pulls the definition of the type its signature returns (``Tee`` of ``tee.rs``), a struct,
-  class, enum or type defined once outside tests, in another file.
+  pulls the definition of the type its signature returns (``Tee`` of ``tee.rs``) or of the
+  function its body calls (``exhaustMap`` of ``return exhaustMap(identity)``, from the
+  reference index): a struct, class, enum or type, or a top-level function, defined once
+  outside tests, in another file.
 
 Only chunks already among the candidates move (the rule orders; it fetches nothing), at most
 ``MOST`` of them, never above their facade, never down. No symbol index or no facade: nothing
@@ -53,10 +55,7 @@ def pull_implementations(
         return scored
     words = {_stem(w) for w in question_words(question)}
     heads = scored[:DEPTH]
-    symbols: dict[str, list[Symbol]] = {}
-    for c in heads:
-        if c.path not in symbols:
-            symbols[c.path] = source.symbols(path=c.path, state=state)
+    symbols = _symbols_of(source, heads, state)
     wanted: list[tuple[int, Symbol, str]] = []  # (facade rank, facade symbol, name looked up)
     for rank, c in enumerate(heads):
         facades = [
@@ -71,6 +70,7 @@ def pull_implementations(
                 wanted.append((rank, s, s.name))
             else:
                 wanted.extend((rank, s, name) for name in _returned_types(s.signature))
+                wanted.extend((rank, s, name) for name in _callees(source, s, state))
     if not wanted:
         return scored
     found: dict[str, list[Symbol]] = {}
@@ -87,6 +87,20 @@ def pull_implementations(
     if not pulls:
         return scored
     return _placed(scored, pulls)
+
+
+def _symbols_of(
+    source: SymbolSource, heads: Sequence[ScoredChunk], state: int | None
+) -> dict[str, list[Symbol]]:
+    """The definitions of the heads' files, by stored path: one read of their document revisions
+    where the source has it (the store), else one lookup a path."""
+    out: dict[str, list[Symbol]] = {c.path: [] for c in heads}
+    of_documents = getattr(source, "symbols_of", None)
+    if of_documents is None:
+        return {path: source.symbols(path=path, state=state) for path in out}
+    for s in of_documents({c.chunk.document_id for c in heads}):
+        out.setdefault(s.path, []).append(s)
+    return out
 
 
 def _stem(word: str) -> str:
@@ -120,6 +134,17 @@ def _delegates(chunk: ScoredChunk, symbol: Symbol) -> bool:
     return 0 < len(body) <= SHORT
 
 
+def _callees(source: SymbolSource, symbol: Symbol, state: int | None) -> list[str]:
+    """The names a delegating body calls (``exhaustMap`` of ``return exhaustMap(identity)``), from
+    the reference index; none where the source has no references."""
+    read = getattr(source, "references", None)
+    if read is None:
+        return []
+    lines = (symbol.start_line, symbol.end_line)
+    calls = read(document_ids=[symbol.document_id], kinds=["call"], lines=lines, state=state)
+    return list(dict.fromkeys(r.name for r in calls if r.name != symbol.name))
+
+
 def _returned_types(signature: str) -> list[str]:
     """The type names a signature returns (``-> (Tee<Self>, Tee<Self>)`` -> ``Tee``)."""
     m = _RETURNS.search(signature)
@@ -141,7 +166,13 @@ def _target(facade: Symbol, name: str, candidates: Sequence[Symbol]) -> Symbol |
             and not s.signature.rstrip().endswith(";")
         ]
     else:
-        bodies = [s for s in candidates if s.name == name and s.kind in _TYPES and s.path != facade.path]
+        bodies = [
+            s
+            for s in candidates
+            if s.name == name
+            and s.path != facade.path
+            and (s.kind in _TYPES or (s.kind == "function" and s.parent is None))
+        ]
     bodies = [s for s in bodies if not is_test_path(s.path)]
     return bodies[0] if len(bodies) == 1 else None
 
