@@ -116,7 +116,7 @@ def _query(grammar_name: str) -> Any:
     """The compiled member query of a grammar, or None (no query here, or it does not compile)."""
     source = _QUERIES.get(grammar_name)
     loaded = load(grammar_name) if source else None
-    if loaded is None:
+    if source is None or loaded is None:
         return None
     try:
         import tree_sitter

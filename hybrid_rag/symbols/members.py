@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from hybrid_rag.code.grammars import grammar_for_path
+from hybrid_rag.code.members import Member, members_for_path
 from hybrid_rag.symbols.model import SymbolSpan
 
 SECONDARY_KINDS = frozenset({"reexport", "field", "variant"})  # they yield to a definition of the name
@@ -56,11 +58,6 @@ def member_spans(
         found = [] if tree is None else python_members(tree, path, text)
         separator = "."
     else:
-        try:
-            from hybrid_rag.code.grammars import grammar_for_path
-            from hybrid_rag.code.members import members_for_path
-        except ImportError:
-            return []
         grammar = grammar_for_path(path)
         found = members_for_path(path, text)
         separator = grammar.separator if grammar is not None else "."
@@ -104,20 +101,16 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-class _Found:
-    """A member read from Python source (the fields ``member_spans`` reads of ``code/members.Member``)."""
-
-    def __init__(self, name: str, kind: str, node: ast.stmt, lines: Sequence[str], target: str = "") -> None:
-        self.name, self.kind, self.target = name, kind, target
-        self.start_line = node.lineno
-        self.end_line = node.end_lineno or node.lineno
-        self.signature = " ".join(lines[node.lineno - 1].split())[:200] if node.lineno <= len(lines) else ""
+def _found(name: str, kind: str, node: ast.stmt, lines: Sequence[str], target: str = "") -> Member:
+    """A member read from Python source: the statement's lines, its first line as the signature."""
+    line = " ".join((lines[node.lineno - 1] if node.lineno <= len(lines) else "").split())[:200]
+    return Member(name, kind, node.lineno, node.end_lineno or node.lineno, line, target)
 
 
-def python_members(tree: ast.Module, path: str, text: str) -> list[_Found]:
+def python_members(tree: ast.Module, path: str, text: str) -> list[Member]:
     """Re-exports, fields, variants and constants of a parsed Python module (module docstring)."""
     lines = text.splitlines()
-    out: list[_Found] = []
+    out: list[Member] = []
     is_init = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
     listed = _all_names(tree)
     defined = {
@@ -131,26 +124,26 @@ def python_members(tree: ast.Module, path: str, text: str) -> list[_Found]:
                 if alias.name == "*":
                     if is_init and node.level and node.module:
                         name = node.module.rsplit(".", 1)[-1]
-                        out.append(_Found(name, "reexport", node, lines, module + ".*"))
+                        out.append(_found(name, "reexport", node, lines, module + ".*"))
                 elif (is_init and node.level) or (shown in listed and shown not in defined):
-                    out.append(_Found(shown, "reexport", node, lines, f"{module}.{alias.name}"))
+                    out.append(_found(shown, "reexport", node, lines, f"{module}.{alias.name}"))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             for name in _targets(node):
                 if _UPPER.match(name) and not name.startswith("__"):
-                    out.append(_Found(name, "constant", node, lines))
+                    out.append(_found(name, "constant", node, lines))
         elif isinstance(node, ast.ClassDef):
             out.extend(_class_members(node, lines))
     return out
 
 
-def _class_members(cls: ast.ClassDef, lines: Sequence[str]) -> list[_Found]:
+def _class_members(cls: ast.ClassDef, lines: Sequence[str]) -> list[Member]:
     enum = any(_ENUM_BASES.search(ast.unparse(b)) for b in cls.bases)
-    out: list[_Found] = []
+    out: list[Member] = []
     for node in cls.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             for name in _targets(node):
                 if not name.startswith("__"):
-                    out.append(_Found(name, "variant" if enum else "field", node, lines))
+                    out.append(_found(name, "variant" if enum else "field", node, lines))
         elif isinstance(node, ast.ClassDef):
             out.extend(_class_members(node, lines))
     return out
