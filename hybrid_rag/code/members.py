@@ -28,7 +28,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from hybrid_rag.code.grammars import grammar_for_path, load
+from hybrid_rag.code.grammars import BY_LANGUAGE, grammar_for_path, load, ordered
 from hybrid_rag.code.units import UNIT_KINDS
 
 MEMBER_KINDS = ("reexport", "field", "variant", "constant")
@@ -129,11 +129,15 @@ def _query(grammar_name: str) -> Any:
 def members_for_path(path: str, text: str) -> list[Member]:
     """The members of the file at ``path`` (its grammar from the extension), in file order."""
     grammar = grammar_for_path(path)
-    if grammar is None or grammar.name not in _QUERIES:
+    if grammar is None:
+        return []
+    choices = [grammar, *(g for g in BY_LANGUAGE.get(grammar.language, ()) if g is not grammar)]
+    name = ordered(choices, text)[0]  # as the extractor picks: a C++ header's ``.h`` is C++
+    if name not in _QUERIES:
         return []
     data = text.encode("utf-8", errors="replace")
-    query = _query(grammar.name)
-    loaded = load(grammar.name)
+    query = _query(name)
+    loaded = load(name)
     if query is None or loaded is None or len(data) > MAX_BYTES:
         return []
     try:
@@ -142,7 +146,7 @@ def members_for_path(path: str, text: str) -> list[Member]:
         tree = loaded.parser().parse(data)
         out: list[Member] = []
         for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
-            out.extend(_members_of(grammar.name, captures))
+            out.extend(_members_of(name, captures))
     except Exception:  # a parser or query bug never loses the file: no members
         return []
     seen: set[tuple[str, str, int]] = set()

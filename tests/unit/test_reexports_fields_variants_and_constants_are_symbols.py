@@ -87,6 +87,16 @@ struct Edge {
 };
 #endif
 """
+GRAPH_H = """\
+struct Node {
+  /// The file's last change.
+  TimeStamp mtime() const { return mtime_; }
+
+ private:
+  TimeStamp mtime_ = -1;
+  bool dirty_ = false;
+};
+"""
 FLAG_GO = """\
 package pflag
 
@@ -146,6 +156,7 @@ FILES = {
     "operators/index.ts": INDEX_TS,
     "operators/audit.ts": AUDIT_TS,
     "src/state.h": STATE_H,
+    "src/graph.h": GRAPH_H,
     "flag.go": FLAG_GO,
     "click/__init__.py": INIT_PY,
     "click/core.py": CORE_PY,
@@ -203,6 +214,11 @@ def test_cpp_fields_enumerators_and_defines(engine: Engine) -> None:
     assert _rows(engine, "VisitInStack") == [("variant", "Edge::VisitMark::VisitInStack", "src/state.h:6-6")]
     assert _rows(engine, "kDefaultPoolDepth") == [("constant", "kDefaultPoolDepth", "src/state.h:3-3")]
     assert not [r for r in _rows(engine, "outputs_ready") if r[0] == "field"]  # a method, no field
+
+
+def test_a_cpp_header_is_read_with_the_grammar_the_extractor_picks(engine: Engine) -> None:
+    # a ``.h`` file is C by its extension; ``private:`` marks it C++, whose grammar reads the fields
+    assert _rows(engine, "mtime_") == [("field", "Node::mtime_", "src/graph.h:6-6")]
 
 
 def test_go_struct_fields_and_constants(engine: Engine) -> None:
