@@ -1,8 +1,8 @@
 """Query p50 per stage on a code repository of about 5,000 chunks (issue 37, item "query p50 on a
 5,000-chunk repository, every rule its share"): a one-off measurement, not a harness study.
 
-Ingests ``--folder`` (the installed SQLAlchemy package: about 5,000 chunks; networkx: 3,000;
-twenty questions written for each, below) with the fake
+Ingests ``--folder`` (the installed SQLAlchemy and networkx packages together: about 6,200
+chunks, 3,100 each; twenty questions written for each, below) with the fake
 embedder into ``--work`` (vectors from hashed words: the ingest takes minutes, not the hour
 MiniLM would take on a loaded machine), then asks each question ``--repeat`` times through
 ``Engine.query`` (default settings, top 10) and prints each trace stage's p50 and the wall p50,
@@ -74,7 +74,8 @@ def main() -> None:
     import sqlalchemy
 
     p = argparse.ArgumentParser()
-    p.add_argument("--folder", default=str(Path(sqlalchemy.__file__).parent))
+    site = Path(sqlalchemy.__file__).parent.parent
+    p.add_argument("--folder", nargs="+", default=[str(site / "sqlalchemy"), str(site / "networkx")])
     p.add_argument("--work", required=True)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
@@ -83,12 +84,14 @@ def main() -> None:
     settings = Settings().with_overrides({"paths.data_dir": args.work, "embedding.model": "fake"})
     engine = Engine(settings)
     start = time.perf_counter()
-    report = engine.ingest([Path(args.folder)])
+    report = engine.ingest([Path(f) for f in args.folder])
     ingest_s = time.perf_counter() - start
     chunks = engine.stats().chunks
     stages: dict[str, list[float]] = {}
     walls: list[float] = []
-    questions = SQLALCHEMY if "sqlalchemy" in args.folder else NETWORKX
+    questions = tuple(
+        q for f in args.folder for q in (SQLALCHEMY if "sqlalchemy" in f else NETWORKX if "networkx" in f else ())
+    )
     for q in questions[:2]:
         engine.query(q, top_k=10)  # warm up
     for _ in range(args.repeat):

@@ -92,13 +92,13 @@ def pull_implementations(
 def _symbols_of(
     source: SymbolSource, heads: Sequence[ScoredChunk], state: int | None
 ) -> dict[str, list[Symbol]]:
-    """The definitions of the heads' files, by stored path: one read of their document revisions
+    """The definitions in the heads' chunks, by stored path: one read of their document revisions
     where the source has it (the store), else one lookup a path."""
     out: dict[str, list[Symbol]] = {c.path: [] for c in heads}
     of_documents = getattr(source, "symbols_of", None)
     if of_documents is None:
         return {path: source.symbols(path=path, state=state) for path in out}
-    for s in of_documents({c.chunk.document_id for c in heads}):
+    for s in of_documents({c.chunk.document_id for c in heads}, chunk_ids={c.id for c in heads}):
         out.setdefault(s.path, []).append(s)
     return out
 
