@@ -89,9 +89,8 @@ def main() -> None:
     chunks = engine.stats().chunks
     stages: dict[str, list[float]] = {}
     walls: list[float] = []
-    questions = tuple(
-        q for f in args.folder for q in (SQLALCHEMY if "sqlalchemy" in f else NETWORKX if "networkx" in f else ())
-    )
+    by_folder = {"sqlalchemy": SQLALCHEMY, "networkx": NETWORKX}
+    questions = tuple(q for f in args.folder for q in by_folder.get(Path(f).name, ()))
     for q in questions[:2]:
         engine.query(q, top_k=10)  # warm up
     for _ in range(args.repeat):
