@@ -10,7 +10,7 @@ as JSON. The query embedding of the real model is timed beside it (``--model``, 
 default): the fake embedder's stage costs nothing, so ``embed`` is the model's own cost.
 
     HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python benchmarks/studies/_code_stage_times.py \\
-        --work /tmp/stage_times --out /tmp/code_stage_times.json
+        --work /tmp/stage_times --out benchmarks/results/code_stage_times_37.json
 """
 
 from __future__ import annotations
