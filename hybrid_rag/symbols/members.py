@@ -52,7 +52,17 @@ def is_member(symbol: Any) -> bool:
 def member_spans(
     path: str, text: str, language: str, spans: Sequence[SymbolSpan], definitions: Any = None
 ) -> list[SymbolSpan]:
-    """The member rows of one code file (module docstring); [] where none can be read."""
+    """The member rows of one code file (module docstring); [] where none can be read (a bug
+    here never loses the file: its units and chunks are written regardless)."""
+    try:
+        return _member_spans(path, text, language, spans, definitions)
+    except Exception:
+        return []
+
+
+def _member_spans(
+    path: str, text: str, language: str, spans: Sequence[SymbolSpan], definitions: Any
+) -> list[SymbolSpan]:
     if language == "python" and path.endswith(".py"):
         tree = getattr(definitions, "python_tree", None) if definitions is not None else _parse(text)
         found = [] if tree is None else python_members(tree, path, text)
