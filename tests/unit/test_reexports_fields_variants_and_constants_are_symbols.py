@@ -289,3 +289,15 @@ def test_a_use_of_a_name_never_resolves_to_a_field(engine: Engine) -> None:
 def test_a_file_that_does_not_parse_gives_no_error() -> None:
     rows = file_symbols(_loaded("bad.rs", "pub struct S { x: u32 \n fn ( {{"))
     assert isinstance(rows, list)
+
+
+def test_a_failure_reading_members_keeps_the_files_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hybrid_rag.symbols.members as members
+
+    def broken(path: str, text: str) -> list[object]:
+        raise RuntimeError("a grammar bug")
+
+    monkeypatch.setattr(members, "members_for_path", broken)
+    rows = _symbols("src/minmax.rs")
+    assert ("MinMaxResult", "enum", "MinMaxResult") in rows
+    assert not [r for r in rows if r[1] in ("variant", "field", "constant")]
