@@ -389,7 +389,8 @@ class FeatureFlags(_Section):
     file_coherence: bool = True  # chunks of one file add up, with diminishing returns per file
     definition_first: bool = True  # the definition a question names is placed first (a rank guarantee)
     member_symbols: bool = True  # re-exports, fields, variants named by a question count (symbols/members.py)
-    implementation: bool = True  # a facade's implementation follows it (retrieval/implementations.py)
+    implementation: bool = False  # a facade's implementation follows it (retrieval/implementations.py; off:
+    # it lifts C++ and TypeScript and costs C, Go and Kotlin, benchmarks/RESULTS.md#members-and-implementations)
     self_check: bool = True
 
 

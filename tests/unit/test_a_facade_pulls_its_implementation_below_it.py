@@ -142,6 +142,9 @@ def test_an_implementation_above_its_facade_or_absent_stays_where_it_is(engine: 
     assert _names(pull_implementations(absent, engine.store, None, question)) == _names(absent)
 
 
-def test_the_flag_turns_the_rule_off_per_query(engine: Engine) -> None:
-    answer = engine.query("Clean all built files", top_k=10, features={"implementation": False})
-    assert all(IMPLEMENTATION not in c.breakdown for c in answer.chunks)
+def test_the_rule_is_off_by_default_and_runs_when_asked(engine: Engine) -> None:
+    question = "Clean all built files"
+    off = engine.query(question, top_k=10)
+    assert IMPLEMENTATION not in {t.stage for t in off.trace.timings}
+    on = engine.query(question, top_k=10, features={"implementation": True})
+    assert IMPLEMENTATION in {t.stage for t in on.trace.timings}  # timed as its own stage
