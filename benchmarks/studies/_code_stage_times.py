@@ -5,9 +5,10 @@ Ingests ``--folder`` (the installed SQLAlchemy and networkx packages together: a
 chunks, 3,100 each; twenty questions written for each, below) with the fake
 embedder into ``--work`` (vectors from hashed words: the ingest takes minutes, not the hour
 MiniLM would take on a loaded machine), then asks each question ``--repeat`` times through
-``Engine.query`` (default settings with ``features.implementation`` on, top 10) and prints each trace stage's p50 and the wall p50,
-as JSON. The query embedding of the real model is timed beside it (``--model``, MiniLM by
-default): the fake embedder's stage costs nothing, so ``embed`` is the model's own cost.
+``Engine.query`` (default settings with ``features.implementation`` on, top 10) and prints
+each trace stage's p50 and the wall p50, as JSON. The query embedding of the real model is
+timed beside it (``--model``, MiniLM by default): the fake embedder's stage costs nothing, so
+``embed`` is the model's own cost.
 
     HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python benchmarks/studies/_code_stage_times.py \\
         --work /tmp/stage_times --out benchmarks/results/code_stage_times_37.json
