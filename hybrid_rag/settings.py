@@ -389,8 +389,9 @@ class FeatureFlags(_Section):
     file_coherence: bool = True  # chunks of one file add up, with diminishing returns per file
     definition_first: bool = True  # the definition a question names is placed first (a rank guarantee)
     member_symbols: bool = True  # re-exports, fields, variants named by a question count (symbols/members.py)
-    implementation: bool = False  # a facade's implementation follows it (retrieval/implementations.py; off:
-    # it lifts C++ and TypeScript and costs C, Go and Kotlin, benchmarks/RESULTS.md#members-and-implementations)
+    # a facade's implementation follows it (retrieval/implementations.py); off: it lifts C++ and
+    # TypeScript and costs C, Go and Kotlin (RESULTS.md#members-and-implementations)
+    implementation: bool = False
     self_check: bool = True
 
 
