@@ -392,6 +392,10 @@ class FeatureFlags(_Section):
     path_match: bool = True  # a file whose name or folders hold the question's words moves up
     file_coherence: bool = True  # chunks of one file add up, with diminishing returns per file
     definition_first: bool = True  # the definition a question names is placed first (a rank guarantee)
+    member_symbols: bool = True  # re-exports, fields, variants named by a question count (symbols/members.py)
+    # a facade's implementation follows it (retrieval/implementations.py); off: it lifts C++ and
+    # TypeScript and costs C, Go and Kotlin (RESULTS.md#members-and-implementations)
+    implementation: bool = False
     self_check: bool = True
 
 

@@ -36,6 +36,7 @@ OPTIONAL_STAGES_OFF: Mapping[str, bool] = {
     "path_match": False,
     "file_coherence": False,
     "definition_first": False,
+    "implementation": False,
 }
 EQUAL_RRF: Mapping[str, Any] = {
     "retrieval.fusion": "rrf",

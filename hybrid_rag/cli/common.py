@@ -54,6 +54,8 @@ STAGE_FLAGS = (
     "path_match",
     "file_coherence",
     "definition_first",
+    "member_symbols",  # symbols/members.py
+    "implementation",  # retrieval/implementations.py
 )
 
 

@@ -57,6 +57,11 @@ class Definitions:
         return None if parse is None else parse.parsed
 
     @property
+    def tree_parse(self) -> Parse | None:
+        """The file's one tree-sitter parse (units, references, tree, grammar), or None."""
+        return self._tree_parse()
+
+    @property
     def units(self) -> tuple[CodeUnit, ...] | None:
         """The tree-sitter units of the grammar of the file's extension; None where none applies
         or the parse fails badly (the symbol index then falls back to the ``ast`` tree)."""

@@ -36,6 +36,7 @@ _PLAIN_DENSE = {
     "path_match": False,
     "file_coherence": False,
     "definition_first": False,
+    "implementation": False,
 }
 _ENGINES: dict[str | None, Any] = {}
 _LOCK = threading.Lock()

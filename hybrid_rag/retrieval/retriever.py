@@ -29,11 +29,12 @@ from hybrid_rag.paths import ingested_root
 from hybrid_rag.protocols import Embedder, Reranker, with_filter
 from hybrid_rag.request import Query
 from hybrid_rag.retrieval.candidates import Candidates, RetrievalMode, resolve_flags
-from hybrid_rag.retrieval.code_rank import apply_code_rules
+from hybrid_rag.retrieval.code_rank import apply_code_rules, holds_code
 from hybrid_rag.retrieval.definition_first import definitions_first
 from hybrid_rag.retrieval.expansion import QueryExpander
 from hybrid_rag.retrieval.fusion import Fused, FusionMode, Scorer, complete_runs, fuse_runs, run_weights
 from hybrid_rag.retrieval.grouping import units_together
+from hybrid_rag.retrieval.implementations import IMPLEMENTATION, pull_implementations
 from hybrid_rag.retrieval.matching import matching_lines
 from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.opening import Openable
@@ -186,6 +187,10 @@ class HybridRetriever(ReadingStage, Openable):
         code_timed = lambda stage, run, *args: timed(tracer, stage, run, *args)  # noqa: E731
         root = self.ingested_root(live.version)
         scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed, root)
+        if flags.implementation and holds_code(scored, root):
+            state = live.manifest.get(STORE_STATE)
+            state = state if isinstance(state, int) else None
+            scored = timed(tracer, IMPLEMENTATION, pull_implementations, scored, self.store, state, text)
         if flags.rerank:
             scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
         if flags.thresholds:
@@ -354,7 +359,8 @@ class HybridRetriever(ReadingStage, Openable):
         ``candidates`` unchanged when it names none."""
         flags = flags or self.features
         state = live.manifest.get(STORE_STATE)
-        named = named_symbols(self.store, text, state=state if isinstance(state, int) else None)
+        state = state if isinstance(state, int) else None
+        named = named_symbols(self.store, text, state=state, members=flags.member_symbols)
         if not named:
             return candidates
         if allowed is not None:

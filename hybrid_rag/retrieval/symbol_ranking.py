@@ -13,7 +13,8 @@ query's only one besides stop words and question words (it counts only as an exa
   classes says little about which one), halved for definitions under tests;
 * a Rust ``impl`` block named like a type the corpus defines is not the type's definition: the
   struct, enum or trait is (``Deserializer``'s ``impl<R: Read> Deserializer<R>`` blocks neither
-  share its score nor are boosted for it; their methods are, by their own names).
+  share its score nor are boosted for it; their methods are, by their own names); so for a
+  re-export, field or enum variant named like a definition (``symbols/members.py``).
 
 ``boost`` adds the list to the fused ranking: ``weight * score`` standard deviations of the fused
 scores of the query's candidates, the scale ``retrieval/priors.py`` uses, so the same weight means
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hybrid_rag.retrieval.fusion import Fused, rank_order
+from hybrid_rag.symbols.members import is_member, secondary
 from hybrid_rag.symbols.model import Symbol
 from hybrid_rag.symbols.question_names import IdentifierToken, identifier_tokens
 from hybrid_rag.symbols.search import SymbolSource, is_test_path, split_qualified
@@ -62,19 +64,23 @@ class NamedSymbol:
     sharing: int
 
 
-def named_symbols(source: SymbolSource, query: str, *, state: int | None) -> list[NamedSymbol]:
-    """Every definition of the symbol index that a word of ``query`` names (one lookup)."""
+def named_symbols(
+    source: SymbolSource, query: str, *, state: int | None, members: bool = True
+) -> list[NamedSymbol]:
+    """Every definition of the symbol index that a word of ``query`` names (one lookup);
+    ``members`` False: no re-export, field or variant row (``features.member_symbols``)."""
     tokens = identifier_tokens(query)
     if not tokens:
         return []
     wanted = {p.lower() for t in tokens for p in split_qualified(t.text)}
-    found = source.symbols(names=sorted(wanted), state=state)
+    found = [s for s in source.symbols(names=sorted(wanted), state=state) if members or not is_member(s)]
     by_name: dict[str, list[Symbol]] = {}
     for symbol in found:
         by_name.setdefault(symbol.name.lower(), []).append(symbol)
     for name, group in by_name.items():
         if any(s.kind == "impl" for s in group) and any(s.kind != "impl" for s in group):
-            by_name[name] = [s for s in group if s.kind != "impl"]
+            group = by_name[name] = [s for s in group if s.kind != "impl"]
+        by_name[name] = secondary(group)  # a re-export, field or variant yields to a definition
     out: list[NamedSymbol] = []
     for token in tokens:
         for symbol, strength in _matches(token, by_name):

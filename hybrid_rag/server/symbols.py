@@ -9,7 +9,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import Field
 
-from hybrid_rag.code.units import UNIT_KINDS
+from hybrid_rag.code.members import SYMBOL_KINDS
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import InputError
 from hybrid_rag.server.errors import ApiError, documented
@@ -60,7 +60,7 @@ def install(v1: APIRouter, call: Callable[..., Any], engine: Engine) -> None:
         kind: list[str] | None = Query(  # noqa: B008
             None,
             description="only these kinds (repeat the parameter)",
-            json_schema_extra={"items": {"type": "string", "enum": list(UNIT_KINDS)}},  # the spec names them
+            json_schema_extra={"items": {"type": "string", "enum": list(SYMBOL_KINDS)}},  # named in the spec
         ),
         path: str | None = Query(None, min_length=1, max_length=MAX_PATH, description="a path glob: src/**"),
         limit: int = Query(20, ge=1, le=MAX_SYMBOLS),

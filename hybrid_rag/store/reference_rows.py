@@ -141,11 +141,15 @@ def symbols_of(
     *,
     positions: Iterable[int] | None = None,
     qualified_names: Iterable[str] | None = None,
+    chunk_ids: Iterable[int] | None = None,
 ) -> list[Symbol]:
     """The symbols of these document revisions (a revision's rows never change), by position:
-    all of them, or those at ``positions`` or with ``qualified_names`` (of any of the documents)."""
+    all of them, or those at ``positions``, with ``qualified_names`` or in ``chunk_ids`` (of any
+    of the documents)."""
     wanted = sorted(set(document_ids))
     query = select(*_SYMBOL_COLUMNS).join(_Document, _Document.id == _Symbol.document_id)
+    if chunk_ids is not None:
+        query = query.where(_Symbol.chunk_id.in_(sorted(set(chunk_ids))))
     if positions is not None:
         query = query.where(_Symbol.position.in_(sorted(set(positions))))
     if qualified_names is not None:

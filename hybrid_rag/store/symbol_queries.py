@@ -96,12 +96,13 @@ class SymbolRows(StoreSessions):
         *,
         positions: Iterable[int] | None = None,
         qualified_names: Iterable[str] | None = None,
+        chunk_ids: Iterable[int] | None = None,
     ) -> list[Symbol]:
-        """The definitions of these document revisions (all, or those at ``positions`` or with
-        ``qualified_names``), in file order."""
+        """The definitions of these document revisions (all, or those at ``positions``, with
+        ``qualified_names`` or in ``chunk_ids``), in file order."""
         with self._session() as s:
             return reference_rows.symbols_of(
-                s, document_ids, positions=positions, qualified_names=qualified_names
+                s, document_ids, positions=positions, qualified_names=qualified_names, chunk_ids=chunk_ids
             )
 
     def reference_count(self) -> int:

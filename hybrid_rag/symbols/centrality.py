@@ -28,6 +28,7 @@ import numpy as np
 
 from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.symbols import state_cache
+from hybrid_rag.symbols.members import is_member
 from hybrid_rag.symbols.question_names import identifier_tokens
 from hybrid_rag.symbols.references import ReferenceSource
 from hybrid_rag.types import ScoredChunk
@@ -81,6 +82,8 @@ def file_ranks(source: ReferenceSource, state: int | None) -> dict[str, float]:
         defined: dict[str, set[str]] = defaultdict(set)
         paths: set[str] = set()
         for symbol in source.symbols(state=state):
+            if is_member(symbol):  # a field or re-export is no definition a use points to
+                continue
             defined[symbol.name].add(symbol.path)
             paths.add(symbol.path)
         edges: dict[tuple[str, str], float] = defaultdict(float)

@@ -15,6 +15,7 @@ from typing import Any
 
 from hybrid_rag.code import definitions as finders
 from hybrid_rag.code.definitions import Definitions
+from hybrid_rag.symbols.members import member_spans
 from hybrid_rag.symbols.model import ReferenceSpan, SymbolSpan
 from hybrid_rag.types import LoadedFile, SourceType
 
@@ -66,7 +67,8 @@ def file_symbols(file: LoadedFile, definitions: Definitions | None = None) -> li
     if file.source_type is not SourceType.CODE:
         return []
     found = definitions if definitions is not None else finder(file)
-    return [_from_unit(u) for u in found.definition_units or ()]
+    spans = [_from_unit(u) for u in found.definition_units or ()]
+    return [*spans, *member_spans(file.path, file.text, file.language, spans, found)]  # symbols/members.py
 
 
 def _from_unit(unit: Any) -> SymbolSpan:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from hybrid_rag.code.bindings import BINDING
 from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.bindings import OVERLOADED, UNKNOWN, Receivers
+from hybrid_rag.symbols.members import is_member
 from hybrid_rag.symbols.model import Reference, Symbol
 from hybrid_rag.symbols.receivers import narrow
 from hybrid_rag.symbols.search import split_qualified
@@ -150,7 +151,7 @@ class Resolver:
         if missing:
             found: dict[str, list[Symbol]] = {n: [] for n in missing}
             for symbol in self.source.symbols(names=missing, state=self.state):
-                if symbol.name in found:
+                if symbol.name in found and not is_member(symbol):  # symbols/members.py
                     found[symbol.name].append(symbol)
             self._by_name.update(found)
         return self._by_name

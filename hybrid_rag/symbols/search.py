@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hybrid_rag.code.units import UNIT_KINDS
+from hybrid_rag.code.members import SYMBOL_KINDS
 from hybrid_rag.errors import InputError
 from hybrid_rag.symbols.model import Symbol, SymbolMatch
 from hybrid_rag.types import ConfigEnum
@@ -70,9 +70,9 @@ def check_kinds(kinds: Sequence[str] | None) -> list[str] | None:
     if not kinds:
         return None
     wanted = [k.strip().lower() for k in kinds]
-    unknown = [k for k in wanted if k not in UNIT_KINDS]
+    unknown = [k for k in wanted if k not in SYMBOL_KINDS]
     if unknown:
-        raise InputError(f"unknown kind {unknown[0]!r}; valid kinds: {', '.join(UNIT_KINDS)}")
+        raise InputError(f"unknown kind {unknown[0]!r}; valid kinds: {', '.join(SYMBOL_KINDS)}")
     return wanted
 
 
