@@ -50,5 +50,7 @@ def test_an_older_parse_is_parsed_again_at_the_next_ingest_without_embedding(
         assert _bindings(engine) > 0 and not engine.store.symbols_pending()
         assert not engine.ingest([src]).plan.changed  # once
     db = sqlite3.connect(settings.store_path)
-    assert db.execute("SELECT value FROM meta WHERE key = 'code_parse'").fetchone() == (str(CODE_PARSE_VERSION),)
+    assert db.execute("SELECT value FROM meta WHERE key = 'code_parse'").fetchone() == (
+        str(CODE_PARSE_VERSION),
+    )
     db.close()

@@ -45,7 +45,7 @@ def build_all():
     return 1
 '''
 
-MODULE = '''from .core import Pool
+MODULE = """from .core import Pool
 from os import path, sep
 
 __all__ = ("path",)
@@ -53,7 +53,7 @@ __all__ += ["sep"]
 MAX = 1
 if True:
     HIDDEN = 2
-'''
+"""
 
 
 @pytest.mark.parametrize(("path", "text"), [("pkg/__init__.py", INIT), ("pkg/mod.py", MODULE)])
@@ -69,8 +69,18 @@ def test_an_init_s_members_by_kind() -> None:
     parse = find_definitions("pkg/__init__.py", INIT, "python").tree_parse
     assert parse is not None
     found = {(m.name, m.kind) for m in tree_members(parse.tree.root_node, "pkg/__init__.py", INIT)}
-    assert {("Pool", "reexport"), ("build", "reexport"), ("helpers", "reexport"), ("extra", "reexport")} <= found
-    assert {("path", "reexport"), ("LIMIT", "constant"), ("A", "constant"), ("_PRIVATE_MAX", "constant")} <= found
+    assert {
+        ("Pool", "reexport"),
+        ("build", "reexport"),
+        ("helpers", "reexport"),
+        ("extra", "reexport"),
+    } <= found
+    assert {
+        ("path", "reexport"),
+        ("LIMIT", "constant"),
+        ("A", "constant"),
+        ("_PRIVATE_MAX", "constant"),
+    } <= found
     assert {("name", "field"), ("size", "field"), ("depth", "field"), ("RED", "variant")} <= found
     assert not {n for n, _ in found} & {"lower", "__slots__", "annotations", "build_all", "x"}
 
