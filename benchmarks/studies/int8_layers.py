@@ -51,12 +51,13 @@ def _texts(name: str, n: int) -> list[str]:
 
 
 def agreement(n: int) -> list[dict[str, Any]]:
+    from hybrid_rag.models.embedders import canonical_model_name
     from hybrid_rag.models.onnx_graph import cached_bert_onnx, cached_int8_onnx
     from hybrid_rag.models.onnx_runtime import OnnxModel, embedder_files
     from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL
 
     texts = _texts("cosqa", n) + _texts("cranfield", n)
-    files = embedder_files(DEFAULT_EMBEDDING_MODEL)
+    files = embedder_files(canonical_model_name(DEFAULT_EMBEDDING_MODEL))
     assert files is not None
     fp32 = cached_bert_onnx(files.directory, files.model_id.replace("/", "--"))
 
