@@ -102,7 +102,9 @@ def speed(passages: int) -> dict[str, Any]:
     return out
 
 
-def quality(name: str, work: Path, graphs: list[str]) -> dict[str, Any]:
+def quality(name: str, work: Path, graphs: list[str], mode: str = "dense") -> dict[str, Any]:
+    """``mode`` dense: each graph's store ingested afresh; hybrid (the default pipeline): the
+    stores the dense part left in ``work`` queried again, nothing ingested."""
     from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset
     from hybrid_rag.evaluation.metrics import compare, load_beir
     from hybrid_rag.models.factory import make_embedder
@@ -114,17 +116,18 @@ def quality(name: str, work: Path, graphs: list[str]) -> dict[str, Any]:
     for graph in graphs:
         settings = load_settings(None).with_overrides({"embedding.quantize": graph})
         folder = work / f"{name}-{graph}"
-        shutil.rmtree(folder, ignore_errors=True)
+        if mode == "dense":
+            shutil.rmtree(folder, ignore_errors=True)
         engine, _ = suite.open_engine(settings, folder, make_embedder(settings.embedding))
         try:
-            seconds = ingest_dataset(engine, dataset)
-            result = evaluate_engine(engine, dataset, mode="dense", ingest_seconds=seconds)
+            seconds = ingest_dataset(engine, dataset) if mode == "dense" else 0.0
+            result = evaluate_engine(engine, dataset, mode=mode, ingest_seconds=seconds)
         finally:
             engine.close()
         reports[graph] = result.report
         row[graph] = {m: round(result.report.means[m], 4) for m in ("ndcg@10", "mrr@10")}
         row[graph]["ingest_s"] = round(seconds, 1)
-        _log(name, graph, row[graph])
+        _log(name, mode, graph, row[graph])
     for graph in graphs[1:]:
         tests = compare(reports["none"], reports[graph])
         row[f"p {graph}"] = {m: round(tests[m].p_value, 4) for m in ("ndcg@10", "mrr@10")}
@@ -138,6 +141,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {}
     if "quality" in args.parts:
         result["quality"] = {name: quality(name, work, args.graphs) for name in args.datasets}
+    if "hybrid" in args.parts:
+        result["hybrid"] = {name: quality(name, work, args.graphs, "hybrid") for name in args.datasets}
     if "speed" in args.parts:
         result["speed"] = speed(args.passages)
     if "agreement" in args.parts:
@@ -147,12 +152,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     lines: list[str] = []
-    if "quality" in result:
-        graphs = [g for g in GRAPHS if g in next(iter(result["quality"].values()))]
+    for part, stage in (("quality", "dense"), ("hybrid", "hybrid (the default pipeline)")):
+        if part not in result:
+            continue
+        graphs = [g for g in GRAPHS if g in next(iter(result[part].values()))]
         names = " / ".join(g if g != "none" else "fp32" for g in graphs)
-        lines += [f"| dataset | queries | dense nDCG@10: {names} | MRR@10 | p (nDCG) against fp32 |"]
+        lines += [f"| dataset | queries | {stage} nDCG@10: {names} | MRR@10 | p (nDCG) against fp32 |"]
         lines.append("|---|---:|---|---|---|")
-        for name, row in result["quality"].items():
+        for name, row in result[part].items():
             ndcg = " / ".join(f"{row[g]['ndcg@10']:.4f}" for g in graphs)
             mrr = " / ".join(f"{row[g]['mrr@10']:.4f}" for g in graphs)
             p = " / ".join(f"{row[f'p {g}']['ndcg@10']:.3f}" for g in graphs[1:])
