@@ -100,10 +100,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
-    times = ", ".join(f"{s:.2f}" for s in result["seconds"])
     last = result["lines"][-1] if result["lines"] else ""
-    return (
-        f"`{result['folder']}` ingested in {result['first_ingest_s']} s; an edit to `{result['file']}` live "
-        f"under `watch` after (s, each edit, debounce 500 ms included): {times}; median after the first "
-        f"{result['median_after_first']} s. The watch's line: `{last}`."
-    )
+    lines = [
+        f"`{result['folder']}` ingested in {result['first_ingest_s']} s; `{result['file']}` edited "
+        f"{len(result['seconds'])} times under `watch` (debounce 500 ms included):",
+        "",
+        "| edit | 1 | "
+        + " | ".join(str(k + 1) for k in range(1, len(result["seconds"])))
+        + " | median after the first |",
+        "|---" * (len(result["seconds"]) + 2) + "|",
+        "| seconds to live | "
+        + " | ".join(f"{s:.2f}" for s in result["seconds"])
+        + f" | {result['median_after_first']} |",
+        "",
+        f"The watch's line: `{last}`.",
+    ]
+    return "\n".join(lines)
