@@ -38,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--datasets", nargs="*", default=["cosqa", "cranfield"])
     p.add_argument("--parts", nargs="*", default=["quality", "speed", "agreement"])
     p.add_argument("--graphs", nargs="*", default=list(GRAPHS), help="the graphs whose quality is measured")
+    p.add_argument("--keep", default="ffn_out", help="--parts keep: the products int8-mixed keeps fp32")
     p.add_argument("--work", default=str(WORK))
 
 
@@ -135,14 +136,58 @@ def quality(name: str, work: Path, graphs: list[str], mode: str = "dense") -> di
     return row
 
 
+def keep(name: str, work: Path, kept: frozenset[str]) -> dict[str, Any]:
+    """int8-mixed with ``kept`` products fp32: its store ingested afresh, dense and hybrid nDCG@10
+    against the fp32 store the quality part left in ``work`` (queried again, not re-ingested)."""
+    from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset
+    from hybrid_rag.evaluation.metrics import compare, load_beir
+    from hybrid_rag.models import factory
+    from hybrid_rag.settings import load_settings
+    from studies import suite
+
+    dataset = load_beir(DATASETS / name)
+    factory.MIXED_KEEP_FP32 = kept
+    row: dict[str, Any] = {"keep": sorted(kept), "queries": len(dataset.qrels)}
+    reports: dict[str, dict[str, Any]] = {}
+    for graph, folder in (
+        ("none", work / f"{name}-none"),
+        ("int8-mixed", work / f"{name}-keep-{'-'.join(sorted(kept))}"),
+    ):
+        settings = load_settings(None).with_overrides({"embedding.quantize": graph})
+        if graph != "none":
+            shutil.rmtree(folder, ignore_errors=True)
+        engine, _ = suite.open_engine(settings, folder, factory.make_embedder(settings.embedding))
+        try:
+            if graph != "none":
+                ingest_dataset(engine, dataset)
+            reports[graph] = {m: evaluate_engine(engine, dataset, mode=m).report for m in ("dense", "hybrid")}
+        finally:
+            engine.close()
+    for mode in ("dense", "hybrid"):
+        before, after = reports["none"][mode], reports["int8-mixed"][mode]
+        row[mode] = {
+            "fp32": round(before.means["ndcg@10"], 4),
+            "mixed": round(after.means["ndcg@10"], 4),
+            "p": round(compare(before, after)["ndcg@10"].p_value, 4),
+        }
+    _log(name, "keep", row)
+    return row
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from hybrid_rag.models import factory
+
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    result: dict[str, Any] = {}
+    factory.MIXED_KEEP_FP32 = frozenset(args.keep.split(","))  # what int8-mixed means in this run
+    result: dict[str, Any] = {"int8_mixed_keeps": sorted(factory.MIXED_KEEP_FP32)}
     if "quality" in args.parts:
         result["quality"] = {name: quality(name, work, args.graphs) for name in args.datasets}
     if "hybrid" in args.parts:
         result["hybrid"] = {name: quality(name, work, args.graphs, "hybrid") for name in args.datasets}
+    if "keep" in args.parts:
+        kept = frozenset(args.keep.split(","))
+        result["keep"] = {name: keep(name, work, kept) for name in args.datasets}
     if "speed" in args.parts:
         result["speed"] = speed(args.passages)
     if "agreement" in args.parts:
@@ -164,6 +209,17 @@ def render(result: dict[str, Any]) -> str:
             mrr = " / ".join(f"{row[g]['mrr@10']:.4f}" for g in graphs)
             p = " / ".join(f"{row[f'p {g}']['ndcg@10']:.3f}" for g in graphs[1:])
             lines.append(f"| {name} | {row['queries']} | {ndcg} | {mrr} | {p} |")
+        lines.append("")
+    if "keep" in result:
+        kept = ", ".join(next(iter(result["keep"].values()))["keep"])
+        lines += [f"int8-mixed keeping {kept} in fp32, nDCG@10 against fp32 (p):", ""]
+        lines += ["| dataset | queries | dense | hybrid (the default pipeline) |", "|---|---:|---|---|"]
+        for name, row in result["keep"].items():
+            cells = [
+                f"{row[m]['fp32']:.4f} → {row[m]['mixed']:.4f} ({row[m]['p']:.3f})"
+                for m in ("dense", "hybrid")
+            ]
+            lines.append(f"| {name} | {row['queries']} | {cells[0]} | {cells[1]} |")
         lines.append("")
     if "speed" in result:
         s = result["speed"]
