@@ -196,7 +196,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
-    lines: list[str] = []
+    kept = ", ".join(result.get("int8_mixed_keeps", ["ffn_out"]))
+    lines: list[str] = [f"int8-mixed in this run: every product int8 but {kept} (kept fp32).", ""]
     for part, stage in (("quality", "dense"), ("hybrid", "hybrid (the default pipeline)")):
         if part not in result:
             continue
