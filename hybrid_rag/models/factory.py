@@ -22,15 +22,15 @@ if TYPE_CHECKING:
     from hybrid_rag.models.onnx_runtime import OnnxFiles
 
 
-MIXED_KEEP_FP32 = frozenset(
-    {"ffn_out"}
-)  # int8-mixed: each layer's FFN output stays fp32 (RESULTS.md#int8-by-layer)
+# int8-mixed: layer 0 and each layer's FFN output product stay fp32 (RESULTS.md#int8-by-layer)
+MIXED_KEEP_FP32 = frozenset({"0", "ffn_out"})
 
 
 def quantized(files: OnnxFiles, mode: str = "int8") -> OnnxFiles:
     """``embedding.quantize: int8``: the built graph quantised, its vectors named ``#int8`` (another
-    model to the cache and the index manifests); ``int8-mixed``: the same but each layer's FFN output
-    product in fp32, named ``#int8-mixed``. A model shipped as ONNX is run as it is shipped."""
+    model to the cache and the index manifests); ``int8-mixed``: the same but the first layer and
+    each layer's FFN output product in fp32, named ``#int8-mixed``. A model shipped as ONNX is run
+    as it is shipped."""
     from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG
 
     if files.model_id.endswith(INT8_TAG):

