@@ -222,6 +222,15 @@ def render(result: dict[str, Any]) -> str:
             ]
             lines.append(f"| {name} | {row['queries']} | {cells[0]} | {cells[1]} |")
         lines.append("")
+    if "keep_speed" in result:
+        s = result["keep_speed"]
+        lines += [
+            f"The same, passages/s on {s['passages']} cranfield abstracts, another run (graphs alternated):",
+            "",
+        ]
+        lines += ["| graph | 1 thread | 2 threads |", "|---|---:|---:|"]
+        lines += [f"| {g} | {s[f'{g} x1']} | {s[f'{g} x2']} |" for g in GRAPHS]
+        lines.append("")
     if "speed" in result:
         s = result["speed"]
         lines += [
