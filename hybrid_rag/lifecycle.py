@@ -19,7 +19,7 @@ from hybrid_rag.errors import (
     WriterBusyError,
 )
 from hybrid_rag.indices.build import BuildReport
-from hybrid_rag.indices.coverage import dense_status
+from hybrid_rag.indices.coverage import dense_status, pending_line
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
 from hybrid_rag.indices.second_dense import check_second_model
@@ -55,6 +55,7 @@ class Stats:
     behind: str = ""  # why, when it is: a rollback, or a write that has not published yet
     languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
     model_provisional: bool = False  # embedding.model auto before the first ingest: not chosen yet
+    not_dense: str = ""  # the live version's roles and folders found by BM25 only (coverage.pending_line)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class Stats:
             "index_behind_store": self.index_behind_store,
             **({"behind": self.behind} if self.behind else {}),
             "languages": dict(self.languages),
+            **({"not_dense": self.not_dense} if self.not_dense else {}),
         }
 
 
@@ -330,7 +332,7 @@ class IndexLifecycle:
             conversion=self.ingestor.settings.conversion(),
             freshness=self.freshness,
         )
-        found = dataclasses.replace(found, git=self._git_report())
+        found = dataclasses.replace(found, git=self._git_report(), not_dense=self._not_dense())
         if absolute_paths or not root:
             return found
         return dataclasses.replace(
@@ -347,6 +349,12 @@ class IndexLifecycle:
         recorded = versions.manifest(version).get("git") if version is not None else None
         indexed = GitHead.from_dict(recorded) if isinstance(recorded, dict) else None
         return git_report(indexed) if indexed is not None else None
+
+    def _not_dense(self) -> str:
+        """The live version's BM25-only roles and folders, the line query answers carry ("" if none)."""
+        versions = open_versions(self.index_config)
+        version = versions.current()
+        return pending_line(versions.manifest(version)) if version is not None else ""
 
     def _require_store(self) -> None:
         if not self.store.exists:
@@ -416,4 +424,5 @@ class IndexLifecycle:
             index_behind_store=behind,
             behind=why,
             languages=self.store.language_counts(state=served) if self.store.exists else {},
+            not_dense=pending_line(versions.manifest(live)) if live is not None else "",
         )

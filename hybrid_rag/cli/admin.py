@@ -28,6 +28,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     if found.git is not None:
         print(found.git.summary())
     print(found.summary())
+    if found.not_dense:  # the roles and folders found by BM25 only, as query answers say
+        print(found.not_dense)
     return 0
 
 
@@ -52,6 +54,8 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     print(f"live index: {live}")
     if stats.index_behind_store:
         print(f"behind the store: {stats.behind}")
+    if stats.not_dense:
+        print(f"dense:      {stats.not_dense}")
     for v in stats.versions:
         where = "on disk" if v["on_disk"] else "pruned"
         mark = "*" if v["version"] == stats.live_version else " "

