@@ -31,7 +31,7 @@ from hybrid_rag.indices.coverage import (
 from hybrid_rag.indices.dense import FaissVectorIndex
 from hybrid_rag.indices.files import write_json_atomic
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense, open_versions
-from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.multivector import WindowedVectorIndex, add_chunk_vectors
 from hybrid_rag.indices.retention import STORE_STATE, check_unchanged, collect, reader_name
 from hybrid_rag.indices.second_build import second_for_build
 from hybrid_rag.indices.second_dense import check_second
@@ -43,7 +43,6 @@ from hybrid_rag.settings import ChunkingSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import cached_windows_of, embed_missing
 from hybrid_rag.types import Chunk
-from hybrid_rag.vectors import pool_windows
 
 
 def sample_ids(ids: np.ndarray, sample: int = 5) -> np.ndarray:
@@ -242,12 +241,7 @@ class IndexBuilder:
         else:  # a partial version: the chunks whose vectors are in
             windows, embedded = cached_windows_of(self.store, self.embedder, todo, corrupt), 0
             todo = [c for c in todo if c.sha256 in windows]
-        if todo:
-            todo_ids = np.array([c.id for c in todo], dtype=np.int64)
-            if isinstance(dense, WindowedVectorIndex):
-                dense.add(todo_ids, [windows[c.sha256] for c in todo])
-            else:
-                dense.add(todo_ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
+        add_chunk_vectors(dense, todo, windows)
         added = {c.id for c in todo}
         left = [c.path for c in all_todo if c.id not in added] + [c.path for c in kept_out]
         if left and root is None:  # vectors that could not be made (a corrupt cache entry)

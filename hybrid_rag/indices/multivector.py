@@ -215,3 +215,16 @@ class WindowedVectorIndex:
                 f"{path} does not match the dense index beside it: run `hybrid-rag rebuild`"
             )
         return index
+
+
+def add_chunk_vectors(dense: Any, chunks: Sequence[Any], windows: dict[str, np.ndarray]) -> None:
+    """Add ``chunks`` (each with its ``windows[chunk.sha256]``) to a dense index: every window to a
+    windowed one, their pooled vector to a one-vector-a-chunk one (a full build and a second
+    vector set's alike)."""
+    if not chunks:
+        return
+    ids = np.array([c.id for c in chunks], dtype=np.int64)
+    if isinstance(dense, WindowedVectorIndex):
+        dense.add(ids, [windows[c.sha256] for c in chunks])
+    else:
+        dense.add(ids, np.stack([pool_windows(windows[c.sha256]) for c in chunks]))

@@ -12,14 +12,13 @@ import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError
 from hybrid_rag.indices.live import dense_kind, load_dense, new_dense
-from hybrid_rag.indices.multivector import WindowedVectorIndex
+from hybrid_rag.indices.multivector import add_chunk_vectors
 from hybrid_rag.indices.second_dense import BATCH, OFF, Dense, SecondBuild, second_entry
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import IndexSettings
 from hybrid_rag.store import MetadataStore
 from hybrid_rag.store.embedding_cache import cached_windows_of, embed_missing
 from hybrid_rag.types import Chunk
-from hybrid_rag.vectors import pool_windows
 
 
 def build_second(
@@ -62,12 +61,7 @@ def build_second(
     else:
         windows, embedded = cached_windows_of(store, embedder, todo, corrupt), 0
         todo = [c for c in todo if c.sha256 in windows]
-    if todo:
-        ids = np.array([c.id for c in todo], dtype=np.int64)
-        if isinstance(dense, WindowedVectorIndex):
-            dense.add(ids, [windows[c.sha256] for c in todo])
-        else:
-            dense.add(ids, np.stack([pool_windows(windows[c.sha256]) for c in todo]))
+    add_chunk_vectors(dense, todo, windows)
     return SecondBuild(embedder.model_name, dense, embedded, time.perf_counter() - start, kind)
 
 
