@@ -61,6 +61,7 @@ def test_ctrl_c_stops_after_the_batch_with_one_line_and_exit_130(tmp_path: Path)
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("embed")  # the first batch is being embedded

@@ -294,11 +294,22 @@ def test_an_example_on_the_judged_datasets_skips_where_they_are_absent(tmp_path,
         ws.run(eval_block)
 
 
+def _installed_package(where: Path) -> str:
+    """Where this venv's python imports ``hybrid_rag`` from, run outside any checkout."""
+    code = "import hybrid_rag; print(hybrid_rag.__file__)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=where, capture_output=True, text=True)
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     ws = Workspace(tmp_path_factory.mktemp("readme"))
+    installed = _installed_package(ws.dir.parent)
     yield ws
     ws.stop_server()
+    # a block that installs the package (``pip install -e .``) in the copy re-points this venv at the
+    # copy, which the tests after it then import, and which is deleted later: mark such a block skip
+    assert _installed_package(ws.dir.parent) == installed, "a README/docs block reinstalled the package"
 
 
 def _params() -> list[object]:

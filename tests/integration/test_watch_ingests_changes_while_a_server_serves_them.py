@@ -36,6 +36,7 @@ class Watch:
             stdout=subprocess.DEVNULL,
             text=True,
             env=env,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # not a background job's
         )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
