@@ -22,7 +22,7 @@ from hybrid_rag.indices.build import BuildReport
 from hybrid_rag.indices.coverage import dense_status, pending_line
 from hybrid_rag.indices.live import IndexConfig, LiveIndexProvider, load_version, open_versions
 from hybrid_rag.indices.retention import STORE_STATE
-from hybrid_rag.indices.second_dense import check_second_model
+from hybrid_rag.indices.second_dense import check_second_model, second_entry
 from hybrid_rag.indices.versions import INDEX_NAME, IndexVersions
 from hybrid_rag.ingest.freshness import Freshness
 from hybrid_rag.ingest.git import GitHead, GitReport, git_report
@@ -56,6 +56,7 @@ class Stats:
     languages: Mapping[str, int] = field(default_factory=dict)  # live chunks per natural language
     model_provisional: bool = False  # embedding.model auto before the first ingest: not chosen yet
     not_dense: str = ""  # the live version's roles and folders found by BM25 only (coverage.pending_line)
+    second_vectors: Mapping[str, Any] = field(default_factory=dict)  # the live version's second set
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class Stats:
             **({"behind": self.behind} if self.behind else {}),
             "languages": dict(self.languages),
             **({"not_dense": self.not_dense} if self.not_dense else {}),
+            **({"second_vectors": dict(self.second_vectors)} if self.second_vectors else {}),
         }
 
 
@@ -425,4 +427,11 @@ class IndexLifecycle:
             behind=why,
             languages=self.store.language_counts(state=served) if self.store.exists else {},
             not_dense=pending_line(versions.manifest(live)) if live is not None else "",
+            second_vectors=_second_vectors(versions.manifest(live)) if live is not None else {},
         )
+
+
+def _second_vectors(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The model and chunk count of a version's second vector set (``indices/second_dense.py``), or {}."""
+    entry = second_entry(manifest)
+    return {} if entry is None else {"model": str(entry["model"]), "chunks": int(entry.get("chunks", 0))}

@@ -56,6 +56,9 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
         print(f"behind the store: {stats.behind}")
     if stats.not_dense:
         print(f"dense:      {stats.not_dense}")
+    if stats.second_vectors:  # the vectors a question the first model cannot read is answered from
+        second = stats.second_vectors
+        print(f"second set: {second['model']} ({second['chunks']} chunks)")
     for v in stats.versions:
         where = "on disk" if v["on_disk"] else "pruned"
         mark = "*" if v["version"] == stats.live_version else " "

@@ -196,6 +196,10 @@ def test_the_cli_builds_it_and_says_which_set_answered(
     assert f"# vectors: the second vector set ({E5})" in out and "# warning:" not in out
     cli.main(["--data-dir", data, "query", RUSSIAN, "--json"])
     assert json.loads(capsys.readouterr().out)["vectors"] == E5
+    assert cli.main(["--data-dir", data, "stats"]) == 0  # stats names the live version's second set
+    assert f"second set: {E5} (4 chunks)" in capsys.readouterr().out
+    assert cli.main(["--data-dir", data, "stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["second_vectors"] == {"model": E5, "chunks": 4}
 
 
 def test_the_self_check_judges_such_a_question_by_the_second_set(engine: Engine) -> None:
