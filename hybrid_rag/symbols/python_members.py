@@ -1,7 +1,7 @@
 """A Python module's members (``symbols/members.py``) read from the tree-sitter tree the definition
-finder already holds (``code/definitions.py``: one parse a file), the same rules as the ``ast``
-reading beside them (``members.python_members``), which stays for a file whose tree holds an error
-(the finder then reads its ``ast`` tree anyway).
+finder already holds (``code/definitions.py``: one parse a file), and the same rules over an
+``ast`` tree (``python_members``, below), for a file whose tree holds an error (the finder then
+reads its ``ast`` tree anyway) or that has none.
 
 Only the module's own statements are read, as ``ast``'s ``tree.body`` is: a decorated class is its
 class, a comment is nothing, a statement inside an ``if`` is not the module's.
@@ -9,6 +9,7 @@ class, a comment is nothing, a statement inside an ``if`` is not the module's.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -160,3 +161,72 @@ def _string(node: Any) -> str | None:
     if any(c.named_child_count for c in content):  # escapes: leave it to the plain ones
         return None
     return "".join(_text(c) for c in content)
+
+
+# -- the same rules over an ``ast`` tree (a file whose tree-sitter tree holds an error, or none) ------
+
+
+def _ast_found(name: str, kind: str, node: ast.stmt, lines: Sequence[str], target: str = "") -> Member:
+    """A member read from Python source: the statement's lines, its first line as the signature."""
+    line = " ".join((lines[node.lineno - 1] if node.lineno <= len(lines) else "").split())[:200]
+    return Member(name, kind, node.lineno, node.end_lineno or node.lineno, line, target)
+
+
+def python_members(tree: ast.Module, path: str, text: str) -> list[Member]:
+    """Re-exports, fields, variants and constants of a parsed Python module (module docstring)."""
+    lines = text.splitlines()
+    out: list[Member] = []
+    is_init = path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
+    listed = _ast_all_names(tree)
+    defined = {
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                shown = alias.asname or alias.name
+                module = "." * node.level + (node.module or "")
+                if alias.name == "*":
+                    if is_init and node.level and node.module:
+                        name = node.module.rsplit(".", 1)[-1]
+                        out.append(_ast_found(name, "reexport", node, lines, module + ".*"))
+                elif (is_init and node.level) or (shown in listed and shown not in defined):
+                    out.append(_ast_found(shown, "reexport", node, lines, f"{module}.{alias.name}"))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for name in _ast_targets(node):
+                if _UPPER.match(name) and not name.startswith("__"):
+                    out.append(_ast_found(name, "constant", node, lines))
+        elif isinstance(node, ast.ClassDef):
+            out.extend(_ast_class_members(node, lines))
+    return out
+
+
+def _ast_class_members(cls: ast.ClassDef, lines: Sequence[str]) -> list[Member]:
+    enum = any(_ENUM_BASES.search(ast.unparse(b)) for b in cls.bases)
+    out: list[Member] = []
+    for node in cls.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for name in _ast_targets(node):
+                if not name.startswith("__"):
+                    out.append(_ast_found(name, "variant" if enum else "field", node, lines))
+        elif isinstance(node, ast.ClassDef):
+            out.extend(_ast_class_members(node, lines))
+    return out
+
+
+def _ast_targets(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def _ast_all_names(tree: ast.Module) -> set[str]:
+    """The strings of the module's ``__all__`` list or tuple (none when it is computed)."""
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+                node.value, (ast.List, ast.Tuple)
+            ):
+                names = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                return {n for n in names if isinstance(n, str)}
+    return set()

@@ -9,8 +9,7 @@ import ast
 import pytest
 
 from hybrid_rag.code.definitions import find_definitions
-from hybrid_rag.symbols.members import python_members
-from hybrid_rag.symbols.python_members import tree_members
+from hybrid_rag.symbols.python_members import python_members, tree_members
 
 INIT = '''"""A package."""
 from __future__ import annotations
