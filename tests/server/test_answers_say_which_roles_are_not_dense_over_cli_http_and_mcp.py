@@ -10,32 +10,16 @@ from pathlib import Path
 
 import anyio
 import pytest
-from live_server import KEY, LiveServer, server_settings
+from live_server import LiveServer
+from not_dense_tree import LINE, serving
 
 from hybrid_rag.cli import main
-from hybrid_rag.engine import Engine
-from hybrid_rag.server.auth import ApiKeys
-
-NEVER = {"ingest.embed_never": ["vendored", "generated"]}
-LINE = "never embedded (ingest.embed_never): generated 1, vendored 1"
 
 
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[LiveServer]:
-    repo = tmp_path / "repo"
-    for rel, text in {
-        "src/pool.py": "def pool_size():\n    return 'the pool holds connections'\n",
-        "vendor/six.py": "def vendored_helper():\n    return 'a bundled copy of six'\n",
-        "src/generated/models.py": "def generated_pool_message():\n    return 'pool connections message'\n",
-    }.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    settings = server_settings(tmp_path, **NEVER)
-    engine = Engine(settings)
-    engine.ingest([repo])
-    server = LiveServer(settings, ApiKeys.of((KEY,)), engine)
-    yield server
-    server.stop()
+    with serving(tmp_path) as server:
+        yield server
 
 
 def test_every_surface_says_what_is_bm25_only(
