@@ -223,23 +223,14 @@ def render(result: dict[str, Any]) -> str:
             lines.append(f"| {name} | {row['queries']} | {cells[0]} | {cells[1]} |")
         lines.append("")
     if "keep_speed" in result:
-        s = result["keep_speed"]
-        lines += [
-            f"The same, passages/s on {s['passages']} cranfield abstracts, another run (graphs alternated):",
-            "",
-        ]
-        lines += ["| graph | 1 thread | 2 threads |", "|---|---:|---:|"]
-        lines += [f"| {g} | {s[f'{g} x1']} | {s[f'{g} x2']} |" for g in GRAPHS]
-        lines.append("")
+        n = result["keep_speed"]["passages"]
+        title = f"The same, passages/s on {n} cranfield abstracts, another run (graphs alternated):"
+        lines += _speed_table(result["keep_speed"], title)
     if "speed" in result:
-        s = result["speed"]
-        lines += [
-            f"Passages/s on {s['passages']} cranfield abstracts (best of 2, graphs alternated):",
-            "",
-        ]
-        lines += ["| graph | 1 thread | 2 threads |", "|---|---:|---:|"]
-        lines += [f"| {g} | {s[f'{g} x1']} | {s[f'{g} x2']} |" for g in GRAPHS]
-        lines.append("")
+        n = result["speed"]["passages"]
+        lines += _speed_table(
+            result["speed"], f"Passages/s on {n} cranfield abstracts (best of 2, graphs alternated):"
+        )
     if "agreement" in result:
         a = result["agreement"]
         lines += [
@@ -249,3 +240,9 @@ def render(result: dict[str, Any]) -> str:
         lines += ["| graph | mean | min |", "|---|---:|---:|"]
         lines += [f"| {r['graph']} | {r['mean']:.4f} | {r['min']:.4f} |" for r in a["rows"]]
     return "\n".join(lines).rstrip()
+
+
+def _speed_table(s: dict[str, Any], title: str) -> list[str]:
+    """A speed run's passages/s by graph and thread count, under ``title``."""
+    rows = [f"| {g} | {s[f'{g} x1']} | {s[f'{g} x2']} |" for g in GRAPHS]
+    return [title, "", "| graph | 1 thread | 2 threads |", "|---|---:|---:|", *rows, ""]
