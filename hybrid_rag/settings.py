@@ -102,7 +102,9 @@ class EmbeddingSettings(_Section):
     timeout_seconds: Float = Field(30.0, gt=0)  # per request to a remote provider
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: Int = Field(32, gt=0)
-    device: str = "cpu"
+    # cpu, cuda or cuda:N: the onnx runtime asks ONNX Runtime's CUDA provider (onnxruntime-gpu; an
+    # error if it is missing or does not start, models/devices.py); torch also takes mps
+    device: str = Field("cpu", pattern=r"^(cpu|cuda(:\d+)?|mps)$")
     # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"

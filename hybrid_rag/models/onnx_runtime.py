@@ -172,11 +172,15 @@ class OnnxModel:
     """One ONNX graph and its tokenizer, loaded on first use (once, thread-safely).
 
     ``threads``: ONNX Runtime intra-op threads, as ``embedding.threads`` (a number; None: one a
-    core; "auto": the cores other processes leave free while the session loads).
+    core; "auto": the cores other processes leave free while the session loads). ``device``: as
+    ``embedding.device`` (``cpu``, ``cuda``, ``cuda:N``; ``models/devices.py``).
     """
 
-    def __init__(self, files: OnnxFiles, threads: int | str | None = "auto", cache_key: str = "") -> None:
+    def __init__(
+        self, files: OnnxFiles, threads: int | str | None = "auto", cache_key: str = "", device: str = "cpu"
+    ) -> None:
         self.files = files
+        self.device = device
         self.threads_setting = threads
         self.threads: int | None = None
         model_id = (
@@ -233,7 +237,9 @@ class OnnxModel:
                 after = CpuSample.take()
                 if before is not None and after is not None:
                     self.threads = before.threads_left(after)
-            session = self._new_session(onnx_file, self.threads)
+            session = self._new_session(onnx_file, self.threads, self.device)
+        except ModelError:
+            raise
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"cannot load the ONNX model {self.files.model_id!r}: {first}") from exc
@@ -249,9 +255,12 @@ class OnnxModel:
         self._session = session
 
     @staticmethod
-    def _new_session(onnx_file: Path, threads: int | None) -> Any:
+    def _new_session(onnx_file: Path, threads: int | None, device: str = "cpu") -> Any:
         import onnxruntime as ort
 
+        from hybrid_rag.models.devices import check_session_device, onnx_providers
+
+        providers = onnx_providers(device, ort.get_available_providers())
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.inter_op_num_threads = 1
@@ -260,7 +269,9 @@ class OnnxModel:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
-        return ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(onnx_file), options, providers=providers)
+        check_session_device(session, device)
+        return session
 
     def retune(self, texts: int) -> None:
         """``threads: auto``: a new session when the cores others leave free changed
@@ -270,7 +281,7 @@ class OnnxModel:
         wanted = self._retune.wanted(texts)
         if wanted is not None and wanted != self.threads:
             with self._lock:
-                self._session = self._new_session(self._onnx_file, wanted)
+                self._session = self._new_session(self._onnx_file, wanted, self.device)
                 self.threads = wanted
 
     def run(

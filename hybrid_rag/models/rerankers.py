@@ -85,7 +85,7 @@ class CrossEncoderReranker(LoadsOnce):
             files = cross_encoder_files(self.settings.model)
             if files is not None:
                 limited = replace(files, max_length=min(files.max_length, self.settings.max_length))
-                model = OnnxModel(limited, self.threads)
+                model = OnnxModel(limited, self.threads, device=self.device)
                 model.raw_tokenizer  # noqa: B018 - loads the session now, under the caller's lock
                 self.source = files.model_id
                 return model
