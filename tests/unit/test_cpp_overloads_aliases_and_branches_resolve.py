@@ -140,13 +140,25 @@ def sites(tmp_path_factory: pytest.TempPathFactory):
         )
         try:
             out[language] = resolved(engine, root / "src", files)
+            if language == "cpp":
+                out["refs"] = engine.references("refs", "io::speed")
         finally:
             engine.close()
     return out
 
 
+def test_the_branches_records_are_no_uses_of_the_definition(sites: dict) -> None:
+    """``refs io::speed``: its three calls, not the ``alternative`` records of its two copies."""
+    answer = sites["refs"]
+    uses = [u for group in answer["files"] for u in group["uses"]] if "files" in answer else answer["uses"]
+    assert sorted(u["line"] for u in uses) == [5, 8, 15]
+    assert {u["kind"] for u in uses} == {"call"}
+
+
 @pytest.mark.parametrize(("language", "site"), sorted(EXPECTED))
-def test_a_marked_call_resolves_by_count_branch_namespace_or_alias(sites: dict, language: str, site: str) -> None:
+def test_a_marked_call_resolves_by_count_branch_namespace_or_alias(
+    sites: dict, language: str, site: str
+) -> None:
     use = sites[language][site]
     status, expected, line = EXPECTED[(language, site)]
     assert use.status == status, (use.status, use.via, [t.qualified_name for t in use.targets])
