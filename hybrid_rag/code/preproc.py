@@ -63,12 +63,19 @@ def alternatives(
         while top.type in _LATER and top.parent is not None:
             top = top.parent
         branches.append((n.start_byte, end, top.start_point[0] + 1, n.start_point[0] + 1, last))
+    branches.sort(key=lambda b: (b[0], -b[1]))
     out = []
-    for start, _, index in spans:
-        inner = None
-        for b in branches:  # the innermost branch holding the unit's start
-            if b[0] < start < b[1] and (inner is None or b[0] > inner[0]):
-                inner = b
+    stack: list[tuple[int, int, int, int, int]] = []  # the branches open at the unit: they nest
+    i = 0
+    for start, _, index in sorted(spans):  # one sweep, the innermost open branch on top
+        while i < len(branches) and branches[i][0] < start:
+            while stack and stack[-1][1] <= branches[i][0]:
+                stack.pop()
+            stack.append(branches[i])
+            i += 1
+        while stack and stack[-1][1] <= start:
+            stack.pop()
+        inner = stack[-1] if stack else None
         if inner is not None:
             u = units[index]
             module = f"{inner[2]}:{inner[3]}-{inner[4]}"
