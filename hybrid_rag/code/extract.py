@@ -245,7 +245,7 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
             )
         )
     references = from_captures(refs, set(found), unit_spans, data, grammar.name)
-    if grammar.name in preproc.LANGUAGES:  # the ``#if`` branches definitions are written in
+    if grammar.name in preproc.LANGUAGES and b"#el" in data:  # the ``#if`` branches definitions are in
         references = sorted(
             references + preproc.alternatives(loaded.language, root, units, unit_spans), key=lambda r: r.line
         )
