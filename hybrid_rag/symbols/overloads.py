@@ -28,6 +28,7 @@ from hybrid_rag.code.preproc import branch_of
 from hybrid_rag.symbols.model import Reference, Symbol
 
 _OPEN, _CLOSE = "([{<", ")]}>"
+_LITERALS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')  # a default's "," or ')' is no bracket
 Branches = Mapping[tuple[int, int], tuple[int, int, int]]  # (document, position) -> (group, start, end)
 
 
@@ -38,8 +39,11 @@ def parameters(symbol: Symbol) -> tuple[int, float] | None:
     >>> s = Symbol(1, 1, None, "a.h", "cpp", 0, "f", "function", "f", "int f(int a, int b = 2, ...)", 1, 1)
     >>> parameters(s)
     (1, inf)
+    >>> parameters(Symbol(1, 1, None, "a.h", "cpp", 0, "join", "function", "join",
+    ...     'std::string join(const T &v, std::string delim = ",")', 1, 1))
+    (1, 2.0)
     """
-    sig = symbol.signature
+    sig = _LITERALS.sub('""', symbol.signature)
     m = re.search(rf"(?<![\w$]){re.escape(symbol.name)}\s*(?:<[^()]*>\s*)?\(", sig)
     if m is None:
         return None

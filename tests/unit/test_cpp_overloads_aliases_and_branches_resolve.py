@@ -35,6 +35,8 @@ public:
     void flush();
     void close();
     void reset();
+    void join(const char* v, const char* delim = ",");
+    void join(const char* v, int width, const char* delim = ",");
 };
 
 class Reader {
@@ -89,6 +91,7 @@ void run(io::Writer& w, io::WriterPtr owned, io::PlainWriter plain, geo::Point w
     owned.reset(); // <-smart-pointer-own
     io::speed(3); // <-ifdef-else
     format_as(where); // <-adl
+    w.join("a", 1); // <-literal-default-tie
 }
 
 }  // namespace app
@@ -126,6 +129,8 @@ EXPECTED = {
     ("cpp", "own-branch-first"): ("resolved", "io::speed", 4),
     ("cpp", "own-branch-second"): ("resolved", "io::speed", 7),  # the #else branch's own copy
     ("cpp", "adl"): ("resolved", "geo::format_as", None),  # not other::format_as(int)
+    # join(v, delim = ",") or join(v, width, delim = ","): the default's "," is no second parameter
+    ("cpp", "literal-default-tie"): ("ambiguous", {"io::Writer::join"}, None),
     ("ts", "type-alias"): ("resolved", "Pool.take", None),  # not Queue.take
 }
 
