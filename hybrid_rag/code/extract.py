@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hybrid_rag.code import preproc
 from hybrid_rag.code.comments import attached_start, doc_text, node_text
 from hybrid_rag.code.grammars import BY_LANGUAGE, Grammar, Loaded, grammar_for_path, load, ordered
 from hybrid_rag.code.links import Links
@@ -243,7 +244,12 @@ def _units(loaded: Loaded, root: Any, data: bytes) -> tuple[list[CodeUnit], list
                 parent=parent,
             )
         )
-    return units, from_captures(refs, set(found), unit_spans, data)
+    references = from_captures(refs, set(found), unit_spans, data, grammar.name)
+    if grammar.name in preproc.LANGUAGES and b"#el" in data:  # the ``#if`` branches definitions are in
+        references = sorted(
+            references + preproc.alternatives(loaded.language, root, units, unit_spans), key=lambda r: r.line
+        )
+    return units, references
 
 
 def _widen(node: Any, links: Links, wrappers: tuple[str, ...] = ()) -> Any:

@@ -53,6 +53,7 @@ _CPP_EXTRA = """
   scope: (template_type) name: (identifier) @name))) @definition.method
 (namespace_definition name: (_) @name) @definition.namespace
 (function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.function
+(alias_declaration name: (type_identifier) @name) @definition.type
 """
 _CPP_MARKER = (
     r"(?m)^\s*(?:namespace\s+\w|class\s+\w+\s*[:{]|template\s*<|(?:public|private|protected):)|\w::\w"

@@ -16,6 +16,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from hybrid_rag.code import call_args
 from hybrid_rag.code.bindings import BINDING, better, primitive
 from hybrid_rag.code.comments import node_text
 from hybrid_rag.code.units import CodeReference
@@ -62,11 +63,13 @@ def from_captures(
     definition_names: set[int],
     unit_spans: Sequence[tuple[int, int, int]],
     data: bytes,
+    language: str = "",
 ) -> list[CodeReference]:
     """``matches``: (kind, name node, module node or None) of each reference match, in any order;
     ``definition_names``: the ids of the name nodes of definitions; ``unit_spans``: (start byte,
     end byte, index in the file's units) of each kept unit's node, in source order, outer before
-    inner. The references in source order."""
+    inner. The references in source order; a call in ``call_args.LANGUAGES`` keeps its argument
+    list's count and plain names in ``module``."""
     best: dict[int, tuple[str, Any, Any]] = {}
     for kind, name, module in matches:
         if name.id in definition_names:
@@ -93,6 +96,8 @@ def from_captures(
         text = node_text(data, name).strip()
         if kind == BINDING:
             modname = _text(data, module)  # a written type, whitespace made single
+        elif kind == "call" and language in call_args.LANGUAGES:
+            modname = call_args.of_call(name, data)
         else:
             modname = _unquote(node_text(data, module)) if module is not None else ""
         if kind == "import":

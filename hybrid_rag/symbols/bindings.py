@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hybrid_rag.code.bindings import BINDING, PLACEHOLDER_TYPES
+from hybrid_rag.symbols.aliases import MAX_STEPS, aliased, pointee
 from hybrid_rag.symbols.model import Reference, Symbol
 from hybrid_rag.symbols.receivers import STD_ROOTS
 from hybrid_rag.symbols.search import split_qualified
@@ -273,11 +274,13 @@ class Receivers:
         field = _THIS_MEMBER.match(qualifier)
         if field:
             declared = self.binding(ref, field.group(1), fields_only=True)
-            return self._typed(declared, candidates, scope) if declared else self._unknown(candidates)
+            if declared is None:
+                return self._unknown(candidates)
+            return self._typed(declared, candidates, scope, ref.name)
         if _IDENT.match(qualifier):
             declared = self.binding(ref, qualifier)
             if declared is not None:
-                return self._typed(declared, candidates, scope)
+                return self._typed(declared, candidates, scope, ref.name)
             if self._is_type(qualifier) or ref.language in ("typescript", "tsx"):
                 return None  # ``Foo.bar()``, an import: references.py's qualifier rules
             if not java:  # C, C++: ``ns::f()`` and ``x.f()`` store the same qualifier
@@ -298,21 +301,41 @@ class Receivers:
     def _is_type(self, name: str) -> bool:
         return any(s.kind in _SCOPES for s in self.definitions([name]).get(name, ()))
 
-    def _typed(self, declared: Reference, candidates: list[Symbol], scope: Symbol | None) -> Narrowed:
-        name = type_name(declared.module)
+    def _typed(
+        self, declared: Reference, candidates: list[Symbol], scope: Symbol | None, called: str = ""
+    ) -> Narrowed:
+        types, defined, name, via = self.types_of(declared.module, called)
         if not name:
             return self._unknown(candidates)
-        defined = self.definitions([name]).get(name, [])
-        types = [s for s in defined if s.kind in _TYPE_KINDS]
         if not types:
-            if defined:  # an alias (``using``, ``type X = ...``): its members are not read
+            if defined:  # an alias whose type is not read (a function type, two readings)
                 return self._unknown(candidates)
             if self._type_parameter(name, scope):  # any type: the candidates kept, none picked
                 return self._unknown(candidates)
             if declared.language in ("c", "cpp") and "std::" not in declared.module:
                 return self._unknown(candidates)  # maybe an alias (``using Option_p = ...``)
             return [], "", f"a receiver of type {name}, outside the index"
-        return self._members(types, candidates, "receiver type")
+        return self._members(types, candidates, via)
+
+    def types_of(self, written: str, called: str = "") -> tuple[list[Symbol], list[Symbol], str, str]:
+        """(the type definitions a written type names, every definition of its name, the name,
+        the rule) through aliases and smart pointers (``aliases.py``); no name when none is
+        read."""
+        via = "receiver type"
+        for _ in range(MAX_STEPS):
+            inner = pointee(written, called)
+            if inner is None:  # ``p.reset()`` on a ``std::unique_ptr``: the pointer's own
+                return [], [], "", via
+            name = type_name(inner)
+            if not name:
+                return [], [], "", via
+            defined = self.definitions([name]).get(name, [])
+            types = [s for s in defined if s.kind in _TYPE_KINDS]
+            named = {aliased(s.signature) if s.kind == "type" else "" for s in defined}
+            if types or len(named) != 1 or "" in named:  # a type, nothing, or not one alias's reading
+                return types, defined, name, via
+            written, via = named.pop(), "receiver type through an alias"
+        return [], [], "", via
 
     def _type_parameter(self, name: str, scope: Symbol | None) -> bool:
         """``name`` is a template or generic parameter of the enclosing definitions

@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hybrid_rag.code.bindings import BINDING
+from hybrid_rag.code.preproc import ALTERNATIVE
 from hybrid_rag.paths import display_path
 from hybrid_rag.symbols.bindings import OVERLOADED, UNKNOWN, Receivers
 from hybrid_rag.symbols.members import is_member
 from hybrid_rag.symbols.model import Reference, Symbol
+from hybrid_rag.symbols.overloads import Overloads, by_argument_types
 from hybrid_rag.symbols.receivers import narrow
 from hybrid_rag.symbols.search import split_qualified
 
@@ -145,6 +147,7 @@ class Resolver:
         self._imports: dict[int, list[Reference]] = {}
         self._functions: dict[tuple[int, str], bool] = {}  # (document, qualified name) -> a function
         self.receivers = Receivers(source, state, self.definitions)  # bindings.py: typed receivers
+        self.overloads = Overloads(source, state)  # overloads.py: #if copies, argument counts
 
     def definitions(self, names: Iterable[str]) -> dict[str, list[Symbol]]:
         missing = sorted({n for n in names if n not in self._by_name})
@@ -207,7 +210,7 @@ class Resolver:
             and re.search(rf"\b{re.escape(ref.name)}\b", scope.signature)
         ):
             return Use(ref, scope, UNRESOLVED, "a parameter")  # a value passed on, not the definition
-        if ref.kind == BINDING:
+        if ref.kind in (BINDING, ALTERNATIVE):
             return Use(ref, scope, UNRESOLVED, "a declaration")  # code/bindings.py: no use
         if ref.kind == "import":
             return self._imported(ref, scope, candidates, ref.module) or Use(
@@ -221,7 +224,7 @@ class Resolver:
             return (
                 Use(ref, scope, AMBIGUOUS, via, tuple(kept))
                 if via == UNKNOWN
-                else _pick(ref, scope, kept, via)
+                else self._pick(ref, scope, kept, via)
             )
         qualifier = ref.qualifier.strip()
         if qualifier:
@@ -235,15 +238,30 @@ class Resolver:
                 if not candidates:
                     return Use(ref, scope, UNRESOLVED, why)
         same = [s for s in candidates if s.document_id == ref.document_id]
+        adl = by_argument_types(ref, candidates, self._argument_types)  # C++: overloads.py
+        if adl:  # picked only when ordinary lookup finds no other
+            if not same or all(s in adl for s in same):
+                return self._pick(ref, scope, adl, "argument-dependent lookup")
+            both = same + [s for s in adl if s not in same]
+            return Use(ref, scope, AMBIGUOUS, "argument-dependent lookup", tuple(both))
         if same and (not qualifier or qualifier in _SELF or len(same) == 1):
-            return _pick(ref, scope, same, "same file")
+            return self._pick(ref, scope, same, "same file")
         if not qualifier:
             for imp in self._imports.get(ref.document_id, ()):
                 if imp.name == ref.name:
                     return self._imported(ref, scope, candidates, imp.module) or Use(
                         ref, scope, UNRESOLVED, "imported from outside the index"
                     )
-        return _pick(ref, scope, candidates, "unique name")
+        return self._pick(ref, scope, candidates, "unique name")
+
+    def _pick(self, ref: Reference, scope: Symbol | None, found: Sequence[Symbol], via: str) -> Use:
+        if ref.kind == "call" and ref.language in OVERLOADED and len(found) > 1:
+            found, via = self.overloads.narrow(ref, found, via)
+        return _pick(ref, scope, found, via)
+
+    def _argument_types(self, ref: Reference, name: str) -> list[Symbol]:
+        declared = self.receivers.binding(ref, name)
+        return self.receivers.types_of(declared.module)[0] if declared is not None else []
 
     def _visible(self, candidates: list[Symbol], ref: Reference, scope: Symbol | None) -> list[Symbol]:
         """The candidates a use can name: a definition nested in a function (a test's local
@@ -280,7 +298,7 @@ class Resolver:
             if owner is not None:
                 mine = [s for s in candidates if s.document_id == ref.document_id and s.parent == owner]
                 if mine:
-                    return _pick(ref, scope, mine, "self")
+                    return self._pick(ref, scope, mine, "self")
             return None
         head = _last(qualifier)
         if not head:
@@ -294,7 +312,7 @@ class Resolver:
                 return found or Use(ref, scope, UNRESOLVED, f"member of {head}, outside the index")
         members = [s for s in candidates if s.parent and split_qualified(s.parent)[-1] == head]
         if members:  # ``Foo.bar()`` / ``Foo::new()``: bar of a definition named Foo
-            return _pick(ref, scope, members, "qualifier")
+            return self._pick(ref, scope, members, "qualifier")
         return None
 
     def _owner(self, scope: Symbol | None) -> str | None:
@@ -311,7 +329,7 @@ class Resolver:
         scored = [(module_holds(module, ref.path, s), s) for s in candidates]
         best = max((n for n, _ in scored), default=0)
         matched = [s for n, s in scored if n and n == best]
-        return _pick(ref, scope, matched, "import") if matched else None
+        return self._pick(ref, scope, matched, "import") if matched else None
 
 
 def _without_stubs(candidates: list[Symbol]) -> list[Symbol]:
