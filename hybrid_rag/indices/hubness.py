@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import faiss
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError
@@ -81,25 +82,23 @@ class Radii:
 
 
 def _top_k(vectors: np.ndarray, ids: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each of ``rows`` (positions into ``vectors``) its ``k`` best other rows by inner product:
-    (ids, cosines) best first, ties by ascending id; -1 / -inf past the rows that exist."""
+    """For each of ``rows`` (positions into ``vectors``) its ``k`` best other rows by exact inner
+    product (Faiss's brute-force k-NN, a batch at a time): (ids, cosines) best first; -1 / -inf past
+    the rows that exist."""
     n = len(vectors)
     out_ids = np.full((len(rows), k), -1, dtype=np.int64)
     out_cos = np.full((len(rows), k), -np.inf, dtype=np.float32)
     take = min(k, n - 1)
-    if take <= 0:
+    if take <= 0 or not len(rows):
         return out_ids, out_cos
     step = max(1, BATCH_FLOATS // n)
     for start in range(0, len(rows), step):
         batch = rows[start : start + step]
-        scores = vectors[batch] @ vectors.T
-        scores[np.arange(len(batch)), batch] = -np.inf  # not its own neighbour
-        part = np.argpartition(-scores, take - 1, axis=1)[:, :take]
-        best = np.take_along_axis(scores, part, axis=1)
-        for i in range(len(batch)):  # best first, ties by ascending id
-            order = np.lexsort((ids[part[i]], -best[i]))
-            out_ids[start + i, :take] = ids[part[i][order]]
-            out_cos[start + i, :take] = best[i][order]
+        cos, at = faiss.knn(vectors[batch], vectors, take + 1, metric=faiss.METRIC_INNER_PRODUCT)
+        # not its own neighbour: its entry moved last (a twin may outscore it), the rest in order
+        order = np.argsort(at == batch[:, None], axis=1, kind="stable")[:, :take]
+        out_ids[start : start + len(batch), :take] = ids[np.take_along_axis(at, order, axis=1)]
+        out_cos[start : start + len(batch), :take] = np.take_along_axis(cos, order, axis=1)
     return out_ids, out_cos
 
 
