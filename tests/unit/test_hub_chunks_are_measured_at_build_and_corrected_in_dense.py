@@ -67,7 +67,8 @@ def test_the_correction_demotes_a_hub_below_a_chunk_it_barely_beat():
     corrected = HubCorrected(index, radii)
     hits = corrected.search(query, 2)
     assert [h.id for h in hits] == [2, 1]
-    assert np.allclose(corrected.score(query, np.array([1, 2])), [h.score for h in sorted(hits, key=lambda h: h.id)])
+    by_id = sorted(hits, key=lambda h: h.id)
+    assert np.allclose(corrected.score(query, np.array([1, 2])), [h.score for h in by_id])
     assert len(corrected) == 3 and corrected.dimension == 3  # everything else is the index's
 
 
@@ -78,7 +79,8 @@ CODE = {
 }
 # a hub: close to every handler (their words together), so it tops their questions by cosine
 CODE["src/all.py"] = (
-    'def dispatch(value):\n    """Handle billing shipping login search upload report requests for the service."""\n'
+    "def dispatch(value):\n"
+    '    """Handle billing shipping login search upload report requests for the service."""\n'
     "    return value\n"
 )
 
