@@ -28,7 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -36,7 +36,8 @@ import numpy as np
 from hybrid_rag.errors import CorruptIndexError
 from hybrid_rag.types import Hit, Tracer
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from hybrid_rag.indices.built import LiveIndex
 
 FILE = "hubness.npz"
 MANIFEST_KEY = "hubness"
@@ -132,10 +133,10 @@ def _update(previous: Hubness, ids: np.ndarray, vectors: np.ndarray, k: int) -> 
     keep = np.isin(previous.ids, ids)
     neighbours, cosines = previous.neighbours[keep].copy(), previous.cosines[keep].copy()
     kept_ids = previous.ids[keep]
-    rows = np.searchsorted(ids, kept_ids)  # kept chunks' positions in the new order
+    rows: np.ndarray = np.asarray(np.searchsorted(ids, kept_ids))  # kept chunks' places in the new order
     lost = np.isin(neighbours, removed).any(axis=1) | (neighbours == -1).any(axis=1)
     if len(added):  # the kept rows that stay: merged with their cosines to the new chunks
-        new_at = np.searchsorted(ids, added)
+        new_at: np.ndarray = np.asarray(np.searchsorted(ids, added))
         merged_ids = np.concatenate([neighbours, np.broadcast_to(added, (len(rows), len(added)))], axis=1)
         merged_cos = np.concatenate([cosines, vectors[rows] @ vectors[new_at].T], axis=1)
         order = np.lexsort((merged_ids, -merged_cos), axis=1)[:, :k]
@@ -254,7 +255,7 @@ NO_TABLE = (
 )
 
 
-def corrected(live: T, on: bool, tracer: Tracer) -> T:
+def corrected(live: LiveIndex, on: bool, tracer: Tracer) -> LiveIndex:
     """``live`` with its dense index hub-corrected when ``on`` (``features.hubness``) and the version
     has a table; without one, ``live`` as it is and a note in the trace."""
     if not on:
@@ -263,4 +264,4 @@ def corrected(live: T, on: bool, tracer: Tracer) -> T:
     if radii is None:
         tracer.note(NO_TABLE)
         return live
-    return replace(live, dense=HubCorrected(live.dense, radii))  # type: ignore[type-var]
+    return replace(live, dense=HubCorrected(live.dense, radii))  # type: ignore[arg-type]  # it reads as one
