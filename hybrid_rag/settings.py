@@ -399,6 +399,12 @@ class FeatureFlags(_Section):
     # a facade's implementation follows it (retrieval/implementations.py); off: it lifts C++ and
     # TypeScript and costs C, Go and Kotlin (RESULTS.md#members-and-implementations)
     implementation: bool = False
+    # the dense stage ranks by CSLS, 2cos(q, x) minus the chunk's mean cosine to its nearest chunks,
+    # so a hub chunk stops topping unrelated questions (indices/hubness.py; RESULTS.md#hubness)
+    hubness: bool = False
+    # file_coherence counts a C/C++ header and its same-stem source file as one unit of evidence
+    # (retrieval/code_rank.py; RESULTS.md#hubness)
+    paired_sources: bool = False
     self_check: bool = True
 
 

@@ -24,6 +24,10 @@ class IndexSettings(_Section):
     ivf_nlist: Int = Field(0, ge=0)  # inverted lists (build time); 0: 4·sqrt(vectors)
     ivf_nprobe: Int = Field(32, gt=0)  # lists searched a query
     ann_exact_filter_max: Int = Field(20_000, ge=0)  # a filter leaving at most this many vectors: exact
+    # the hubness table a build writes for features.hubness (indices/hubness.py): each chunk's
+    # hubness_k nearest chunks; none past hubness_max_chunks (the search is quadratic; 0: never)
+    hubness_k: Int = Field(10, ge=1, le=100)
+    hubness_max_chunks: Int = Field(50_000, ge=0)
 
 
 class MilvusSettings(_Section):

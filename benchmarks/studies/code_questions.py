@@ -144,6 +144,8 @@ def run_project(
                 "embedded": report.embedded,
                 "chunks": engine.stats().chunks,
             }
+            if args.rebuild:  # a new version from the store: what a build writes now (a hubness table)
+                got["rebuild_seconds"] = engine.rebuild().seconds
         finally:
             engine.close()
         info["ingest"][group] = got
@@ -190,6 +192,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work", default=str(WORK), help="archives and stores (%(default)s)")
     p.add_argument("--stores", default=None, help="where the stores are kept (default: WORK/stores)")
     p.add_argument("--fake", action="store_true", help="the hash embedder (plumbing only)")
+    p.add_argument("--rebuild", action="store_true", help="rebuild each store's index after its ingest")
     p.add_argument("--torch-threads", type=int, default=1, help="torch threads (0: torch's default)")
 
 

@@ -56,6 +56,8 @@ STAGE_FLAGS = (
     "definition_first",
     "member_symbols",  # symbols/members.py
     "implementation",  # retrieval/implementations.py
+    "paired_sources",
+    "hubness",  # indices/hubness.py
 )
 
 

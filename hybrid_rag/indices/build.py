@@ -17,6 +17,7 @@ import numpy as np
 
 from hybrid_rag.code.roles import chunk_role
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError, disk_full, is_disk_full
+from hybrid_rag.indices import hubness
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
@@ -248,6 +249,8 @@ class IndexBuilder:
             root = ingested_root(*self.store.path_bounds())
         pending = pending_summary(left, root, self.embed_never) if left else {}
         seconds["dense"] = time.perf_counter() - t
+        carried = self._live() if previous is not None else None  # its hub table is updated
+        hub, seconds["hubness"] = hubness.for_build(self.config.index, dense, self.versions, carried)
         held = dense.ids()  # the second vector set holds the same chunks (second_dense.py)
         second = second_for_build(
             self, store.get, held, second_model, embed=embed, progress=progress, full=full
@@ -265,6 +268,7 @@ class IndexBuilder:
         dense.save(staging)
         bm25.save(staging)
         second_manifest = second.save(staging) if second is not None else {}
+        second_manifest |= hubness.save(hub, staging, seconds["hubness"]) if hub is not None else {}
         src_hash = source_hash(store.hashes)
         params = {
             "model": self.embedder.model_name,

@@ -47,6 +47,7 @@ class LiveIndex:
     bm25: BM25IndexManager
     manifest: dict[str, Any] = field(default_factory=dict)
     second: Any = None  # the second vector set (``second_dense.SecondSet``), when the version has one
+    hubness: Any = None  # each chunk's radius (``hubness.Radii``), when the version has a table
 
     @property
     def count(self) -> int:

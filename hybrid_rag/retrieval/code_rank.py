@@ -167,26 +167,42 @@ def apply_path_match(
 
 
 def apply_file_coherence(
-    scored: Sequence[ScoredChunk], bonus: float, step: float, spread: float
+    scored: Sequence[ScoredChunk], bonus: float, step: float, spread: float, paired: bool = False
 ) -> list[ScoredChunk]:
-    """The ``file_coherence`` rule (module docstring): ``breakdown["coherence"]`` what it moved."""
+    """The ``file_coherence`` rule (module docstring): ``breakdown["coherence"]`` what it moved.
+    ``paired`` (``features.paired_sources``): a C or C++ header and the source file of its stem in
+    its folder are one unit of evidence (``source_unit``): the unit's best chunk gains its other
+    chunks' support; each file's own chunks still step down within that file."""
     if len(scored) < 2:
         return list(scored)
     mean = float(np.mean([c.score for c in scored]))
     by_file: dict[str, list[int]] = {}
+    by_unit: dict[str, list[int]] = {}
     for i in sorted(range(len(scored)), key=lambda i: -scored[i].score):
         by_file.setdefault(scored[i].path, []).append(i)
+        by_unit.setdefault(source_unit(scored[i].path) if paired else scored[i].path, []).append(i)
     shift: dict[int, float] = {}
-    for members in by_file.values():
+    for members in by_unit.values():
         if len(members) < 2:
             continue
         z = [(scored[i].score - mean) / spread for i in members]
         support = sum(max(v, 0.0) / k for k, v in enumerate(z[1:], start=2))
         shift[members[0]] = bonus * support * spread
+    for members in by_file.values():
         for k, i in enumerate(members[1:], start=2):
-            shift[i] = -step * math.log2(k) * spread
+            shift[i] = shift.get(i, 0.0) - step * math.log2(k) * spread
     shift = {i: s for i, s in shift.items() if s != 0.0}
     return _moved(scored, shift, "coherence", {i: s / spread for i, s in shift.items()})
+
+
+PAIRED_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++", ".c", ".cc", ".cpp", ".cxx", ".c++"})
+
+
+def source_unit(path: str) -> str:
+    """The unit a C or C++ file's evidence counts in: its path without the extension (``src/clean.h``
+    and ``src/clean.cc`` are one); any other file is its own."""
+    stem, dot, ext = path.rpartition(".")
+    return stem if dot and "/" not in ext and f".{ext.lower()}" in PAIRED_EXTENSIONS else path
 
 
 def place_first(scored: Sequence[ScoredChunk], first: Sequence[int]) -> list[ScoredChunk]:
@@ -231,7 +247,8 @@ def apply_code_rules(
         scored = timed("path_match", apply_path_match, scored, question, weight, spread, root)
     if flags.file_coherence:
         bonus, step = settings.code_coherence_bonus, settings.code_coherence_step
-        scored = timed("file_coherence", apply_file_coherence, scored, bonus, step, spread)
+        paired = flags.paired_sources
+        scored = timed("file_coherence", apply_file_coherence, scored, bonus, step, spread, paired)
     if flags.definition_first and first:
         scored = timed("definition_first", place_first, scored, first)
     return scored

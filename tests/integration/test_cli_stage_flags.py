@@ -109,3 +109,13 @@ def test_context_tells_the_user_on_stderr_that_expansion_was_skipped(cli, capsys
     assert "[1] " in captured.out and "expansion skipped" not in captured.out  # the LLM's text stays clean
     assert "# note: expansion skipped (hyde): generator at " in captured.err
     assert "# note: expansion: offline prf used instead of hyde" in captured.err
+
+
+def test_hubness_switches_on_per_call_and_rescores_dense(cli, capsys):
+    off = query_json(cli, capsys, "--mode", "dense", "--no-expansion")
+    on = query_json(cli, capsys, "--mode", "dense", "--no-expansion", "--hubness")
+    dense_off = {r["id"]: r["breakdown"]["dense"] for r in off["results"]}
+    dense_on = {r["id"]: r["breakdown"]["dense"] for r in on["results"]}
+    shared = set(dense_off) & set(dense_on)
+    assert shared and any(abs(dense_on[i] - dense_off[i]) > 1e-6 for i in shared)  # 2cos - r, not cos
+    assert not any("hubness" in note for note in on["trace"]["notes"])  # the version has its table
