@@ -81,9 +81,8 @@ def _embedding(overrides: dict[str, Any], threads: int | None = None) -> Any:
 
 def windows(texts: list[str]) -> list[dict[str, Any]]:
     """Windows, word pieces and GFLOP of ``texts`` for each overlap and window length (recorded)."""
-    from studies.embedding_cost import _Recorder, flops, graph_shape
-
     from hybrid_rag.models.factory import make_embedder
+    from studies.embedding_cost import _Recorder, flops, graph_shape
 
     shape = graph_shape()
     rows = []
@@ -142,12 +141,11 @@ def speed(texts: list[str], arms: list[tuple[str, dict[str, Any]]], sample: int)
 
 
 def quality(name: str, arms: list[tuple[str, dict[str, Any]]], work: Path) -> dict[str, Any]:
-    from studies import suite
-
     from hybrid_rag.evaluation.experiment import evaluate_engine, ingest_dataset
     from hybrid_rag.evaluation.metrics import compare, load_beir
     from hybrid_rag.models.factory import make_embedder
     from hybrid_rag.settings import load_settings
+    from studies import suite
 
     dataset = load_beir(DATASETS / name)
     reports: dict[str, dict[str, Any]] = {}
@@ -174,7 +172,9 @@ def quality(name: str, arms: list[tuple[str, dict[str, Any]]], work: Path) -> di
     return row
 
 
-def django(tree: Path, arms: list[tuple[str, dict[str, Any]]], rounds: int, work: Path) -> list[dict[str, Any]]:
+def django(
+    tree: Path, arms: list[tuple[str, dict[str, Any]]], rounds: int, work: Path
+) -> list[dict[str, Any]]:
     """The tree's whole hybrid index, one fresh data dir per arm and round, arms alternated."""
     rows = []
     exe = Path(sys.executable).with_name("hybrid-rag")
@@ -189,7 +189,10 @@ def django(tree: Path, arms: list[tuple[str, dict[str, Any]]], rounds: int, work
             t = time.perf_counter()
             done = subprocess.run(
                 [str(exe), "--data-dir", str(data), "ingest", str(tree), "--json"],
-                env=env, capture_output=True, text=True, check=True,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             wall = time.perf_counter() - t
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -245,7 +248,8 @@ def render(result: dict[str, Any]) -> str:
             "|---:|---:|---:|---:|---:|---:|",
         ]
         lines += [
-            f"| {r['length']} | {r['overlap']} | {r['chunks']:,} | {r['windows']:,} | {r['tokens']:,} | {r['gflop']:,} |"
+            f"| {r['length']} | {r['overlap']} | {r['chunks']:,} | {r['windows']:,} | "
+            f"{r['tokens']:,} | {r['gflop']:,} |"
             for r in result["windows"]
         ]
         lines.append("")

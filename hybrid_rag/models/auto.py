@@ -175,7 +175,9 @@ class AutoEmbedder:
                 else:
                     self._inner = self._make(self._settings_for(model)[0])
                 precision = self._settings_for(model)[1]
-                self.choice = f"embedding.model auto: {model}: {reason}" + (f"; {precision}" if precision else "")
+                self.choice = f"embedding.model auto: {model}: {reason}" + (
+                    f"; {precision}" if precision else ""
+                )
                 record_used(str(self._inner.model_name), self.choice)
 
     def _settings_for(self, model: str) -> tuple[EmbeddingSettings, str]:

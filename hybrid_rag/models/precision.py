@@ -43,12 +43,14 @@ def chosen_precision(settings: EmbeddingSettings, model: str, recorded: str | No
     None (no index yet)."""
     if settings.quantize != AUTO:
         return settings.quantize, ""
-    if recorded is not None and canonical_model_name(recorded.split("#", 1)[0]) == canonical_model_name(model):
+    if recorded is not None and canonical_model_name(recorded.split("#", 1)[0]) == canonical_model_name(
+        model
+    ):
         kept = precision_of(recorded)
         if kept == "none" and _takes_auto(settings, model):
             return kept, (
                 "fp32, as this data dir's index was built (`HYBRID_RAG_EMBEDDING__QUANTIZE="
-                f"{AUTO_QUANTIZE} hybrid-rag rebuild` re-embeds it at {AUTO_QUANTIZE}, about 1.4x faster to build)"
+                f"{AUTO_QUANTIZE} hybrid-rag rebuild` re-embeds it at {AUTO_QUANTIZE}, 1.4x faster)"
             )
         return kept, ""
     if _takes_auto(settings, model):

@@ -47,7 +47,10 @@ def test_the_default_is_auto_and_a_fresh_data_dir_gets_the_int8_mixed_graph(tmp_
     auto = _auto(Settings().with_overrides({"paths.data_dir": str(tmp_path / "fresh")}))
     auto.prepare_texts(["To reset your password, open the account settings."])
     assert auto.model_name == f"{MINILM}#int8-mixed#defs2"
-    assert auto.choice == f"embedding.model auto: {DEFAULT_EMBEDDING_MODEL}: the text is mostly English (en 100%)"
+    assert (
+        auto.choice
+        == f"embedding.model auto: {DEFAULT_EMBEDDING_MODEL}: the text is mostly English (en 100%)"
+    )
 
 
 def test_an_fp32_index_keeps_fp32_and_says_how_to_re_embed(tmp_path: Path) -> None:
@@ -63,7 +66,9 @@ def test_an_int8_mixed_or_int8_index_keeps_its_precision_without_a_note(tmp_path
         settings = _data_dir_built_by(tmp_path / precision_of(name), name)
         auto = _auto(settings)
         assert auto.model_name == name
-        assert auto.choice == f"embedding.model auto: {MINILM}: the model this data dir's index was built with"
+        assert (
+            auto.choice == f"embedding.model auto: {MINILM}: the model this data dir's index was built with"
+        )
 
 
 def test_an_explicit_precision_is_what_it_says(tmp_path: Path) -> None:
