@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parts", nargs="*", default=["windows", "speed"])
     p.add_argument("--arm", action="append", default=[], metavar="LABEL:KEY=VALUE,...")
     p.add_argument("--sample", type=int, default=48)
+    p.add_argument("--lengths", type=int, nargs="*", default=list(LENGTHS), help="window lengths (pieces)")
+    p.add_argument("--overlaps", type=int, nargs="*", default=list(OVERLAPS))
     p.add_argument("--datasets", nargs="*", default=["cranfield", "cosqa"])
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--work", default=str(WORK))
@@ -79,15 +81,15 @@ def _embedding(overrides: dict[str, Any], threads: int | None = None) -> Any:
     return settings.model_copy(update={"threads": threads}) if threads else settings
 
 
-def windows(texts: list[str]) -> list[dict[str, Any]]:
+def windows(texts: list[str], lengths: list[int], overlaps: list[int]) -> list[dict[str, Any]]:
     """Windows, word pieces and GFLOP of ``texts`` for each overlap and window length (recorded)."""
     from hybrid_rag.models.factory import make_embedder
     from studies.embedding_cost import _Recorder, flops, graph_shape
 
     shape = graph_shape()
     rows = []
-    for length in LENGTHS:
-        for overlap in OVERLAPS:
+    for length in lengths:
+        for overlap in overlaps:
             embedder = make_embedder(_embedding({"embedding.window_overlap_tokens": overlap}, 1))
             embedder = getattr(embedder, "inner", embedder)  # auto's chosen model (MiniLM)
             model = embedder.model  # type: ignore[attr-defined]
@@ -228,7 +230,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             texts = chunk_texts("tree", Path(args.tree), Path(tmp))
         _log("texts", len(texts))
         if "windows" in args.parts:
-            result["windows"] = windows(texts)
+            result["windows"] = windows(texts, args.lengths, args.overlaps)
         if "speed" in args.parts:
             result["speed"] = speed(texts, arms, args.sample)
     if "quality" in args.parts:
