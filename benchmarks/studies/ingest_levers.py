@@ -244,7 +244,8 @@ def render(result: dict[str, Any]) -> str:
     lines: list[str] = []
     if "windows" in result:
         lines += [
-            f"Windows of `{Path(result['tree']).name}`'s chunks (recorded, not run):",
+            f"Windows of {result.get('windows_tree') or Path(result['tree']).name}'s chunks "
+            "(recorded, not run):",
             "",
             "| window (pieces) | overlap | chunks | windows | word pieces fed | GFLOP |",
             "|---:|---:|---:|---:|---:|---:|",
