@@ -15,7 +15,10 @@ Parts (``--parts``):
   default model) for each ``--arm``, ``--rounds`` times alternated: wall, the child's CPU seconds
   (user + sys: how many cores it kept busy), chunks a second.
 
-An arm is ``label:key=value,...`` (settings keys, values read as YAML); ``base:`` is today's.
+An arm is ``label:key=value,...`` (settings keys, values read as YAML); ``base:`` is the
+defaults (name ``embedding.quantize=none`` for fp32: the default is ``auto``, int8-mixed on a fresh
+data dir). A sample of a tree: every Nth file of its sorted listing copied with its folders (the
+runs of RESULTS.md#ingest-levers: N = 8 for ``windows``, 32 for ``django``).
 
     HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python benchmarks/harness.py run ingest_levers \\
         --tree /tmp/dj8/Django-5.0.6 --parts windows speed
