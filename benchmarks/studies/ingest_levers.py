@@ -263,7 +263,8 @@ def render(result: dict[str, Any]) -> str:
         s = result["speed"]
         labels = [k.rsplit(" ", 1)[0] for k in s if k.endswith(" x1")]
         lines += [
-            f"Chunks/s, {s['chunks']} of the sample's chunks, drawn evenly (best of two, arms alternated; load {s['load']}):",
+            f"Chunks/s, {s['chunks']} of the sample's chunks, drawn evenly (best of two, arms "
+            f"alternated; load {s['load']}):",
             "",
             "| arm | 1 thread | 2 threads |",
             "|---|---:|---:|",
