@@ -111,8 +111,10 @@ class EmbeddingSettings(_Section):
     # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
     # named #int8, so an index of the fp32 model is rebuilt); figures in
     # RESULTS.md#first-answer-on-a-big-repository; int8-mixed: the same but layer 0 and each layer's
-    # FFN output product in fp32 (those lose the quality; vectors named #int8-mixed), RESULTS.md#int8-by-layer
-    quantize: Literal["none", "int8", "int8-mixed"] = "none"
+    # FFN output product in fp32 (those lose the quality; vectors named #int8-mixed),
+    # RESULTS.md#int8-by-layer;
+    # auto: int8-mixed for model auto's MiniLM, but what a built index holds (models/precision.py)
+    quantize: Literal["auto", "none", "int8", "int8-mixed"] = "auto"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hybrid_rag.models.precision import chosen_precision
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 AUTO = "auto"
@@ -97,6 +98,12 @@ def drift_note(embedder: Any, counts: Mapping[str, int]) -> str:
 
 def recorded_model(indices_dir: Path) -> str | None:
     """The model the live index version was built with, its ``#...`` settings suffix dropped."""
+    model = recorded_model_name(indices_dir)
+    return model.split("#", 1)[0] if model else None
+
+
+def recorded_model_name(indices_dir: Path) -> str | None:
+    """The model name the live index version was built with, its ``#...`` suffix kept."""
     from hybrid_rag.indices.versions import IndexVersions
 
     try:
@@ -107,7 +114,7 @@ def recorded_model(indices_dir: Path) -> str | None:
         model = versions.manifest(current).get("params", {}).get("model")
     except Exception:  # an unreadable index: its own error comes when it is loaded
         return None
-    return model.split("#", 1)[0] if isinstance(model, str) and model else None
+    return model if isinstance(model, str) and model else None
 
 
 class AutoEmbedder:
@@ -123,9 +130,11 @@ class AutoEmbedder:
         self._provisional: Any = None  # the English default, read but not chosen (see ``_reader``)
         self._counts: Any = None  # () -> language counts of the store's chunks
         self._lock = threading.Lock()
+        self._recorded: str | None = None  # the full model name the live index was built with
 
     def bind_data_dir(self, indices_dir: Path, language_counts: Any) -> None:
         """Where to look: the index folder (its recorded model) and the store's language counts."""
+        self._recorded = recorded_model_name(Path(indices_dir))
         model = recorded_model(Path(indices_dir))
         if model is not None:
             self._choose(model, "the model this data dir's index was built with")
@@ -152,9 +161,7 @@ class AutoEmbedder:
             return self.inner
         with self._lock:
             if self._provisional is None:
-                self._provisional = self._make(
-                    self.settings.model_copy(update={"model": DEFAULT_EMBEDDING_MODEL})
-                )
+                self._provisional = self._make(self._settings_for(DEFAULT_EMBEDDING_MODEL)[0])
             return self._provisional
 
     def _choose(self, model: str, reason: str) -> None:
@@ -166,9 +173,18 @@ class AutoEmbedder:
                 if model == DEFAULT_EMBEDDING_MODEL and self._provisional is not None:
                     self._inner = self._provisional  # loaded already, perhaps
                 else:
-                    self._inner = self._make(self.settings.model_copy(update={"model": model}))
-                self.choice = f"embedding.model auto: {model}: {reason}"
+                    self._inner = self._make(self._settings_for(model)[0])
+                precision = self._settings_for(model)[1]
+                self.choice = f"embedding.model auto: {model}: {reason}" + (
+                    f"; {precision}" if precision else ""
+                )
                 record_used(str(self._inner.model_name), self.choice)
+
+    def _settings_for(self, model: str) -> tuple[EmbeddingSettings, str]:
+        """The settings that build ``model``, its precision chosen (``models/precision.py``),
+        and what to say about that precision ("" when nothing)."""
+        quantize, why = chosen_precision(self.settings, model, self._recorded)
+        return self.settings.model_copy(update={"model": model, "quantize": quantize}), why
 
     @property
     def model_name(self) -> str:

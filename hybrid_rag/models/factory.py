@@ -15,6 +15,7 @@ from hybrid_rag.models.embedders import (
     SentenceTransformerEmbedder,
     canonical_model_name,
 )
+from hybrid_rag.models.precision import resolved
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.settings import EmbeddingSettings
 
@@ -88,8 +89,7 @@ def _make(settings: EmbeddingSettings) -> Embedder:
         from hybrid_rag.models.onnx_runtime import embedder_files
 
         files = embedder_files(canonical_model_name(settings.model))
+        mode = resolved(settings.quantize)  # auto: chosen by models/auto.py, else fp32
         if files is not None:
-            return OnnxEmbedder(
-                settings, quantized(files, settings.quantize) if settings.quantize != "none" else files
-            )
+            return OnnxEmbedder(settings, quantized(files, mode) if mode != "none" else files)
     return SentenceTransformerEmbedder(settings)
