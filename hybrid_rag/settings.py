@@ -114,7 +114,7 @@ class EmbeddingSettings(_Section):
     # FFN output product in fp32 (those lose the quality; vectors named #int8-mixed),
     # RESULTS.md#int8-by-layer;
     # auto: int8-mixed for model auto's MiniLM, but what a built index holds (models/precision.py)
-    quantize: Literal["auto", "none", "int8", "int8-mixed"] = "auto"
+    quantize: Literal["auto", "none", "int8", "int8-mixed"] = "none"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"

@@ -1,9 +1,9 @@
-"""``embedding.quantize: auto`` (the default): which precision ``embedding.model: auto``'s MiniLM
-runs at, and never one that would mix vectors or force a rebuild.
+"""``embedding.quantize: auto`` (opt-in; the default is ``none``, fp32): which precision
+``embedding.model: auto``'s MiniLM runs at, and never one that would mix vectors or force a rebuild.
 
 * a data dir whose live index was built: the precision its vectors were built with (read from the
   model name its manifest records: ``#int8-mixed``, ``#int8`` or neither, fp32), so an index built
-  before int8-mixed became the default keeps its fp32 vectors and answers as before;
+  at fp32 keeps its fp32 vectors and answers as before;
 * else, for the packaged MiniLM on ONNX Runtime: ``int8-mixed`` (``AUTO_QUANTIZE``: every judged
   figure within noise of fp32, 1.4-1.65x the passages a second; RESULTS.md#ingest-levers);
 * else (another model, torch, a model named in the config rather than chosen by ``auto``): none.

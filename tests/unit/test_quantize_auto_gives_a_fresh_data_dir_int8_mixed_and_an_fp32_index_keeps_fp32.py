@@ -1,4 +1,5 @@
-"""``embedding.quantize: auto`` (the default): MiniLM chosen by ``embedding.model: auto`` runs the
+"""``embedding.quantize: auto`` (opt-in; the default stays fp32, ``none``): MiniLM chosen by
+``embedding.model: auto`` runs the
 int8-mixed graph on a fresh data dir (RESULTS.md#ingest-levers); a data dir whose index was built
 with fp32 vectors keeps fp32 and says how to re-embed, so its vectors are never mixed with the
 mixed graph's and an upgrade forces no rebuild; an explicit precision is what it says."""
@@ -26,7 +27,9 @@ def _data_dir_built_by(tmp_path: Path, model_name: str) -> Settings:
     docs = tmp_path / "docs"
     docs.mkdir(parents=True)
     (docs / "a.md").write_text("To reset your password, open the account settings.", encoding="utf-8")
-    settings = Settings().with_overrides({"paths.data_dir": str(tmp_path / "data")})
+    settings = Settings().with_overrides(
+        {"paths.data_dir": str(tmp_path / "data"), "embedding.quantize": "auto"}
+    )
     engine = Engine(settings, embedder=FakeEmbedder(384, model_name=model_name))
     try:
         engine.ingest([docs])
@@ -42,9 +45,14 @@ def _auto(settings: Settings, **embedding: str) -> AutoEmbedder:
     return auto
 
 
-def test_the_default_is_auto_and_a_fresh_data_dir_gets_the_int8_mixed_graph(tmp_path: Path) -> None:
-    assert EmbeddingSettings().quantize == "auto" and Settings().embedding.quantize == "auto"
-    auto = _auto(Settings().with_overrides({"paths.data_dir": str(tmp_path / "fresh")}))
+def test_the_default_is_fp32_and_auto_gives_a_fresh_data_dir_the_int8_mixed_graph(tmp_path: Path) -> None:
+    assert EmbeddingSettings().quantize == "none" and Settings().embedding.quantize == "none"
+    plain = _auto(Settings().with_overrides({"paths.data_dir": str(tmp_path / "plain")}))
+    plain.prepare_texts(["To reset your password, open the account settings."])
+    assert plain.model_name == f"{MINILM}#defs2"
+    auto = _auto(
+        Settings().with_overrides({"paths.data_dir": str(tmp_path / "fresh"), "embedding.quantize": "auto"})
+    )
     auto.prepare_texts(["To reset your password, open the account settings."])
     assert auto.model_name == f"{MINILM}#int8-mixed#defs2"
     assert (
@@ -72,7 +80,9 @@ def test_an_int8_mixed_or_int8_index_keeps_its_precision_without_a_note(tmp_path
 
 
 def test_an_explicit_precision_is_what_it_says(tmp_path: Path) -> None:
-    fresh = Settings().with_overrides({"paths.data_dir": str(tmp_path / "fresh")})
+    fresh = Settings().with_overrides(
+        {"paths.data_dir": str(tmp_path / "fresh"), "embedding.quantize": "auto"}
+    )
     assert _auto(fresh, quantize="none").model_name == f"{MINILM}#defs2"
     fp32 = _data_dir_built_by(tmp_path, f"{MINILM}#defs2")
     assert _auto(fp32, quantize="int8-mixed").model_name == f"{MINILM}#int8-mixed#defs2"
@@ -82,8 +92,8 @@ def test_an_explicit_precision_is_what_it_says(tmp_path: Path) -> None:
 
 
 def test_an_engine_over_an_fp32_index_answers_with_the_fp32_vectors(tmp_path: Path) -> None:
-    """The default settings open an fp32 data dir as it was built (before: the default fp32; with
-    a plain int8-mixed default the dense index would refuse the mismatch)."""
+    """``auto`` opens an fp32 data dir as it was built (a plain int8-mixed there would have the
+    dense index refuse the mismatch)."""
     settings = _data_dir_built_by(tmp_path, f"{MINILM}#defs2")
     engine = Engine(settings)
     try:
