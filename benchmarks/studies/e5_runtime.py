@@ -151,8 +151,8 @@ def render(result: dict[str, Any]) -> str:
         name, threads = cell.split("@")
         mini, c, onnx = best["minilm"], best["e5-c"], best["e5-onnx"]
         lines.append(
-            f"| {name} | {threads} | {mini:.2f} | {c:.2f} | {onnx:.2f} | {mini / c:.2f}x / {mini / onnx:.2f}x "
-            f"| {onnx / c:.2f}x faster |"
+            f"| {name} | {threads} | {mini:.2f} | {c:.2f} | {onnx:.2f} "
+            f"| {mini / c:.2f}x / {mini / onnx:.2f}x | {onnx / c:.2f}x faster |"
         )
     lines += [
         "",
@@ -169,6 +169,7 @@ def render(result: dict[str, Any]) -> str:
     loads = ", ".join(f"{x:.1f}" for x in result["load"])
     lines += [
         "",
-        f"Best of {result['rounds']} rounds, arms rotated; load average at the start and after each round: {loads}.",
+        f"Best of {result['rounds']} rounds, arms rotated; load average at the start and after each "
+        f"round: {loads}.",
     ]
     return "\n".join(lines) + "\n\n" + environment_line(result)
