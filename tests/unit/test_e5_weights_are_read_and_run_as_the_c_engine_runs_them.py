@@ -23,7 +23,6 @@ from hybrid_rag.models.factory import make_embedder
 from hybrid_rag.settings import EmbeddingSettings
 
 pytest.importorskip("onnxruntime")
-pytest.importorskip("tokenizers")
 
 H, HEADS, FF, LAYERS, MAXP = 64, 2, 128, 2, 10  # windows of 8 content pieces
 PIECES = ["<s>", "<pad>", "</s>", "<unk>", "▁"] + [f"▁{c}" for c in "abcdefgh"] + list("abcdefgh")
