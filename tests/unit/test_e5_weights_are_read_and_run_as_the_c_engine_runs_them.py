@@ -209,3 +209,22 @@ def test_the_e5_runtime_setting_picks_the_engine_and_the_c_engine_stays_the_defa
     assert engine(e5_runtime="onnx", runtime="torch") == "E5OnnxEmbedder"  # runtime is the other models'
     with pytest.raises(ValueError, match="e5_runtime"):
         EmbeddingSettings(e5_runtime="c")  # type: ignore[arg-type]
+
+
+def test_batches_pad_little_and_change_no_vector(tiny: Path) -> None:
+    model = E5OnnxModel("original", threads=1)
+    widths: list[tuple[int, int]] = []
+    real = model.session
+
+    class Recorder:
+        def run(self, names: object, feed: dict[str, np.ndarray]) -> object:
+            mask = feed["attention_mask"]
+            widths.append((int(mask.shape[1]), int(mask.sum(axis=1).min())))
+            return real.run(names, feed)
+
+    texts = ["ab " * n for n in (1, 2, 3, 5, 6, 7)]
+    alone = np.stack([model.encode([t], False, 8)[0] for t in texts])
+    model.session = Recorder()
+    together = model.encode(texts, False, 8)
+    assert np.allclose(alone, together, atol=1e-5)
+    assert len(widths) > 1 and all(shortest >= 0.85 * width for width, shortest in widths)
