@@ -140,8 +140,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def render(result: dict[str, Any]) -> str:
-    from harness import environment_line
-
     lines = [
         "| paragraphs | threads | MiniLM (ONNX) passages/s | e5, C engine | e5, ONNX Runtime "
         "| cost a chunk against MiniLM: C / ONNX | ONNX against C |",
@@ -172,4 +170,4 @@ def render(result: dict[str, Any]) -> str:
         f"Best of {result['rounds']} rounds, arms rotated; load average at the start and after each "
         f"round: {loads}.",
     ]
-    return "\n".join(lines) + "\n\n" + environment_line(result)
+    return "\n".join(lines)
