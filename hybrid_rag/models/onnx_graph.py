@@ -78,6 +78,25 @@ class _Graph:
         return self.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=eps)
 
 
+def _word_embeddings(g: _Graph, w: dict[str, np.ndarray], hidden: int) -> str:
+    """The rows of ``input_ids``: gathered from fp32 weights, or, where the weights hold int8 codes
+    and one scale a block of 32 (``embeddings.word_embeddings.q`` / ``.scale``: a 4-bit model read by
+    ``e5_weights.py``), gathered as codes and dequantised (``code * scale``, fp32, as ``e5.c``)."""
+    if "embeddings.word_embeddings.q" not in w:
+        return g.op(
+            "Gather", g.const("word", w["embeddings.word_embeddings.weight"].astype(np.float32)), "input_ids"
+        )
+    codes = g.op("Gather", g.const("word.q", w["embeddings.word_embeddings.q"].astype(np.int8)), "input_ids")
+    scales = g.op("Gather", g.const("word.scale", w["embeddings.word_embeddings.scale"]), "input_ids")
+    blocks = g.const("word.blocks", np.array([0, 0, -1, 32], np.int64))  # [batch, seq, blocks, 32]
+    product = g.op(
+        "Mul",
+        g.op("Reshape", g.op("Cast", codes, to=1), blocks),  # 1: FLOAT
+        g.op("Unsqueeze", scales, g.const("word.axis", np.array([-1], np.int64))),
+    )
+    return g.op("Reshape", product, g.const("word.shape", np.array([0, 0, hidden], np.int64)))
+
+
 def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     """The ONNX ``ModelProto`` of a BERT encoder: inputs ``input_ids``, ``attention_mask``,
     ``token_type_ids`` (int64 [batch, seq]); output ``last_hidden_state`` (float32)."""
@@ -98,11 +117,7 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
         "Add",
         g.op(
             "Add",
-            g.op(
-                "Gather",
-                g.const("word", w["embeddings.word_embeddings.weight"].astype(np.float32)),
-                "input_ids",
-            ),
+            _word_embeddings(g, w, hidden),
             g.op(
                 "Slice",
                 g.const("pos", w["embeddings.position_embeddings.weight"].astype(np.float32)),
@@ -256,7 +271,12 @@ def cached_bert_onnx(model_dir: Path, key: str) -> Path:
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    proto = bert_graph(load_file(str(weights_file)), config)
+    write_model(bert_graph(load_file(str(weights_file)), config), target)
+    return target
+
+
+def write_model(proto: Any, target: Path) -> None:
+    """``proto`` serialised to ``target`` atomically (a temp file renamed into place)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=".model-", suffix=".onnx.tmp", dir=target.parent)
     try:
@@ -268,4 +288,3 @@ def cached_bert_onnx(model_dir: Path, key: str) -> Path:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return target

