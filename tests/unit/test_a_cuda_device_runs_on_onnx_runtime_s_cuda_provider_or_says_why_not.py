@@ -53,3 +53,11 @@ def test_the_packaged_model_on_cuda_without_the_provider_fails_instead_of_embedd
     embedder = make_embedder(EmbeddingSettings(model=DEFAULT_EMBEDDING_MODEL, device="cuda"))
     with pytest.raises(ModelError, match="onnxruntime-gpu"):
         embedder.embed_passages(["def parse_filter(text): ..."])
+
+
+@pytest.mark.skipif(CUDA in ort.get_available_providers(), reason="this onnxruntime has CUDA")
+@pytest.mark.slow
+def test_multilingual_e5_on_onnx_runtime_takes_the_device_too() -> None:
+    embedder = make_embedder(EmbeddingSettings(model="multilingual-e5-small", device="cuda"))
+    with pytest.raises(ModelError, match="onnxruntime-gpu"):
+        embedder.embed_passages(["Пароль сбрасывается в настройках."])
