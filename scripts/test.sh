@@ -16,7 +16,7 @@ bash scripts/typecheck.sh  # the protocols and their implementations (mypy, seco
 # and environment: docs/contributing.md#tests-in-parallel says what a test must not share.
 workers=${PYTEST_WORKERS:-$(.venv/bin/python -c 'import os; print(os.cpu_count() or 1)')}
 if [ "$workers" != 0 ] && .venv/bin/python -c 'import xdist' 2>/dev/null; then
-  .venv/bin/python -m pytest -n "$workers" --dist worksteal "$@"
+  .venv/bin/python -m pytest -n "$workers" --dist loadscope "$@"  # a module on one worker: see docs
 else
   [ "$workers" = 0 ] || echo "test.sh: pytest-xdist is not installed: the tests run serially (scripts/setup.sh installs it)" >&2
   .venv/bin/python -m pytest "$@"
