@@ -13,6 +13,7 @@ from hybrid_rag.filters import FilterExpr
 from hybrid_rag.types import Hit, ScoredChunk
 
 if TYPE_CHECKING:
+    from hybrid_rag.lang.query import Asked
     from hybrid_rag.lang.tokenize import Tokenizer
 
 
@@ -135,21 +136,39 @@ class KeywordIndex(Protocol):
     def build(self, ids: np.ndarray, texts: Sequence[str]) -> None: ...
 
     def search(
-        self, query: str, k: int, allowed_ids: np.ndarray | None = None, *, lang: str | None = None
+        self,
+        query: str,
+        k: int,
+        allowed_ids: np.ndarray | None = None,
+        *,
+        lang: str | None = None,
+        terms: Sequence[str] | None = None,
     ) -> list[Hit]:
         """The top ``k`` for ``query`` read in ``lang`` (the question's language, decided once:
-        ``lang/query.py``; None: detected)."""
+        ``lang/query.py``; None: detected). ``terms``: the query's terms as the index's own
+        tokenizer reads them (an :class:`OwnTokenizer`'s, analysed once a question:
+        ``Tokenizer.asked_terms``); None: the index reads ``query`` itself."""
         ...
 
-    def score(self, query: str, ids: np.ndarray, *, lang: str | None = None) -> np.ndarray:
+    def score(
+        self, query: str, ids: np.ndarray, *, lang: str | None = None, terms: Sequence[str] | None = None
+    ) -> np.ndarray:
         """The score ``search`` would give each of ``ids`` (in that order, 0 without a query term);
-        NaN for an absent id."""
+        NaN for an absent id. ``terms``: as in ``search``."""
         ...
 
     def save(self, directory: Path) -> None: ...
 
 
 # -- the optional capabilities of a keyword index
+
+
+@runtime_checkable
+class ReadsLanguage(Protocol):
+    """A reranker that reads the question in a language: it is handed the one decided for the
+    question (``Asked``, ``lang/query.py``) and its terms analysed once, never detecting it."""
+
+    def score_asked(self, asked: Asked, candidates: Sequence[ScoredChunk]) -> np.ndarray: ...
 
 
 @runtime_checkable

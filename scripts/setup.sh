@@ -22,7 +22,7 @@ done
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-extras="dev,spacy-model,milvus,server,postgres,documents,watch"
+extras="dev,spacy-model,milvus,server,postgres,documents,watch"  # dev: pytest, pytest-xdist (parallel tests), ruff, mypy
 if [ "$torch" = 1 ]; then
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
   extras="$extras,torch,langchain,llamaindex,haystack,integrations-test"

@@ -11,4 +11,13 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 source scripts/pg_server.sh
 .venv/bin/ruff check hybrid_rag tests scripts benchmarks
 bash scripts/typecheck.sh  # the protocols and their implementations (mypy, seconds)
-.venv/bin/python -m pytest "$@"
+# pytest in parallel, one worker a CPU (pytest-xdist; PYTEST_WORKERS=N for another count, 0 for a
+# serial run), else serially, saying why. Each worker has its own temp dirs, ports (0), databases
+# and environment: docs/contributing.md#tests-in-parallel says what a test must not share.
+workers=${PYTEST_WORKERS:-$(.venv/bin/python -c 'import os; print(os.cpu_count() or 1)')}
+if [ "$workers" != 0 ] && .venv/bin/python -c 'import xdist' 2>/dev/null; then
+  .venv/bin/python -m pytest -n "$workers" --dist loadscope "$@"  # a module on one worker: see docs
+else
+  [ "$workers" = 0 ] || echo "test.sh: pytest-xdist is not installed: the tests run serially (scripts/setup.sh installs it)" >&2
+  .venv/bin/python -m pytest "$@"
+fi

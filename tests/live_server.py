@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.server.app import create_app
@@ -46,8 +47,7 @@ class LiveServer:
 
 
 def server_settings(tmp_path: Path, **overrides: object) -> Settings:
-    base = {"paths.data_dir": str(tmp_path / "data"), "embedding.model": "fake"}
-    return Settings().with_overrides({**base, **overrides})
+    return fake_settings(tmp_path / "data", overrides)
 
 
 def wait_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict:

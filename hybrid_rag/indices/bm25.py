@@ -348,14 +348,21 @@ class BM25IndexManager:
         return _BM25sBackend if self._settings.backend == "bm25s" else _RankBM25Backend
 
     def search(
-        self, query: str, k: int, allowed_ids: np.ndarray | None = None, *, lang: str | None = None
+        self,
+        query: str,
+        k: int,
+        allowed_ids: np.ndarray | None = None,
+        *,
+        lang: str | None = None,
+        terms: Sequence[str] | None = None,
     ) -> list[Hit]:
         """Top-k chunk ids for ``query`` read in ``lang`` (None: detected) by BM25 (see the module
-        docstring for the conventions)."""
+        docstring for the conventions); ``terms``: the query's terms already read by this index's
+        tokenizer (``Tokenizer.asked_terms``), else read here."""
         backend = self._seg or self._backend
         if k <= 0 or backend is None or not query.strip():
             return []
-        terms = self._known(self._tokenizer.tokenize_query(query, lang))
+        terms = self._known(self._query_terms(query, lang, terms))
         if not terms:
             return []
         rows = self._seg.all_ids if self._seg is not None else self._ids
@@ -372,20 +379,28 @@ class BM25IndexManager:
         """Those of ``terms`` the index holds, in order (what a query with them can match)."""
         return self._known(terms)
 
-    def held_terms(self, query: str, lang: str | None = None) -> tuple[int, int]:
+    def held_terms(
+        self, query: str, lang: str | None = None, terms: Sequence[str] | None = None
+    ) -> tuple[int, int]:
         """(how many of ``query``'s distinct terms, read in ``lang``, this index holds, how many it
-        has): whether BM25 can read a question at all (a Russian one over English text holds none)."""
-        terms = list(dict.fromkeys(self._tokenizer.tokenize_query(query, lang)))
-        return len(self.known_terms(terms)), len(terms)
+        has): whether BM25 can read a question at all (a Russian one over English text holds none).
+        ``terms``: as in :meth:`search`."""
+        distinct = list(dict.fromkeys(self._query_terms(query, lang, terms)))
+        return len(self.known_terms(distinct)), len(distinct)
+
+    def _query_terms(self, query: str, lang: str | None, terms: Sequence[str] | None) -> list[str]:
+        return list(terms) if terms is not None else self._tokenizer.tokenize_query(query, lang)
 
     def _known(self, terms: Sequence[str]) -> list[str]:
         if self._seg is not None:
             return self._seg.known(terms)
         return [t for t in terms if self._backend is not None and t in self._backend.vocab]
 
-    def score(self, query: str, ids: np.ndarray, *, lang: str | None = None) -> np.ndarray:
-        """The BM25 score of each of ``ids`` for ``query`` (read in ``lang``, as ``search``), in the
-        order given (float64).
+    def score(
+        self, query: str, ids: np.ndarray, *, lang: str | None = None, terms: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """The BM25 score of each of ``ids`` for ``query`` (read in ``lang``, or its ``terms``, as
+        ``search``), in the order given (float64).
 
         A chunk without any query term scores 0, as in ``search`` (the BM25L/BM25+ floor is no
         match); an id this index does not hold is NaN.
@@ -393,8 +408,8 @@ class BM25IndexManager:
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         out = np.full(len(ids), np.nan)
         if self._seg is not None:
-            terms = self._known(self._tokenizer.tokenize_query(query, lang)) if len(ids) else []
-            scores, matched, present = self._seg.scores_at(terms, ids)
+            held = self._known(self._query_terms(query, lang, terms)) if len(ids) else []
+            scores, matched, present = self._seg.scores_at(held, ids)
             out[present] = np.where(matched, scores, 0.0)[present]
             return out
         if len(ids) == 0 or len(self._ids) == 0:
@@ -407,10 +422,10 @@ class BM25IndexManager:
         present = self._ids[rows] == ids
         out[present] = 0.0
         backend = self._backend
-        query_terms = [] if backend is None else self._tokenizer.tokenize_query(query, lang)
-        terms = [t for t in query_terms if backend is not None and t in backend.vocab]
-        if backend is not None and terms and present.any():
-            scores, matched = backend.scores_at(terms, rows[present])
+        query_terms = [] if backend is None else self._query_terms(query, lang, terms)
+        held = [t for t in query_terms if backend is not None and t in backend.vocab]
+        if backend is not None and held and present.any():
+            scores, matched = backend.scores_at(held, rows[present])
             out[present] = np.where(matched, scores, 0.0)
         return out
 

@@ -2,7 +2,9 @@
 
 It is decided once, when the typed query is built (``request.Query.asked``), and handed to every
 stage that analyses the question (BM25, its expansion, the context, the self-check) as an
-:class:`Asked` or its code: no stage asks for it again.
+:class:`Asked` or its code: no stage asks for it again. The question's terms travel with it too:
+each analyzer a stage reads it with (BM25's tokenizer, the content terms, the identifier tokens)
+runs once a question and text, kept on the :class:`Asked` (:meth:`Asked.analysed`).
 
 >>> Asked.of("reset password", "pt").code, query_language("reset password", "PT").code
 ('pt', 'pt')
@@ -11,13 +13,16 @@ stage that analyses the question (BM25, its expansion, the context, the self-che
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, TypeVar
 
 from hybrid_rag.errors import InputError
 from hybrid_rag.lang.codes import KNOWN
 from hybrid_rag.lang.detect import UNDETERMINED, Language, detect_language
+
+T = TypeVar("T")
 
 
 def normalize_code(code: str) -> str:
@@ -51,6 +56,10 @@ class Asked:
     text: str
     language: Language
     given: bool = False
+    # (analyzer, text) -> its analysis of the text: what the stages read the question with, once
+    _analyses: dict[tuple[Hashable, str], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @classmethod
     def of(cls, text: str, lang: str | None = None) -> Asked:
@@ -69,6 +78,23 @@ class Asked:
         'pt'
         """
         return self.code if self.given or text == self.text else _detected(text).code
+
+    def analysed(self, analyzer: Hashable, analyse: Callable[[str], T], text: str | None = None) -> T:
+        """``analyse(text)`` (the question's own text when None) computed once for this question
+        per ``analyzer`` (a key naming the analysis and whatever decides its answer: a tokenizer's
+        cache key, the index's languages) and text, then handed back as kept. The analysis must be
+        a pure function of its key and text and give an immutable value (a tuple, a frozenset):
+        every stage that asks shares it.
+
+        >>> asked = Asked.of("reset password", "en")
+        >>> asked.analysed("words", lambda text: tuple(text.split()))
+        ('reset', 'password')
+        """
+        key = (analyzer, self.text if text is None else text)
+        try:
+            return self._analyses[key]  # type: ignore[no-any-return]
+        except KeyError:
+            return self._analyses.setdefault(key, analyse(key[1]))  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=1024)

@@ -47,6 +47,7 @@ StemmerName = Literal["none", "english"]
 # index built by another version is refused at load instead of silently matching badly.
 if TYPE_CHECKING:
     from hybrid_rag.lang.affix_tokenizer import AffixTokenizer
+    from hybrid_rag.lang.query import Asked
     from hybrid_rag.settings import BM25Settings
     from hybrid_rag.types import Chunk
 
@@ -238,6 +239,16 @@ class Tokenizer:
             out.extend(terms if not out else [t for t in terms if t not in seen])
             seen.update(terms)
         return out
+
+    def asked_terms(self, asked: Asked, text: str | None = None) -> tuple[str, ...]:
+        """:meth:`tokenize_query` of ``text`` (the question itself when None) read in the language
+        ``asked`` gives it, analysed once a question: kept on ``asked`` under this tokenizer's
+        :meth:`cache_key` and the index's languages, so BM25's search, its exact scores, the
+        reading check and the expansion share one analysis of the question."""
+        text = asked.text if text is None else text
+        lang = asked.code_of(text)
+        key = ("bm25", self.cache_key(), tuple(sorted(self.index_languages.items())), lang)
+        return asked.analysed(key, lambda t: tuple(self.tokenize_query(t, lang)), text)
 
     def _lang_terms(self, raw_tokens: list[str], lang: str) -> list[str]:
         cache = self._lang_caches.get(lang)

@@ -25,7 +25,7 @@ Each moves scores in standard deviations of the candidates' fused scores (the un
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -145,10 +145,16 @@ def _stem_match(word: str, candidates: set[str]) -> bool:
 
 
 def apply_path_match(
-    scored: Sequence[ScoredChunk], question: str, weight: float, spread: float, root: str | None = None
+    scored: Sequence[ScoredChunk],
+    question: str,
+    weight: float,
+    spread: float,
+    root: str | None = None,
+    words: Collection[str] | None = None,
 ) -> list[ScoredChunk]:
-    """The ``path_match`` rule (module docstring): ``breakdown["path_match"]`` the matches."""
-    words = question_words(question)
+    """The ``path_match`` rule (module docstring): ``breakdown["path_match"]`` the matches.
+    ``words``: the question's words already read (``question_terms.question_words``)."""
+    words = question_words(question) if words is None else words
     if not words or weight <= 0:
         return list(scored)
     cache: dict[str, float] = {}
@@ -233,9 +239,11 @@ def apply_code_rules(
     first: Sequence[int],
     timed: Timed,
     root: str | None = None,
+    words: Collection[str] | None = None,
 ) -> list[ScoredChunk]:
     """The four rules in order, each timed under its flag's name; nothing when the candidates
-    hold no code. ``root``: the ingested root, paths are read relative to it."""
+    hold no code. ``root``: the ingested root, paths are read relative to it; ``words``: the
+    question's words, read once a question (``question_terms.question_words``)."""
     if not scored or not holds_code(scored, root):
         return scored
     spread = spread_of(scored)
@@ -244,7 +252,7 @@ def apply_code_rules(
         scored = timed("path_roles", apply_path_roles, scored, question, weights, spread, root)
     if flags.path_match:
         weight = settings.code_path_match_weight
-        scored = timed("path_match", apply_path_match, scored, question, weight, spread, root)
+        scored = timed("path_match", apply_path_match, scored, question, weight, spread, root, words)
     if flags.file_coherence:
         bonus, step = settings.code_coherence_bonus, settings.code_coherence_step
         paired = flags.paired_sources

@@ -18,7 +18,7 @@ get it. Here each code-looking word of the question (``ConnectionPool``, ``Help.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from hybrid_rag.lang.identifiers import split_identifier
 from hybrid_rag.paths import display_path
@@ -53,10 +53,13 @@ def _context_words(named: NamedSymbol, root: str | None = None) -> set[str]:
     return words
 
 
-def definitions_first(named: Sequence[NamedSymbol], query: str, root: str | None = None) -> list[int]:
+def definitions_first(
+    named: Sequence[NamedSymbol], query: str, root: str | None = None, words: Collection[str] | None = None
+) -> list[int]:
     """The chunk ids to place first, in the order the question names them (see the module
     docstring); [] when the question names no definition exactly or cannot tell them apart.
-    ``root``: the ingested root, a path's words are read below it."""
+    ``root``: the ingested root, a path's words are read below it; ``words``: the question's
+    :func:`question_words`, read once a question (``question_terms.py``; None: read here)."""
     by_token: dict[str, list[NamedSymbol]] = {}
     for n in named:
         if n.symbol.kind == "impl" or n.strength not in (EXACT, WORD, CASELESS):
@@ -70,19 +73,28 @@ def definitions_first(named: Sequence[NamedSymbol], query: str, root: str | None
         group = exact or group
         outside = [n for n in group if not is_test_path(n.symbol.path)]
         group = outside or group
-        chosen = _told_apart(group, query, token, root)
+        chosen = _told_apart(group, query, token, root, words)
         if chosen is not None and chosen.symbol.chunk_id is not None and chosen.symbol.chunk_id not in out:
             out.append(chosen.symbol.chunk_id)
     return out[:MAX_FIRST]
 
 
 def _told_apart(
-    group: Sequence[NamedSymbol], query: str, token: str, root: str | None = None
+    group: Sequence[NamedSymbol],
+    query: str,
+    token: str,
+    root: str | None = None,
+    read: Collection[str] | None = None,
 ) -> NamedSymbol | None:
     chunks = {n.symbol.chunk_id for n in group}
     if len(chunks) == 1:
         return group[0]
-    words = question_words(query, skip=split_qualified(token))
+    skip = split_qualified(token)
+    if read is None:
+        words = question_words(query, skip=skip)
+    else:  # the same words: question_words(query) less the parts of the name told apart
+        skipped = {p for s in skip for p in split_identifier(s)}
+        words = {w for w in read if w not in skipped}
     if not words:
         return None
     overlap = [(len(words & _context_words(n, root)), n) for n in group]

@@ -38,6 +38,7 @@ from hybrid_rag.lang.query import Asked, query_language
 from hybrid_rag.lang.tokenize import MIN_SHARE, Tokenizer
 from hybrid_rag.protocols import Embedder, Generator, KnowsTerms, OwnTokenizer
 from hybrid_rag.retrieval.fusion import RRF_K, reciprocal_rank_fusion
+from hybrid_rag.retrieval.question_terms import with_terms
 from hybrid_rag.retrieval.reading import KNOWN_TERMS_MIN_SHARE
 from hybrid_rag.settings import BM25Settings, ExpansionSettings, RetrievalSettings
 from hybrid_rag.tokens import get_encoding
@@ -407,12 +408,13 @@ class QueryExpander:
         if skip:
             notes.append(f"prf: lexical expansion skipped: {skip}")
         elif "bm25" in fp.runs:
-            query_terms = tokenizer.tokenize_query(fp.query, reads.code_of(fp.query))
+            query_terms = list(tokenizer.asked_terms(reads, fp.query))
             terms = self._prf_terms(fp, query_terms, feedback, tokenizer)
             if terms:
                 text = expansion_query(fp.query, len(query_terms), terms)
                 lang = reads.code_of(text)
-                runs["prf_bm25"] = fp.live.bm25.search(text, r.bm25_top_k, fp.allowed, lang=lang)
+                read = with_terms(fp.live.bm25, reads, text)  # the exact scores read it again
+                runs["prf_bm25"] = fp.live.bm25.search(text, r.bm25_top_k, fp.allowed, lang=lang, **read)
                 probes["prf_bm25"] = text
             else:
                 notes.append("prf: no expansion terms in the feedback documents")

@@ -11,22 +11,31 @@ carries it (``QueryResult.to_dict``'s ``match``).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from hybrid_rag.lang.tokenize import content_terms
 from hybrid_rag.lang.windows import best_window, term_overlap
 
 MATCH_LINES = 6
 
 
-def matching_lines(text: str, query: str, start_line: int, max_lines: int = MATCH_LINES) -> tuple[int, int]:
+def matching_lines(
+    text: str,
+    query: str,
+    start_line: int,
+    max_lines: int = MATCH_LINES,
+    terms: Collection[str] | None = None,
+) -> tuple[int, int]:
     """The 1-based, inclusive line range of ``text`` (whose first line is ``start_line``) that best
-    matches ``query``, at most ``max_lines`` long.
+    matches ``query``, at most ``max_lines`` long; ``terms``: the query's content terms already
+    read (``question_terms.content_terms``, once a question), else read here.
 
     >>> code = "import os\\n\\ndef fuse(runs):\\n    # ties break by chunk id\\n    return runs"
     >>> matching_lines(code, "how do ties break?", 10)
     (13, 13)
     """
     lines = text.split("\n")
-    terms = set(content_terms(query))
+    terms = set(content_terms(query)) if terms is None else set(terms)
     scores = [term_overlap(terms, content_terms(line)) for line in lines]
     window = best_window(scores, [1] * len(lines), max(max_lines, 1)) if any(scores) else None
     if window is None:

@@ -17,6 +17,7 @@ from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
 from hybrid_rag.lang.query import Asked, index_reading
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.retrieval.candidates import RetrievalMode
+from hybrid_rag.retrieval.question_terms import bm25_terms
 from hybrid_rag.retrieval.reading import QUERY_LANGUAGE_MIN_SHARE, Reading, read_question
 from hybrid_rag.retrieval.second_set import with_second_set
 from hybrid_rag.settings import FeatureFlags, RetrievalSettings
@@ -70,7 +71,8 @@ class ReadingStage:
                 lang,
                 model,
                 counts,
-                lambda: live.bm25.held_terms(text, code),  # asked only when needed (not every index has it)
+                # asked only when needed (not every index has it); the terms BM25's search reads
+                lambda: live.bm25.held_terms(text, code, bm25_terms(live.bm25, asked, text)),
                 mode=mode.value,
                 dense_on=flags.dense,
                 bm25_on=flags.bm25,

@@ -42,9 +42,10 @@ from typing import Any, Literal
 import numpy as np
 
 from hybrid_rag.errors import ConfigError
+from hybrid_rag.lang.query import Asked
 from hybrid_rag.lang.tokenize import Tokenizer
 from hybrid_rag.models.rerankers import ApiReranker, CrossEncoderReranker
-from hybrid_rag.protocols import Embedder, Reranker
+from hybrid_rag.protocols import Embedder, ReadsLanguage, Reranker
 from hybrid_rag.retrieval.fusion import RRF_K, minmax_normalize, rrf_term
 from hybrid_rag.settings import BM25Settings, RerankSettings
 from hybrid_rag.types import ScoredChunk
@@ -147,11 +148,22 @@ def tail_below(tail: list[ScoredChunk], floor: float) -> list[ScoredChunk]:
 
 
 def rerank_candidates(
-    reranker: Reranker, query: str, candidates: Sequence[ScoredChunk], settings: RerankSettings
+    reranker: Reranker,
+    query: str,
+    candidates: Sequence[ScoredChunk],
+    settings: RerankSettings,
+    asked: Asked | None = None,
 ) -> list[ScoredChunk]:
-    """Score the head with ``reranker`` and merge it back as ``settings`` say (the pipeline's one line)."""
+    """Score the head with ``reranker`` and merge it back as ``settings`` say (the pipeline's one
+    line). ``asked``: the question's language, decided once, for a reranker that reads one
+    (``ReadsLanguage``: the lexical one); None: it is decided from ``query``."""
     head = list(candidates[: settings.top_n_in])
-    scores = reranker.score(query, head) if head else np.zeros(0)
+    if not head:
+        scores = np.zeros(0)
+    elif isinstance(reranker, ReadsLanguage):
+        scores = reranker.score_asked(asked if asked is not None else Asked.of(query), head)
+    else:
+        scores = reranker.score(query, head)
     return apply_rerank(
         candidates, scores, reranker.name, settings.top_n_in, blend=settings.blend, weight=settings.weight
     )
@@ -212,7 +224,9 @@ class OverlapReranker:
 
 
 class LexicalReranker:
-    """BM25 over the candidate set, with the index's tokenizer: cheap, and blind to synonyms."""
+    """BM25 over the candidate set, with the index's tokenizer: cheap, and blind to synonyms. The
+    question is read in the language decided for it (:meth:`score_asked`, the pipeline's call:
+    ``Asked``, with its terms analysed once a question); each candidate in its detected one."""
 
     name = "lexical"
 
@@ -220,10 +234,15 @@ class LexicalReranker:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer(kind="regex")
 
     def score(self, query: str, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        """The ``Reranker`` call: ``query``'s language decided here, once (:meth:`score_asked`)."""
+        return self.score_asked(Asked.of(query), candidates)
+
+    def score_asked(self, asked: Asked, candidates: Sequence[ScoredChunk]) -> np.ndarray:
+        """BM25 of each candidate for the question ``asked``, read in its decided language."""
         if not candidates:
             return np.zeros(0, dtype=np.float64)
-        terms = self.tokenizer.tokenize_many([query, *(c.text for c in candidates)])
-        return bm25_over_candidates(terms[0], terms[1:])
+        docs = self.tokenizer.tokenize_many([c.text for c in candidates])
+        return bm25_over_candidates(self.tokenizer.asked_terms(asked), docs)
 
 
 # -- embedding windows -------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from hybrid_rag.retrieval.mmr import apply_mmr
 from hybrid_rag.retrieval.opening import Openable
 from hybrid_rag.retrieval.parent import attach_parent_context
 from hybrid_rag.retrieval.priors import apply_priors
+from hybrid_rag.retrieval.question_terms import content_terms, identifier_tokens, question_words, with_terms
 from hybrid_rag.retrieval.reading import Reading
 from hybrid_rag.retrieval.reading_stage import ReadingStage
 from hybrid_rag.retrieval.rerank import rerank_candidates
@@ -175,7 +176,8 @@ class HybridRetriever(ReadingStage, Openable):
             expand_args = (text, candidates, live, allowed, flags, rows, tracer, asked, embedder)
             candidates = timed(tracer, "expansion", self.expand, *expand_args)
         if flags.symbols or flags.definition_first:
-            candidates = timed(tracer, "symbols", self.add_symbols, text, candidates, live, allowed, flags)
+            symbol_args = (text, candidates, live, allowed, flags, asked)
+            candidates = timed(tracer, "symbols", self.add_symbols, *symbol_args)
         timed(tracer, "fetch", self.fetch, candidates, rows)
         self.check_rows(candidates, rows, live)
         runs = self.exact_scores(candidates, live, tracer, rule, asked)
@@ -188,13 +190,14 @@ class HybridRetriever(ReadingStage, Openable):
             scored = timed(tracer, CENTRALITY, self.centrality, scored, live)
         code_timed = lambda stage, run, *args: timed(tracer, stage, run, *args)  # noqa: E731
         root = self.ingested_root(live.version)
-        scored = apply_code_rules(text, scored, flags, self.retrieval, candidates.first, code_timed, root)
+        rule_args = (flags, self.retrieval, candidates.first, code_timed, root, question_words(asked))
+        scored = apply_code_rules(text, scored, *rule_args)
         if flags.implementation and holds_code(scored, root):
             state = live.manifest.get(STORE_STATE)
             state = state if isinstance(state, int) else None
             scored = timed(tracer, IMPLEMENTATION, pull_implementations, scored, self.store, state, text)
         if flags.rerank:
-            scored = timed(tracer, "rerank", self.rerank, text, scored, tracer)
+            scored = timed(tracer, "rerank", self.rerank, text, scored, tracer, asked)
         if flags.thresholds:
             scored = self.thresholds(scored, tracer)
         if flags.mmr:
@@ -203,7 +206,8 @@ class HybridRetriever(ReadingStage, Openable):
         if self.retrieval.group_units_by_file:  # a file's units together, at its best one's place
             final = tuple(units_together(final))
         parents = timed(tracer, "parent_context", self.parents, final) if flags.parent_context else {}
-        matches = {c.id: matching_lines(c.text, text, c.start_line) for c in final}
+        terms = content_terms(asked)
+        matches = {c.id: matching_lines(c.text, text, c.start_line, terms=terms) for c in final}
         return QueryResult(
             text, run_mode.value, final, tracer.freeze(), live.version, parents, matches=matches
         )
@@ -289,7 +293,8 @@ class HybridRetriever(ReadingStage, Openable):
         if lexical and flags.bm25 and (reading.bm25_scale > 0 or "dense" not in runs):
             with tracer.stage("bm25"):
                 lang = None if asked is None else asked.code_of(text)
-                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed, lang=lang)
+                terms = with_terms(live.bm25, asked, text)
+                runs["bm25"] = live.bm25.search(text, r.bm25_top_k, allowed, lang=lang, **terms)
             probes["bm25"] = text
         if not runs:
             raise ConfigError(
@@ -354,15 +359,18 @@ class HybridRetriever(ReadingStage, Openable):
         live: LiveIndex,
         allowed: np.ndarray | None,
         flags: FeatureFlags | None = None,
+        asked: Asked | None = None,
     ) -> Candidates:
         """The symbol list (``retrieval/symbol_ranking.py``): the chunks holding a definition the
         query names, as the served version's store state sees them, and with
         ``features.definition_first`` the ones to place first (``retrieval/definition_first.py``);
-        ``candidates`` unchanged when it names none."""
+        ``candidates`` unchanged when it names none. ``asked``: the question, whose identifier tokens
+        and words are read once (``question_terms.py``; None: read here)."""
         flags = flags or self.features
         state = live.manifest.get(STORE_STATE)
         state = state if isinstance(state, int) else None
-        named = named_symbols(self.store, text, state=state, members=flags.member_symbols)
+        tokens = None if asked is None else identifier_tokens(asked)
+        named = named_symbols(self.store, text, state=state, members=flags.member_symbols, tokens=tokens)
         if not named:
             return candidates
         if allowed is not None:
@@ -370,7 +378,8 @@ class HybridRetriever(ReadingStage, Openable):
             named = [n for n in named if n.symbol.chunk_id in keep]
         hits = hits_of(named) if flags.symbols else []
         root = self.ingested_root(live.version)
-        first = tuple(definitions_first(named, text, root)) if flags.definition_first else ()
+        words = None if asked is None else question_words(asked)
+        first = tuple(definitions_first(named, text, root, words)) if flags.definition_first else ()
         runs = {**candidates.runs, SYMBOLS: hits} if hits else candidates.runs
         return replace(candidates, runs=runs, first=first)
 
@@ -389,7 +398,8 @@ class HybridRetriever(ReadingStage, Openable):
         for name, probe in candidates.probes.items():
             if isinstance(probe, str):
                 lang = None if asked is None else asked.code_of(probe)
-                out[name] = lambda ids, probe=probe, lang=lang: live.bm25.score(probe, ids, lang=lang)
+                read = {"lang": lang, **with_terms(live.bm25, asked, probe)}
+                out[name] = lambda ids, probe=probe, read=read: live.bm25.score(probe, ids, **read)
             else:
                 out[name] = lambda ids, probe=probe: live.dense.score(probe, ids)
         return out
@@ -500,12 +510,14 @@ class HybridRetriever(ReadingStage, Openable):
             )
         return out
 
-    def rerank(self, text: str, scored: list[ScoredChunk], tracer: Tracer) -> list[ScoredChunk]:
+    def rerank(
+        self, text: str, scored: list[ScoredChunk], tracer: Tracer, asked: Asked | None = None
+    ) -> list[ScoredChunk]:
         if self.reranker is None:
             tracer.note("rerank skipped: no reranker configured")
             return scored
         try:
-            return rerank_candidates(self.reranker, text, scored, self.rerank_settings)
+            return rerank_candidates(self.reranker, text, scored, self.rerank_settings, asked)
         except RemoteServiceError as exc:  # a rerank server that fails leaves the fused order
             tracer.note(f"rerank skipped: {exc}")
             return scored

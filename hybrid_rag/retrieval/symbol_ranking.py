@@ -65,11 +65,16 @@ class NamedSymbol:
 
 
 def named_symbols(
-    source: SymbolSource, query: str, *, state: int | None, members: bool = True
+    source: SymbolSource,
+    query: str,
+    *,
+    state: int | None,
+    members: bool = True,
+    tokens: Sequence[IdentifierToken] | None = None,
 ) -> list[NamedSymbol]:
     """Every definition of the symbol index that a word of ``query`` names (one lookup);
     ``members`` False: no re-export, field or variant row (``features.member_symbols``)."""
-    tokens = identifier_tokens(query)
+    tokens = identifier_tokens(query) if tokens is None else tokens
     if not tokens:
         return []
     wanted = {p.lower() for t in tokens for p in split_qualified(t.text)}

@@ -10,6 +10,7 @@ from types import ModuleType
 import bm25s
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.errors import ConfigError, InputError
 from hybrid_rag.evaluation.bench import (
@@ -43,7 +44,7 @@ def _load(name: str) -> ModuleType:
 
 
 def test_quick_bench_with_the_fake_embedder_passes_its_checks() -> None:
-    settings = Settings().with_overrides({"embedding.model": "fake"})
+    settings = fake_settings()
     result = run_quick_bench(settings, docs=12, queries=6)
     assert result["ok"], format_quick_bench(result)
     assert set(result["modes"]) == {"bm25", "dense", "hybrid"}
@@ -58,7 +59,7 @@ def test_quick_bench_with_the_fake_embedder_passes_its_checks() -> None:
 
 def test_quick_bench_never_writes_to_the_configured_data_dir(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    settings = Settings().with_overrides({"embedding.model": "fake", "paths.data_dir": str(data)})
+    settings = fake_settings(data)
     run_quick_bench(settings, docs=4, queries=2)
     assert not data.exists()
 

@@ -4,7 +4,6 @@ reads all of its chunks from the store (nothing committed is lost)."""
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import sqlite3
@@ -15,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_settings import fake_settings
+from fake_settings import child_env, fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.live import load_version
@@ -27,10 +26,10 @@ pytestmark = pytest.mark.integration  # the whole module
 DRIVER = textwrap.dedent(
     """\
     import sys, time
+    from fake_settings import fake_settings
     from hybrid_rag.engine import Engine
-    from hybrid_rag.settings import Settings
 
-    settings = Settings().with_overrides({"paths.data_dir": sys.argv[1], "embedding.model": "fake"})
+    settings = fake_settings(sys.argv[1])
     engine = Engine(settings)
 
     def progress(stage, done, total):
@@ -103,7 +102,7 @@ def test_ingest_and_rebuild_killed_at_random_points(tmp_path: Path) -> None:
     settings = fake_settings(data)
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = child_env()
     killed: list[str] = []
     work_seconds, work_lines = None, 0
     for generation in range(8):

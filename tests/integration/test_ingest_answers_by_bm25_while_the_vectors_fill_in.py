@@ -5,7 +5,6 @@ dense index lacks; kill -9 in each state loses nothing and the next ingest carri
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_settings import FAKE, child_env, fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.build import validate_build
@@ -42,7 +42,7 @@ WORDS = [
     "turbulent",
 ]
 OVERRIDES = {
-    "embedding.model": "fake",
+    **FAKE,
     "ingest.batch_chunks": BATCH,
     "ingest.bm25_first_min_bytes": 0,
     "ingest.publish_every_seconds": 0.0001,  # a partial version after every batch
@@ -50,7 +50,7 @@ OVERRIDES = {
 
 
 def _settings(data: Path, **more: object) -> Settings:
-    return Settings().with_overrides({"paths.data_dir": str(data), **OVERRIDES, **more})
+    return fake_settings(data, {**OVERRIDES, **more})
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +165,10 @@ DRIVER = textwrap.dedent(
     """\
     import sys
     from hybrid_rag.engine import Engine
-    from hybrid_rag.settings import Settings
+    from fake_settings import fake_settings
 
     data, corpus = sys.argv[1:3]
-    settings = Settings().with_overrides({"paths.data_dir": data, **OVERRIDES})
+    settings = fake_settings(data, {**OVERRIDES})
     engine = Engine(settings)
 
     def progress(stage, done, total):
@@ -198,7 +198,7 @@ def _stored(data: Path) -> list[tuple]:
 
 
 def _drive(script: Path, data: Path, corpus: Path, kill_at: str | None) -> list[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PYTHONUNBUFFERED": "1"}
+    env = child_env()
     proc = subprocess.Popen(
         [sys.executable, str(script), str(data), str(corpus)],
         stdout=subprocess.PIPE,

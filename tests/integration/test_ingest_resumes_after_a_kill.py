@@ -3,7 +3,6 @@ the work done twice is at most the one batch that was being embedded when the pr
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import sqlite3
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_settings import fake_settings
+from fake_settings import child_env, fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.indices.versions import IndexVersions
@@ -29,8 +28,8 @@ DRIVER = textwrap.dedent(
     """\
     import sys, time
     from hybrid_rag.models.embedders import FAKE_WINDOW_WORDS, FakeEmbedder
+    from fake_settings import fake_settings
     from hybrid_rag.engine import Engine
-    from hybrid_rag.settings import Settings
 
     class Announcing(FakeEmbedder):
         def embed_passage_windows(self, texts):
@@ -39,9 +38,7 @@ DRIVER = textwrap.dedent(
             return super().embed_passage_windows(texts)
 
     data, corpus, batch = sys.argv[1:4]
-    settings = Settings().with_overrides(
-        {"paths.data_dir": data, "embedding.model": "fake", "ingest.batch_chunks": int(batch)}
-    )
+    settings = fake_settings(data, {"ingest.batch_chunks": int(batch)})
     engine = Engine(settings, embedder=Announcing(dimension=256, window_words=FAKE_WINDOW_WORDS))
     print("started", flush=True)
     report = engine.ingest([corpus])
@@ -88,7 +85,7 @@ def _run(script: Path, data: Path, corpus: Path, kill_after: int | None, rng: ra
         stdout=subprocess.PIPE,
         stderr=errors.open("w"),
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=child_env(),
     )
     assert proc.stdout is not None
     lines: list[str] = []

@@ -5,13 +5,13 @@ newest version in place, a build killed half-way leaves the old alias live, filt
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fake_settings import FAKE, child_env
 
 pytest.importorskip("pymilvus", reason="the [milvus] extra (pymilvus, milvus-lite) is not installed")
 
@@ -129,7 +129,7 @@ DRIVER = textwrap.dedent(
     import os, signal, sys
     from hybrid_rag.engine import Engine
     from hybrid_rag.indices.milvus import dense as milvus
-    from hybrid_rag.settings import Settings
+    from fake_settings import fake_settings
 
     add = milvus.MilvusVectorIndex.add
 
@@ -138,7 +138,7 @@ DRIVER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)  # dense rows written, the BM25 ones not yet
 
     milvus.MilvusVectorIndex.add = add_then_die
-    settings = Settings().with_overrides({"paths.data_dir": sys.argv[1], "embedding.model": "fake", **MILVUS})
+    settings = fake_settings(sys.argv[1], {**MILVUS})
     if len(sys.argv) > 2:
         Engine(settings).ingest([sys.argv[2]])  # an update in place of the live version
     else:
@@ -149,7 +149,7 @@ DRIVER = textwrap.dedent(
 
 def _run_killed_driver(*args: str) -> None:
     """Run DRIVER with ``args`` in a child process, which must end killed by SIGKILL."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = child_env()
     done = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, capture_output=True, timeout=300)
     assert done.returncode == -9, done.stderr.decode()[-2000:]
 
@@ -203,7 +203,7 @@ def test_an_update_killed_half_way_is_finished_by_the_next_ingest(
 def test_an_unreachable_server_is_one_line_from_the_cli(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    for key, value in {**MILVUS, "embedding.model": "fake", "milvus.uri": "http://127.0.0.1:9"}.items():
+    for key, value in {**MILVUS, **FAKE, "milvus.uri": "http://127.0.0.1:9"}.items():
         monkeypatch.setenv("HYBRID_RAG_" + key.upper().replace(".", "__"), value)
     assert main(["--data-dir", str(tmp_path), "versions"]) == 2
     err = capsys.readouterr().err

@@ -5,7 +5,6 @@ first ingests create the store once (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_settings import fake_settings
+from fake_settings import child_env, fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import StoreError, WriterBusyError
@@ -23,7 +22,7 @@ from hybrid_rag.store.writer_lock import WriterLock
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "HYBRID_RAG_EMBEDDING__MODEL": "fake"}
+ENV = child_env(HYBRID_RAG_EMBEDDING__MODEL="fake")
 
 HOLDER = textwrap.dedent(
     """\
@@ -40,13 +39,13 @@ HOLDER = textwrap.dedent(
 WRITER = textwrap.dedent(
     """\
     import sys
+    from fake_settings import fake_settings
     from hybrid_rag.engine import Engine
-    from hybrid_rag.settings import Settings
 
     data, what, arg = sys.argv[1:4]
-    settings = Settings().with_overrides(
-        {"paths.data_dir": data, "embedding.model": "fake", "store.writer_wait_seconds": 120,
-         "store.url": sys.argv[4] or None, "features.expansion": False}
+    settings = fake_settings(
+        data,
+        {"store.writer_wait_seconds": 120, "store.url": sys.argv[4] or None, "features.expansion": False},
     )
     engine = Engine(settings)
     if what == "ingest":

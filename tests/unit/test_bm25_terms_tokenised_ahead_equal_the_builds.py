@@ -9,12 +9,12 @@ import logging
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.ingest import term_prefetch
 from hybrid_rag.ingest.term_prefetch import TermPrefetch, prefetch_workers
 from hybrid_rag.lang.tokenize import Tokenizer, analysis_language
-from hybrid_rag.settings import Settings
 
 TEXTS = {
     "garden.md": "Compost feeds the soil; earthworms turn the clay into loam over the seasons.\n",
@@ -34,14 +34,8 @@ def _corpus(root: Path) -> Path:
 
 
 def _engine(data: Path, **more: object) -> Engine:
-    overrides = {
-        "paths.data_dir": str(data),
-        "embedding.model": "fake",
-        "ingest.bm25_first_min_bytes": 0,
-        "ingest.publish_every_seconds": 0,
-        **more,
-    }
-    return Engine(Settings().with_overrides(overrides))
+    overrides = {"ingest.bm25_first_min_bytes": 0, "ingest.publish_every_seconds": 0, **more}
+    return Engine(fake_settings(data, overrides))
 
 
 def _cached_and_built_terms(engine: Engine) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

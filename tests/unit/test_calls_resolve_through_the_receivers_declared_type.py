@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.engine import Engine
-from hybrid_rag.settings import Settings
 from hybrid_rag.symbols.references import CALLS, Resolver, Use
 
 JAVA = {
@@ -258,9 +258,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory):
     out = {}
     for language, files in FILES.items():
         root = tmp_path_factory.mktemp(language)
-        engine = Engine(
-            Settings().with_overrides({"paths.data_dir": str(root / "data"), "embedding.model": "fake"})
-        )
+        engine = Engine(fake_settings(root / "data"))
         try:
             out[language] = resolved(engine, root / "src", files)
         finally:

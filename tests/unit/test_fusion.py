@@ -3,6 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
+from fake_settings import fake_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -222,14 +223,14 @@ def test_engine_rrf_with_equal_weights_is_plain_rrf(tmp_path) -> None:
     docs.mkdir()
     for i, text in enumerate(["soil drainage and clay", "clay pots for plants", "drainage pipes in soil"]):
         (docs / f"d{i}.md").write_text(f"# note {i}\n\n{text}\n")
-    settings = load_settings(data_dir=tmp_path / "data", environ={}).with_overrides(
-        {
-            "embedding.model": "fake",
+    settings = fake_settings(
+        base=load_settings(data_dir=tmp_path / "data", environ={}),
+        overrides={
             "retrieval.fusion": "rrf",
             "retrieval.dense_weight": 0.5,
             "retrieval.bm25_weight": 0.5,
             "features.expansion": False,
-        }
+        },
     )
     engine = Engine(settings)
     engine.ingest([docs])

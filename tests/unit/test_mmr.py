@@ -253,14 +253,12 @@ def _reranked(cands: list[ScoredChunk], head: int) -> list[ScoredChunk]:
 def test_the_pipeline_pools_only_the_reranked_head():
     from types import SimpleNamespace
 
+    from fake_settings import fake_settings
     from stage_retriever import stage_retriever
 
     from hybrid_rag.retrieval.retriever import Candidates
-    from hybrid_rag.settings import Settings
 
-    settings = Settings().with_overrides(
-        {"embedding.model": "fake", "mmr.pool": 40, "mmr.mmr_lambda": 0.9, "mmr.top_n": 4}
-    )
+    settings = fake_settings(overrides={"mmr.pool": 40, "mmr.mmr_lambda": 0.9, "mmr.top_n": 4})
     cands, vecs = _mixed_scale_list()
     cands = _reranked(cands, 4)
     live = SimpleNamespace(dense=_Dense(vecs))

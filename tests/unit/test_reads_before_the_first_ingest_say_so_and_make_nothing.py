@@ -51,7 +51,7 @@ def test_after_the_first_ingest_the_model_is_chosen(tmp_path: Path) -> None:
         assert stats.model == "all-MiniLM-L6-v2" and stats.model_provisional is False
     finally:
         engine.close()
-    fixed = Engine(settings.with_overrides({"embedding.model": "fake"}))
+    fixed = Engine(fake_settings(base=settings))
     try:
         assert fixed.stats().model_provisional is False  # a model named in the settings is no guess
     finally:

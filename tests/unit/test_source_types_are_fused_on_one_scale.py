@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from context_cases import scored_chunk
+from fake_settings import fake_settings
 from stage_retriever import stage_retriever
 
 from hybrid_rag.retrieval.retriever import Candidates, HybridRetriever
@@ -22,7 +23,7 @@ def _chunk(i: int, source_type: SourceType) -> Chunk:
 
 
 def _retriever(overrides: dict[str, object]) -> HybridRetriever:
-    return stage_retriever(Settings().with_overrides({"embedding.model": "fake", **overrides}))
+    return stage_retriever(fake_settings(overrides=overrides))
 
 
 # chunk 1 is code, chunk 2 text; both stand out equally in both first-pass lists, and the

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
+from fake_settings import fake_settings
 
 from hybrid_rag.code.roles import EMBED_ORDER, EMBED_ROLES
 from hybrid_rag.engine import Engine
@@ -20,7 +21,6 @@ from hybrid_rag.settings import Settings
 from hybrid_rag.settings_ingest import EmbedRole
 
 OVERRIDES = {
-    "embedding.model": "fake",
     "ingest.batch_chunks": 2,
     "ingest.bm25_first_min_bytes": 0,
     "ingest.publish_every_seconds": 0.0001,  # a partial version after every batch
@@ -38,7 +38,7 @@ FILES = {
 
 
 def _settings(data: Path, **more: object) -> Settings:
-    return Settings().with_overrides({"paths.data_dir": str(data), **OVERRIDES, **more})
+    return fake_settings(data, {**OVERRIDES, **more})
 
 
 @pytest.fixture

@@ -149,15 +149,23 @@ class MilvusKeywordIndex(MilvusCollection):
         if len(ids) != len(texts) or any(x is not None and len(x) != len(texts) for x in (tokens, fields)):
             raise ValueError(f"{len(ids)} ids for {len(texts)} texts")
 
-    def _query_text(self, query: str, lang: str | None) -> str:
-        return encode_terms(self._tokenizer.tokenize_query(query, lang)) if query.strip() else ""
+    def _query_text(self, query: str, lang: str | None, terms: Sequence[str] | None = None) -> str:
+        if not query.strip():
+            return ""
+        return encode_terms(list(terms) if terms is not None else self._tokenizer.tokenize_query(query, lang))
 
     def search(
-        self, query: str, k: int, allowed_ids: np.ndarray | None = None, *, lang: str | None = None
+        self,
+        query: str,
+        k: int,
+        allowed_ids: np.ndarray | None = None,
+        *,
+        lang: str | None = None,
+        terms: Sequence[str] | None = None,
     ) -> list[Hit]:
-        """Top-k chunk ids for ``query`` (read in ``lang``; None: detected) by BM25; only chunks
-        holding a query term."""
-        text = self._query_text(query, lang)
+        """Top-k chunk ids for ``query`` (read in ``lang``; None: detected; or its ``terms``, read by
+        this index's tokenizer) by BM25; only chunks holding a query term."""
+        text = self._query_text(query, lang, terms)
         if k <= 0 or not text or (allowed_ids is not None and len(allowed_ids) == 0):
             return []
         where = "" if allowed_ids is None else self._where(allowed_ids)
@@ -171,13 +179,15 @@ class MilvusKeywordIndex(MilvusCollection):
         ids = np.array([h["chunk_id"] for h in hits], dtype=np.int64)
         return ids[scores > 0], scores[scores > 0]
 
-    def score(self, query: str, ids: np.ndarray, *, lang: str | None = None) -> np.ndarray:
+    def score(
+        self, query: str, ids: np.ndarray, *, lang: str | None = None, terms: Sequence[str] | None = None
+    ) -> np.ndarray:
         """The BM25 score of each of ``ids`` (0 without a query term), in the order given; NaN for an
         id this index does not hold: a search filtered to the ids."""
         ids = _as_ids(ids)
         present = self.contains(ids)
         out = np.where(present, 0.0, np.nan)
-        text = self._query_text(query, lang)
+        text = self._query_text(query, lang, terms)
         held = np.unique(ids[present])
         for start in range(0, len(held) if text else 0, TOPK_MAX):
             part = held[start : start + TOPK_MAX]
