@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hybrid_rag.cli.common import _engine, _print_json, _warn_repaired
+from hybrid_rag.cli.common import _engine, _print_json, _warn_repaired, printed_json
 from hybrid_rag.errors import HybridRagError
 from hybrid_rag.settings import Settings
 
@@ -19,8 +19,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     """What changed on disk since the index was built: changed, new, deleted files; exit 0."""
     with _engine(settings) as engine:
         found = engine.disk_status(args.paths, absolute_paths=args.absolute_paths)
-    if args.json:
-        _print_json(found.to_dict())
+    if printed_json(args, found.to_dict()):
         return 0
     for label, paths in (("changed", found.changed), ("new", found.new), ("deleted", found.deleted)):
         for path in paths:
@@ -40,8 +39,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     from hybrid_rag.querylog import QueryLog
 
     queries = QueryLog.in_dir(settings.logs_dir).summarize()
-    if args.json:
-        _print_json({**stats.to_dict(), "queries": queries})
+    if printed_json(args, {**stats.to_dict(), "queries": queries}):
         return 0
     print(f"data dir:   {Path(stats.data_dir).resolve()}")
     provisional = " (provisional: embedding.model auto chooses at the first ingest, by its files' languages)"
@@ -107,8 +105,7 @@ def cmd_documents(args: argparse.Namespace, settings: Settings) -> int:
         }
         for r in records
     ]
-    if args.json:
-        _print_json({"root": root, "documents": rows})
+    if printed_json(args, {"root": root, "documents": rows}):
         return 0
     if not rows:  # an empty list, not an error: exit 0, as `versions` and `documents --json`
         where = f" in collection {args.collection!r}" if args.collection else ""

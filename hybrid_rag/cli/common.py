@@ -39,6 +39,15 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
+def printed_json(args: argparse.Namespace, data: Any) -> bool:
+    """``data`` printed as JSON when the command was asked for ``--json`` (True: the caller's
+    answer is given, it returns 0); else nothing printed, False."""
+    if getattr(args, "json", False):
+        _print_json(data)
+        return True
+    return False
+
+
 STAGE_FLAGS = (
     "expansion",
     "multi_query",

@@ -7,7 +7,7 @@ import signal
 import sys
 
 from hybrid_rag.cli.admin import _model_drift
-from hybrid_rag.cli.common import _engine, _print_json, _warn_repaired, display_path
+from hybrid_rag.cli.common import _engine, _warn_repaired, display_path, printed_json
 from hybrid_rag.interrupts import ctrl_c_stops as _ctrl_c_stops
 from hybrid_rag.progress import Bars as _Bars
 from hybrid_rag.settings import Settings
@@ -53,8 +53,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 130
-    if args.json:
-        _print_json({**report.to_dict(), **({"notes": [drift]} if drift else {})})
+    if printed_json(args, {**report.to_dict(), **({"notes": [drift]} if drift else {})}):
         return 0
     verb = "would ingest" if report.dry_run else "ingested"
     print(
@@ -87,8 +86,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     """Import an embeddings.json / embeddings.jsonl file: its vectors reused when they fit the model."""
     with _engine(settings) as engine:
         report = engine.import_file(args.file, collection=args.collection)
-    if args.json:
-        _print_json(report.to_dict())
+    if printed_json(args, report.to_dict()):
         return 0
     print(
         f"imported {report.rows} rows from {display_path(report.file)} ({report.format}): "

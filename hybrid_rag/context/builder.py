@@ -35,6 +35,7 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -90,6 +91,17 @@ def cached_embed(embedder: Embedder, store: MetadataStore) -> EmbedFn:
         return np.vstack([pool_windows(windows[sha]) for sha in shas]).astype(np.float32)
 
     return embed
+
+
+@dataclass(frozen=True)
+class _Framing:
+    """What frames the quotes: the question, the self-check's confidence, whether it is weak, and
+    the context's notes (a list the build appends to)."""
+
+    query: str
+    conf: float
+    weak: bool
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -166,6 +178,7 @@ class ContextBuilder:
             model = result.trace.vectors
             notes.append(f"found with the second vector set ({model}): the index's model cannot read it")
         analysis = filler = None
+        framing = _Framing(query, conf, weak, notes)  # notes: the same list, appended to below
         summarized = sm.Summaries()
         if not chunks:
             notes.append("no results were retrieved")
@@ -173,8 +186,8 @@ class ContextBuilder:
             analysis, summarized = self._analyse(query, chunks, fragments or {}, lang)
             if summarized.note:
                 notes.append(summarized.note)
-            filler = self._fill(query, conf, weak, notes, chunks, analysis, budget)
-        context = self._finish(query, conf, weak, notes, result, analysis, filler, budget)
+            filler = self._fill(partial(self._filler, framing, chunks, analysis, budget))
+        context = self._finish(framing, result, analysis, filler, budget)
         return replace(context, result=_traced(result, start, summarized))
 
     # -- analyse -------------------------------------------------------------------------------
@@ -226,22 +239,15 @@ class ContextBuilder:
 
     # -- fill ------------------------------------------------------------------------------------
 
-    def _fill(
-        self,
-        query: str,
-        conf: float,
-        weak: bool,
-        notes: list[str],
-        chunks: Sequence[ScoredChunk],
-        a: _Analysis,
-        budget: int,
-    ) -> Filler:
-        """A filled plan; when room kept for the fill's notes leaves no quote, planned again
-        without it (the notes shrink or go before the evidence does: ``notes``)."""
-        filler = self._filler(query, conf, weak, notes, chunks, a, budget)
+    @staticmethod
+    def _fill(filler_for: Callable[[int], Filler]) -> Filler:
+        """A filled plan from ``filler_for(note_reserve)`` (``_filler`` with its arguments bound);
+        when room kept for the fill's notes leaves no quote, planned again without it (the notes
+        shrink or go before the evidence does)."""
+        filler = filler_for(NOTE_RESERVE)
         filler.fill()
         if not filler.plan.windows:
-            bare = self._filler(query, conf, weak, notes, chunks, a, budget, note_reserve=0)
+            bare = filler_for(0)
             bare.fill()
             if bare.plan.windows:
                 return bare
@@ -249,17 +255,14 @@ class ContextBuilder:
 
     def _filler(
         self,
-        query: str,
-        conf: float,
-        weak: bool,
-        notes: list[str],
+        framing: _Framing,
         chunks: Sequence[ScoredChunk],
         a: _Analysis,
         budget: int,
-        *,
-        note_reserve: int = NOTE_RESERVE,
+        note_reserve: int,
     ) -> Filler:
         """Token estimates for every line and quote, handed to the budget planner."""
+        query, conf, weak, notes = framing.query, framing.conf, framing.weak, framing.notes
         n = len(chunks)
         code = [c.source_type is SourceType.CODE for c in chunks]
         costs = [
@@ -308,10 +311,7 @@ class ContextBuilder:
 
     def _finish(
         self,
-        query: str,
-        conf: float,
-        weak: bool,
-        notes: list[str],
+        framing: _Framing,
         result: QueryResult,
         a: _Analysis | None,
         filler: Filler | None,
@@ -322,6 +322,7 @@ class ContextBuilder:
         """Count the rendered text exactly; take steps back while it is over, then top up.
 
         ``probe``: only whether a quote fits (no search for the smallest budget that quotes one)."""
+        query, conf, weak, notes = framing.query, framing.conf, framing.weak, framing.notes
         chunks = result.chunks
         plan = filler.plan if filler is not None else Plan()
         verdict = (conf, weak)
@@ -349,7 +350,7 @@ class ContextBuilder:
         all_notes, topics, quotes, sources = parts
         needed = None
         if a is not None and not plan.windows and not probe:
-            needed = self._smallest_budget(query, conf, weak, notes, result, a, budget)
+            needed = self._smallest_budget(framing, result, a, budget)
             if needed is not None:
                 all_notes = [
                     *all_notes,
@@ -425,10 +426,7 @@ class ContextBuilder:
 
     def _smallest_budget(
         self,
-        query: str,
-        conf: float,
-        weak: bool,
-        notes: list[str],
+        framing: _Framing,
         result: QueryResult,
         a: _Analysis,
         budget: int,
@@ -437,8 +435,8 @@ class ContextBuilder:
         ``MAX_PROBE`` tokens quote nothing): doubling, then bisection, on the same analysis."""
 
         def quotes_at(b: int) -> bool:
-            filler = self._fill(query, conf, weak, notes, result.chunks, a, b)
-            return bool(self._finish(query, conf, weak, notes, result, a, filler, b, probe=True).quotes)
+            filler = self._fill(partial(self._filler, framing, result.chunks, a, b))
+            return bool(self._finish(framing, result, a, filler, b, probe=True).quotes)
 
         low, high = budget, max(2 * budget, 64)
         while not quotes_at(high):
