@@ -124,23 +124,18 @@ def windows(texts: list[str], lengths: list[int], overlaps: list[int]) -> list[d
 
 def speed(texts: list[str], arms: list[tuple[str, dict[str, Any]]], sample: int) -> dict[str, Any]:
     from hybrid_rag.models.factory import make_embedder
+    from studies.int8_layers import passage_rates
 
     step = max(1, len(texts) // sample)
     picked = texts[::step][:sample]
     out: dict[str, Any] = {"chunks": len(picked), "load": [round(os.getloadavg()[0], 2)]}
-    for threads in (1, 2):
-        embedders = {label: make_embedder(_embedding(o, threads)) for label, o in arms}
-        for e in embedders.values():
-            e.embed_passages(picked[:4])  # loads the model (and builds the mixed graph once)
-        best: dict[str, list[float]] = {label: [] for label in embedders}
-        for _ in range(2):
-            for label, e in embedders.items():
-                t = time.perf_counter()
-                e.embed_passages(picked)
-                best[label].append(time.perf_counter() - t)
-        for label in embedders:
-            out[f"{label} x{threads}"] = round(len(picked) / min(best[label]), 2)
-        _log("speed", out)
+    passage_rates(
+        lambda threads: {label: make_embedder(_embedding(o, threads)) for label, o in arms},
+        picked,
+        warm=4,
+        out=out,
+        log=_log,
+    )
     out["load"].append(round(os.getloadavg()[0], 2))
     return out
 

@@ -87,19 +87,34 @@ def speed(passages: int) -> dict[str, Any]:
 
     texts = [json.loads(line)["text"] for line in (DATASETS / "cranfield" / "corpus.jsonl").open()][:passages]
     out: dict[str, Any] = {"passages": len(texts)}
+    return passage_rates(
+        lambda threads: {g: make_embedder(EmbeddingSettings(quantize=g, threads=threads)) for g in GRAPHS},
+        texts,
+        warm=8,
+        out=out,
+        log=_log,
+    )
+
+
+def passage_rates(
+    embedders_at: Any, texts: list[str], *, warm: int, out: dict[str, Any], log: Any
+) -> dict[str, Any]:
+    """Passages a second of each of ``embedders_at(threads)`` (label -> embedder) at 1 and 2
+    threads: each warmed on ``warm`` texts (the model loaded, a graph built once), then timed on
+    ``texts`` twice, alternated, the best kept; into ``out`` as ``"<label> x<threads>"``."""
     for threads in (1, 2):
-        embedders = {g: make_embedder(EmbeddingSettings(quantize=g, threads=threads)) for g in GRAPHS}
+        embedders = embedders_at(threads)
         for embedder in embedders.values():
-            embedder.embed_passages(texts[:8])
-        best: dict[str, list[float]] = {g: [] for g in GRAPHS}
+            embedder.embed_passages(texts[:warm])
+        best: dict[str, list[float]] = {label: [] for label in embedders}
         for _ in range(2):
-            for graph, embedder in embedders.items():
+            for label, embedder in embedders.items():
                 t = time.perf_counter()
                 embedder.embed_passages(texts)
-                best[graph].append(time.perf_counter() - t)
-        for graph in GRAPHS:
-            out[f"{graph} x{threads}"] = round(len(texts) / min(best[graph]), 2)
-        _log("speed", out)
+                best[label].append(time.perf_counter() - t)
+        for label in embedders:
+            out[f"{label} x{threads}"] = round(len(texts) / min(best[label]), 2)
+        log("speed", out)
     return out
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,14 +68,19 @@ class Hubness:
 
 @dataclass(frozen=True)
 class Radii:
-    """What a query reads of a version's table: each id's radius (the median for an id not in it)."""
+    """What a query reads of a version's table: each id's radius (``fallback``, the median, for an
+    id not in it)."""
 
     ids: np.ndarray
     radius: np.ndarray
+    fallback: float = field(init=False)
+
+    def __post_init__(self) -> None:  # once, not per scored list
+        object.__setattr__(self, "fallback", float(np.median(self.radius)) if len(self.radius) else 0.0)
 
     def of(self, ids: np.ndarray) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        fallback = float(np.median(self.radius)) if len(self.radius) else 0.0
+        fallback = self.fallback
         if not len(self.ids):
             return np.full(len(ids), fallback)
         at = np.searchsorted(self.ids, ids).clip(max=len(self.ids) - 1)

