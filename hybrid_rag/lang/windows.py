@@ -60,27 +60,35 @@ def best_window(
         for j, r in enumerate(reach):
             for h in range(j, min(r, n)):
                 bad[h] = j
+    # plain floats and ints: the same float64 values, without numpy's cost per element read
+    sl, pcl, psl, topl = s.tolist(), pc.tolist(), ps.tolist(), top.tolist()
+    # without reach or lead, and no score below 0, a window ending on an unscored line trims back to
+    # one the scored line before it ends, which scores more (each positive score >= 1e-6: more even
+    # at the key's 9 decimals) or is the same: only the scored ends are tried
+    scored_ends = reach is None and lead is None and all(v == 0 or v >= 1e-6 for v in sl)
     best: tuple[float, float, int, int, int] | None = None  # (peak, score, -cost, -a, b) maximised
     a = 0
     for b in range(n):
         if blocked is not None and blocked[b]:
             a = b + 1
             continue
-        while a <= b and pc[b + 1] - pc[a] > cap:
+        if scored_ends and sl[b] <= 0:
+            continue
+        while a <= b and pcl[b + 1] - pcl[a] > cap:
             a += 1
         lo, hi = max(a, bad[b] + 1), b
         if lo > hi:
             continue
-        while lo < hi and s[lo] <= 0:
+        while lo < hi and sl[lo] <= 0:
             lo += 1
-        while hi > lo and s[hi] <= 0 and bad[hi - 1] < lo:
+        while hi > lo and sl[hi] <= 0 and bad[hi - 1] < lo:
             hi -= 1
-        if s[lo] <= 0:
+        if sl[lo] <= 0:
             continue
-        peak = float(top[lo : hi + 1].max()) if peak_first else 0.0
+        peak = max(topl[lo : hi + 1]) if peak_first else 0.0
         if lead is not None and (peak <= 0 or peak < least):
             continue
-        key = (round(peak, 9), round(float(ps[b + 1] - ps[lo]), 9), -int(pc[hi + 1] - pc[lo]), -lo, hi)
+        key = (round(peak, 9), round(psl[b + 1] - psl[lo], 9), -(pcl[hi + 1] - pcl[lo]), -lo, hi)
         if best is None or key > best:
             best = key
     return None if best is None else (-best[3], best[4])

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,18 +126,20 @@ def apply_path_roles(
     return _moved(scored, shift, "role", record)
 
 
-def path_words(path: str) -> tuple[set[str], set[str]]:
-    """A path's words split like identifiers: (the file name's without its extension, the folders')."""
+@lru_cache(maxsize=65_536)
+def path_words(path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A path's words split like identifiers: (the file name's without its extension, the folders');
+    remembered per path (a repository's paths recur in every question's candidates)."""
     parts = [p for p in path.replace("\\", "/").split("/") if p]
     if not parts:
-        return set(), set()
+        return frozenset(), frozenset()
     stem = parts[-1].split(".", 1)[0]
-    name = set(split_identifier(stem))
-    folders = {w for p in parts[:-1] for w in split_identifier(p)}
+    name = frozenset(split_identifier(stem))
+    folders = frozenset(w for p in parts[:-1] for w in split_identifier(p))
     return name, folders - name
 
 
-def _stem_match(word: str, candidates: set[str]) -> bool:
+def _stem_match(word: str, candidates: AbstractSet[str]) -> bool:
     if word in candidates:
         return True
     for c in candidates:

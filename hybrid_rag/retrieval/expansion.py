@@ -143,7 +143,8 @@ def pool_idf(pool: Sequence[Sequence[str]], terms: Collection[str] | None = None
     if terms is None:
         df = Counter(term for doc in pool for term in set(doc))
     else:
-        df = Counter(term for doc in pool for term in set(doc).intersection(terms))
+        wanted = terms if isinstance(terms, (set, frozenset)) else set(terms)
+        df = Counter(term for doc in pool for term in wanted.intersection(doc))
     return {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
 
 

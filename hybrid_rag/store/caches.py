@@ -114,8 +114,10 @@ class CacheRows(StoreSessions):
         out: dict[str, list[str]] = {}
         with self._session() as s:
             for batch in _batches(sorted(set(sha256s))):
-                query = select(_Tokens).where(_Tokens.tokenizer == tokenizer, _Tokens.sha256.in_(batch))
-                out.update((row.sha256, row.terms.split()) for row in s.scalars(query))
+                query = select(_Tokens.sha256, _Tokens.terms).where(  # columns, no ORM instances
+                    _Tokens.tokenizer == tokenizer, _Tokens.sha256.in_(batch)
+                )
+                out.update((sha, terms.split()) for sha, terms in s.execute(query))
         return out
 
     def put_tokens(self, tokenizer: str, tokens: Mapping[str, Sequence[str]]) -> None:

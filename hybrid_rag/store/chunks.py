@@ -15,11 +15,13 @@ from hybrid_rag.store.rows import (
     _CACHED_FILTER_TERMS,
     _INDEXED,
     _LIVE,
+    CHUNK_ROW,
     _batches,
     _chunk,
     _generation,
     _live_chunk_pages,
     _only_line,
+    chunk_of_row,
 )
 from hybrid_rag.store.schema import CHUNKS, DOCUMENTS, _Chunk, _Document
 from hybrid_rag.store.sessions import StoreSessions
@@ -46,10 +48,11 @@ class ChunkRows(StoreSessions):
         ids garbage-collected or never written are absent from the answer."""
         out: dict[int, Chunk] = {}
         with self._session() as s:
+            joined = CHUNKS.join(DOCUMENTS, CHUNKS.c.document_id == DOCUMENTS.c.id)
             for batch in _batches([int(i) for i in ids]):
-                query = select(_Chunk, _Document).join(_Document).where(_Chunk.id.in_(batch))
-                for chunk, doc in s.execute(query):
-                    out[chunk.id] = _chunk(chunk, doc)
+                query = select(*CHUNK_ROW).select_from(joined).where(CHUNKS.c.id.in_(batch))
+                for row in s.execute(query):
+                    out[row.id] = chunk_of_row(row)
         return out
 
     def chunk_ids_matching(self, expr: FilterExpr) -> np.ndarray:

@@ -15,8 +15,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from hybrid_rag.lang.detect import detect_chunk_language
 from hybrid_rag.store.records import DocumentRecord
-from hybrid_rag.store.schema import CHUNKS, GENERATION, _Chunk, _Document, _Embedding, _Meta
-from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType, fields_of
+from hybrid_rag.store.schema import CHUNKS, DOCUMENTS, GENERATION, _Chunk, _Document, _Embedding, _Meta
+from hybrid_rag.types import Chunk, ChunkSpan, LoadedFile, SourceType
 from hybrid_rag.vectors import bad_rows
 
 _IN_BATCH = 900  # SQLite's default limit on bound parameters is 999
@@ -113,16 +113,41 @@ def _chunk_lang(span: ChunkSpan, file: LoadedFile) -> str:
 SPAN_COLUMNS = ("start_line", "end_line", "text", "token_count", "sha256")  # a chunk's, as its span has them
 
 
-def _chunk(c: _Chunk, d: _Document) -> Chunk:
+# a chunk and its document's fields as plain columns, in ``chunk_of_row``'s order: no ORM objects
+# (a query's fetch reads a hundred chunks or more; the ORM's instances and a row's attribute lookups
+# by name cost most of its time: RESULTS.md#query-time)
+CHUNK_ROW = (
+    *(CHUNKS.c[name] for name in ("id", "document_id", "position", *SPAN_COLUMNS, "meta", "lang")),
+    *(DOCUMENTS.c[name] for name in ("path", "source_type", "language", "collection", "meta")),
+)
+
+
+def chunk_of_row(row: Sequence[Any]) -> Chunk:
+    """A :class:`Chunk` from the values of ``CHUNK_ROW``'s columns, in its order."""
+    (id_, document_id, position, start, end, text, tokens, sha256, meta, lang, *document) = row
+    path, source_type, language, collection, document_meta = document
     return Chunk(
-        **fields_of(c, "id", "document_id", "position", *SPAN_COLUMNS),
-        path=d.path,
-        source_type=SourceType(d.source_type),
-        language=d.language,
-        collection=d.collection,
-        meta={**_meta(d.meta), **_meta(c.meta)},
-        lang=c.lang or "und",
+        id=id_,
+        document_id=document_id,
+        position=position,
+        start_line=start,
+        end_line=end,
+        text=text,
+        token_count=tokens,
+        sha256=sha256,
+        path=path,
+        source_type=SourceType(source_type),
+        language=language,
+        collection=collection,
+        meta={**_meta(document_meta), **_meta(meta)},
+        lang=lang or "und",
     )
+
+
+def _chunk(c: _Chunk, d: _Document) -> Chunk:
+    """A :class:`Chunk` from ORM rows of a chunk and its document."""
+    own = (getattr(c, name) for name in ("id", "document_id", "position", *SPAN_COLUMNS, "meta", "lang"))
+    return chunk_of_row((*own, d.path, d.source_type, d.language, d.collection, d.meta))
 
 
 def _json_or_none(meta: Mapping[str, Any]) -> str | None:
