@@ -41,7 +41,7 @@ MANIFEST_FILE = "dense.json"
 def rank_hits(ids: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
     """The top ``k`` of (id, score) pairs: highest score first, ties by ascending id."""
     order = np.lexsort((ids, -scores))[:k]
-    return [Hit(int(ids[i]), float(scores[i])) for i in order]
+    return [Hit(i, v) for i, v in zip(ids[order].tolist(), scores[order].tolist(), strict=True)]
 
 
 def score_present(index: Any, query: np.ndarray, ids: np.ndarray) -> np.ndarray:

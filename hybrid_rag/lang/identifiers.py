@@ -15,6 +15,8 @@ def split_identifier(token: str) -> list[str]:
     ``"XMLHttpRequest"`` -> ``["xml", "http", "request"]``; a plain word gives itself. Unicode-aware:
     case is read with ``str.isupper``/``str.islower``, so ``"caféNoir"`` -> ``["café", "noir"]``.
     """
+    if token.isascii() and token.isalpha() and token.islower():  # a plain word: itself (most tokens)
+        return [token]
     parts: list[str] = []
     for piece in _NON_ALNUM.split(token):
         if piece:

@@ -41,6 +41,7 @@ shared datasets.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -170,8 +171,8 @@ def _sum_normalized(
         if not hits:
             continue
         normed = normalize(np.array([h.score for h in hits], dtype=np.float64))
-        for hit, value in zip(hits, normed, strict=True):
-            term = weight_of(weights, name, hit.id) * float(value)
+        for hit, value in zip(hits, normed.tolist(), strict=True):
+            term = weight_of(weights, name, hit.id) * value
             totals[hit.id] = totals.get(hit.id, 0.0) + term
             parts.setdefault(hit.id, {})[name] = term
     return [Fused(i, s, parts[i]) for i, s in rank_order(totals)]
@@ -232,8 +233,8 @@ def complete_runs(runs: Mapping[str, Sequence[Hit]], scorers: Mapping[str, Score
         if scorer is None or not hits or missing.size == 0:
             out[name] = list(hits)
             continue
-        values = np.asarray(scorer(missing), dtype=np.float64)
-        extra = [Hit(int(i), float(v)) for i, v in zip(missing, values, strict=True) if np.isfinite(v)]
+        values = np.asarray(scorer(missing), dtype=np.float64).tolist()
+        extra = [Hit(i, v) for i, v in zip(missing.tolist(), values, strict=True) if math.isfinite(v)]
         out[name] = sorted([*hits, *extra], key=lambda h: (-h.score, h.id))
     return out
 
