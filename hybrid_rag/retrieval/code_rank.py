@@ -142,10 +142,17 @@ def path_words(path: str) -> tuple[frozenset[str], frozenset[str]]:
 def _stem_match(word: str, candidates: AbstractSet[str]) -> bool:
     if word in candidates:
         return True
-    for c in candidates:
-        if len(c) >= 4 and len(word) >= 4 and (c.startswith(word) or word.startswith(c)):
-            return True
-    return False
+    if len(word) < 4:
+        return False
+    return any(len(c) >= 4 and (c.startswith(word) or word.startswith(c)) for c in candidates)
+
+
+def _path_matches(words: Collection[str], name: AbstractSet[str], folders: AbstractSet[str]) -> float:
+    """1 for each word the file name holds, 0.5 for each other one its folders hold."""
+    in_name = [_stem_match(w, name) for w in words]
+    return float(sum(in_name)) + sum(
+        0.5 for w, hit in zip(words, in_name, strict=True) if not hit and _stem_match(w, folders)
+    )
 
 
 def apply_path_match(
@@ -166,10 +173,7 @@ def apply_path_match(
     record: dict[int, float] = {}
     for i, c in enumerate(scored):
         if c.path not in cache:
-            name, folders = path_words(shown(c, root))
-            cache[c.path] = sum(1.0 for w in words if _stem_match(w, name)) + sum(
-                0.5 for w in words if not _stem_match(w, name) and _stem_match(w, folders)
-            )
+            cache[c.path] = _path_matches(words, *path_words(shown(c, root)))
         matches = cache[c.path]
         if matches > 0:
             shift[i], record[i] = weight * (1 - 0.5**matches) * spread, matches
