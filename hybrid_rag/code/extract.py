@@ -304,7 +304,13 @@ def _kind(node: Any, capture: str, parent_kind: str | None, scoped: bool = False
 def _name_prefix(name: Any, data: bytes, links: Links) -> str:
     """The scope written into the name itself (C++ ``Foo::bar``, a Go method's receiver type)."""
     parent = links.parent(name)
-    if parent is not None and parent.type in {"qualified_identifier", "scoped_identifier"}:
+    scoped = {"qualified_identifier", "scoped_identifier"}
+    while parent is not None and parent.type in scoped:  # C++ nests ``A::B::f`` as A::(B::f)
+        outer = links.parent(parent)
+        if outer is None or outer.type not in scoped:
+            break
+        parent = outer
+    if parent is not None and parent.type in scoped:
         full = node_text(data, parent)
         own = node_text(data, name)
         if full.endswith(own):

@@ -51,6 +51,10 @@ _RUST_EXTRA = """
 _CPP_EXTRA = """
 (function_definition declarator: (function_declarator declarator: (qualified_identifier
   scope: (template_type) name: (identifier) @name))) @definition.method
+(function_definition declarator: (function_declarator declarator: (qualified_identifier
+  name: (qualified_identifier name: (identifier) @name)))) @definition.method
+(function_definition declarator: (function_declarator declarator: (qualified_identifier
+  name: (qualified_identifier name: (qualified_identifier name: (identifier) @name))))) @definition.method
 (namespace_definition name: (_) @name) @definition.namespace
 (function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.function
 (alias_declaration name: (type_identifier) @name) @definition.type

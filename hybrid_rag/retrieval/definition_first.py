@@ -10,6 +10,8 @@ get it. Here each code-looking word of the question (``ConnectionPool``, ``Help.
   when the word has one (``Help.formatHelp`` is the method of ``Help``, not another
   ``formatHelp``); ``impl`` blocks and a bare qualifier's match (``PART``) never qualify;
 * outside test files when the name is defined outside them too;
+* a function's definition with its body before a declaration of it without one (a C/C++ header's
+  prototype of ``BuildLog::LogEntry::HashCommand`` yields to ``build_log.cc``'s definition);
 * a name defined more than once is told apart by the question's other words: the definition whose
   path, owner (qualified name) and doc comment share the most of them wins; a tie names none (the
   score boost still applies), so a guess is never placed first.
@@ -24,8 +26,9 @@ from hybrid_rag.lang.identifiers import split_identifier
 from hybrid_rag.paths import display_path
 from hybrid_rag.retrieval.symbol_ranking import CASELESS, EXACT, WORD, NamedSymbol
 from hybrid_rag.symbols.question_names import _plain_stop_words
-from hybrid_rag.symbols.search import is_test_path, split_qualified
+from hybrid_rag.symbols.search import declares_only, is_test_path, split_qualified
 
+_CALLABLE = frozenset({"function", "method"})
 MAX_FIRST = 3  # definitions placed first at most (a question naming more is a list, not a lookup)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -73,10 +76,18 @@ def definitions_first(
         group = exact or group
         outside = [n for n in group if not is_test_path(n.symbol.path)]
         group = outside or group
+        bodies = [n for n in group if not _declared_only(n)]
+        group = bodies or group
         chosen = _told_apart(group, query, token, root, words)
         if chosen is not None and chosen.symbol.chunk_id is not None and chosen.symbol.chunk_id not in out:
             out.append(chosen.symbol.chunk_id)
     return out[:MAX_FIRST]
+
+
+def _declared_only(named: NamedSymbol) -> bool:
+    """A function or method declared without its body (a header's prototype): its definition, where
+    the index holds it, is the one placed."""
+    return named.symbol.kind in _CALLABLE and declares_only(named.symbol.signature)
 
 
 def _told_apart(

@@ -32,7 +32,7 @@ from typing import Any
 
 from hybrid_rag.retrieval.definition_first import question_words
 from hybrid_rag.symbols.model import Symbol
-from hybrid_rag.symbols.search import SymbolSource, is_test_path
+from hybrid_rag.symbols.search import SymbolSource, declares_only, is_test_path
 from hybrid_rag.types import ScoredChunk
 
 IMPLEMENTATION = "implementation"  # a breakdown key: the facade rank the chunk was pulled under
@@ -61,12 +61,10 @@ def pull_implementations(
         facades = [
             s
             for s in symbols[c.path]
-            if s.chunk_id == c.id
-            and s.kind in _CALLABLE
-            and (s.signature.rstrip().endswith(";") or _delegates(c, s))
+            if s.chunk_id == c.id and s.kind in _CALLABLE and (declares_only(s.signature) or _delegates(c, s))
         ]
         for s in _named_by(facades, words):
-            if s.signature.rstrip().endswith(";"):
+            if declares_only(s.signature):
                 wanted.append((rank, s, s.name))
             else:
                 wanted.extend((rank, s, name) for name in _returned_types(s.signature))
@@ -156,14 +154,14 @@ def _returned_types(signature: str) -> list[str]:
 
 def _target(facade: Symbol, name: str, candidates: Sequence[Symbol]) -> Symbol | None:
     """The one implementation ``name`` names for ``facade``: in another file, outside tests."""
-    if facade.signature.rstrip().endswith(";") and name == facade.name:
+    if declares_only(facade.signature) and name == facade.name:
         bodies = [
             s
             for s in candidates
             if s.qualified_name == facade.qualified_name
             and s.path != facade.path
             and s.kind in _CALLABLE
-            and not s.signature.rstrip().endswith(";")
+            and not declares_only(s.signature)
         ]
     else:
         bodies = [

@@ -31,9 +31,10 @@ REFERENCES_PENDING = "references_pending"  # meta key: the same for a store migr
 # reference index (schema 7): its code files have no references until the next ingest rewrites them
 CODE_PARSE = "code_parse"  # meta key: the version of what the parse of a code file records; a store
 # whose value is not CODE_PARSE_VERSION (none: 1) has its code files parsed again by the next ingest
-CODE_PARSE_VERSION = 4  # 2: declarations' written types (``binding`` references); 3: member rows
+CODE_PARSE_VERSION = 5  # 2: declarations' written types (``binding`` references); 3: member rows
 # (re-exports, fields, variants, constants: ``symbols/members.py``); 4: C/C++/Java calls' argument
-# lists, C/C++ ``#if`` branches (``alternative`` references), C++ ``using X = Y`` definitions
+# lists, C/C++ ``#if`` branches (``alternative`` references), C++ ``using X = Y`` definitions; 5: C++
+# definitions of nested names (``A::B::f``)
 
 
 class _Base(DeclarativeBase):

@@ -132,6 +132,12 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
+def declares_only(signature: str) -> bool:
+    """Whether a signature is a declaration without its body: a C/C++ prototype, a Rust trait's
+    or a Java interface's method signature (it ends with ``;``); its definition is elsewhere."""
+    return signature.rstrip().endswith(";")
+
+
 def _qualified_ends(qualified_name: str, parts: Sequence[str]) -> bool:
     """Whether a qualified name ends with the query's parts (case-insensitive): ``pkg.Pool.get``
     ends with ``Pool.get``; so does ``Pool::get``."""
