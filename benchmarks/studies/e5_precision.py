@@ -1,16 +1,16 @@
 """multilingual-e5-small's graph at each precision on ONNX Runtime, against MiniLM's cost.
 
 e5_runtime.py's comparison (same texts, one process, arms alternated) over the graphs the 4-bit
-file allows: ``fp32`` (39.5's graph: the Q4_0 weights dequantised into fp32 ``MatMul``), ``q4``
-(the weights as the file's codes in ``MatMulNBits``, fp32 products: ``embedding.e5_precision:
-none``), ``q4-acc4`` (the same at ``accuracy_level`` 4: activations to int8), ``int8`` and
-``int8-mixed`` (``embedding.e5_precision``: ONNX Runtime's dynamic int8 over the dequantised
-graph; mixed keeps layer 0 and each FFN output product 4-bit with fp32 products), and MiniLM
-(fp32, the default English embedder). Per arm: passages per CPU second and per wall second (best
-of ``--rounds``, arms rotated), cosine to the ``fp32`` graph's vectors (passages and queries),
-the graph file's size, and the peak RSS of a fresh process that loads the arm and embeds 8
-paragraphs (``VmHWM``: ``ru_maxrss`` of a child started by a big process reports the parent's
-peak).
+file allows: ``fp32`` (the graph of RESULTS.md#e5-onnx-runtime: the Q4_0 weights dequantised
+into fp32 ``MatMul``); ``q4`` (the weights as the file's codes in ``MatMulNBits``, fp32 products:
+``embedding.e5_precision: none``); ``q4-acc4`` (the same at ``accuracy_level`` 4: activations to
+int8); ``int8`` and ``int8-mixed`` (``embedding.e5_precision``: ONNX Runtime's dynamic int8 over
+the dequantised graph, mixed keeping layer 0 and each FFN output product 4-bit with fp32
+products); and MiniLM (fp32, the default English embedder). Per arm: passages per CPU second and
+per wall second (best of ``--rounds``, arms rotated), cosine to the ``fp32`` graph's vectors
+(passages and queries), the graph file's size, and the peak RSS of a fresh process that loads the
+arm and embeds 8 paragraphs (``VmHWM``: ``ru_maxrss`` of a child started by a big process
+reports the parent's peak).
 
     HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python benchmarks/harness.py run e5_precision
 """
