@@ -169,3 +169,32 @@ def test_an_ingest_that_adds_a_documented_file_measures_the_bank_again(engine, t
     table = question_bank.load(folder, manifest)
     assert manifest["question_bank"]["questions"] == 8 and manifest["question_bank"]["embedded"] == 1
     assert table.ids.tolist() == sorted(int(i) for i in engine.indices.get().dense.ids())
+
+
+def test_a_chunk_near_every_question_is_demoted_below_the_one_a_question_asks_for(tmp_path):
+    code = dict(CODE)  # a hub among questions: its doc holds every handler's words
+    code["src/all.py"] = (
+        "def dispatch(value):\n"
+        '    """Handle billing shipping login search upload report requests for the service."""\n'
+        "    return value\n"
+    )
+    with engine_over(write_tree(tmp_path / "repo", code)) as engine:
+        live = engine.indices.get()
+        ids = live.dense.ids()
+        radius = live.questions.radii("csls")
+        paths = {c.id: c.path for c in engine.store.chunks([int(i) for i in ids]).values()}
+        hub = next(i for i in ids if paths[int(i)].endswith("all.py"))
+        assert radius.of(np.array([hub]))[0] == max(radius.of(ids))  # the nearest to the bank
+        changed = []
+        for q in ("shipping requests", "login requests", "upload requests", "search requests", "billing"):
+            vector = engine.embedder.embed_queries([q])[0]
+            cos = live.dense.score(vector, ids)
+            if list(np.argsort(-cos, kind="stable")) != list(
+                np.argsort(-(2 * cos - radius.of(ids)), kind="stable")
+            ):
+                on = engine.query(
+                    q, mode="dense", top_k=len(ids), features={**DENSE_ONLY, "question_hubness": True}
+                )
+                off = engine.query(q, mode="dense", top_k=len(ids), features=DENSE_ONLY)
+                changed.append([c.chunk.id for c in on.chunks] != [c.chunk.id for c in off.chunks])
+        assert changed and all(changed)
