@@ -28,19 +28,24 @@ CSLS's query side), with no query log: the bank is made from the corpus when a v
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hybrid_rag.errors import CorruptIndexError
-from hybrid_rag.indices.hubness import BATCH_FLOATS, HubCorrected, Radii, chunk_vectors
+from hybrid_rag.indices.hubness import (
+    BATCH_FLOATS,
+    Radii,
+    chunk_vectors,
+    read_table,
+    with_radii,
+    write_table,
+)
 from hybrid_rag.protocols import Embedder
 from hybrid_rag.types import Chunk, SourceType, Tracer
 
@@ -180,20 +185,8 @@ def measure(
 
 def save(table: QuestionRadii, directory: Path, seconds: float, embedded: int) -> dict[str, Any]:
     """Write ``question_bank.npz`` into ``directory`` (atomically); returns the manifest entry."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{FILE}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(
-                handle,
-                format=np.array([FORMAT_VERSION]),
-                ids=table.ids,
-                csls=table.csls,
-                softmax=table.softmax,
-            )
-        os.replace(tmp, Path(directory) / FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    arrays = {"ids": table.ids, "csls": table.csls, "softmax": table.softmax}
+    write_table(directory, FILE, arrays, FORMAT_VERSION)
     entry = {"k": table.k, "chunks": len(table), "questions": table.questions, "format": FORMAT_VERSION}
     return {MANIFEST_KEY: entry | {"seconds": round(seconds, 3), "embedded": embedded}}
 
@@ -204,17 +197,12 @@ def load(directory: Path, manifest: dict[str, Any]) -> QuestionRadii | None:
     entry = manifest.get(MANIFEST_KEY)
     if not isinstance(entry, dict):
         return None
-    path = Path(directory) / FILE
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if int(data["format"][0]) != FORMAT_VERSION:
-                return None  # another format: as if none (the next build writes this one)
-            ids, csls, soft = data["ids"], data["csls"], data["softmax"]
-    except FileNotFoundError:
-        raise CorruptIndexError(f"the question bank table {path} named by the manifest is missing") from None
-    except (OSError, ValueError, KeyError) as exc:
-        raise CorruptIndexError(f"the question bank table {path} cannot be read ({exc})") from None
+    data = read_table(directory, FILE, "question bank table", ("ids", "csls", "softmax"), FORMAT_VERSION)
+    if data is None:
+        return None
+    ids, csls, soft = data["ids"], data["csls"], data["softmax"]
     if not (len(ids) == len(csls) == len(soft)):
+        path = Path(directory) / FILE
         raise CorruptIndexError(f"the question bank table {path} does not match its manifest entry")
     return QuestionRadii(ids, csls, soft, int(entry.get("k", 0)), int(entry.get("questions", 0)))
 
@@ -251,10 +239,5 @@ def corrected(live: LiveIndex, on: bool, form: str, tracer: Tracer) -> LiveIndex
     """``live`` with its dense index scoring ``2 cos(q, x) - r_x`` by the bank's radius ``form`` when
     ``on`` (``features.question_hubness``) and the version has a bank; without one, ``live`` as it is
     and a note in the trace. Over ``features.hubness`` it corrects the already corrected scores."""
-    if not on:
-        return live
-    table = getattr(live, "questions", None)
-    if table is None:
-        tracer.note(NO_TABLE)
-        return live
-    return replace(live, dense=HubCorrected(live.dense, table.radii(form)))  # type: ignore[arg-type]  # it reads as one
+    table = getattr(live, "questions", None) if on else None
+    return with_radii(live, None if table is None else table.radii(form), on, NO_TABLE, tracer)
