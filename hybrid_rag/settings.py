@@ -195,6 +195,9 @@ class RetrievalSettings(_Section):
     min_score_code: Float | None = None  # per-source-type minimum final score (None: no threshold)
     min_score_text: Float | None = None
     threshold_on: Literal["final", "dense"] = "final"  # the score the floors read: ranked, or the cosine
+    # features.question_hubness's radius: csls (mean cosine to the k nearest bank questions) or
+    # softmax (the inverted softmax's log-sum-exp over the bank); indices/question_bank.py
+    question_hubness_form: Literal["csls", "softmax"] = "csls"
     # with features.parent_context: neighbours, or enclosing (a code chunk's definition, a text
     # chunk's section; "definition" is the old name of enclosing)
     parent_mode: Literal["neighbours", "enclosing", "definition"] = "neighbours"
@@ -413,6 +416,10 @@ class FeatureFlags(_Section):
     # the dense stage ranks by CSLS, 2cos(q, x) minus the chunk's mean cosine to its nearest chunks,
     # so a hub chunk stops topping unrelated questions (indices/hubness.py; RESULTS.md#hubness)
     hubness: bool = False
+    # the dense stage ranks by 2cos(q, x) minus the chunk's radius against a bank of questions made
+    # from the corpus (its docs' first sentences), so a chunk near questions in general stops
+    # topping unrelated ones (indices/question_bank.py; RESULTS.md#question-hubness)
+    question_hubness: bool = False
     # file_coherence counts a C/C++ header and its same-stem source file as one unit of evidence
     # (retrieval/code_rank.py; RESULTS.md#hubness)
     paired_sources: bool = False

@@ -28,6 +28,9 @@ class IndexSettings(_Section):
     # hubness_k nearest chunks; none past hubness_max_chunks (the search is quadratic; 0: never)
     hubness_k: Int = Field(10, ge=1, le=100)
     hubness_max_chunks: Int = Field(50_000, ge=0)
+    # the question bank a build writes for features.question_hubness (indices/question_bank.py): at
+    # most this many pseudo-questions (docs' and prose's first sentences) embedded as queries; 0: none
+    question_bank_size: Int = Field(2_000, ge=0, le=50_000)
 
 
 class MilvusSettings(_Section):

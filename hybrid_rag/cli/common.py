@@ -67,6 +67,7 @@ STAGE_FLAGS = (
     "implementation",  # retrieval/implementations.py
     "paired_sources",
     "hubness",  # indices/hubness.py
+    "question_hubness",  # indices/question_bank.py
 )
 
 

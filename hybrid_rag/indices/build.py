@@ -17,7 +17,7 @@ import numpy as np
 
 from hybrid_rag.code.roles import chunk_role
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, StoreError, disk_full, is_disk_full
-from hybrid_rag.indices import hubness
+from hybrid_rag.indices import hubness, question_bank
 from hybrid_rag.indices.ann import AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import BuildReport, IndexConfig, Progress, source_hash
@@ -251,6 +251,7 @@ class IndexBuilder:
         seconds["dense"] = time.perf_counter() - t
         carried = self._live() if previous is not None else None  # its hub table is updated
         hub, seconds["hubness"] = hubness.for_build(self.config.index, dense, self.versions, carried)
+        bank, seconds["question_bank"], bank_embedded = self._question_bank(dense, store, embed)
         held = dense.ids()  # the second vector set holds the same chunks (second_dense.py)
         second = second_for_build(
             self, store.get, held, second_model, embed=embed, progress=progress, full=full
@@ -269,6 +270,8 @@ class IndexBuilder:
         bm25.save(staging)
         second_manifest = second.save(staging) if second is not None else {}
         second_manifest |= hubness.save(hub, staging, seconds["hubness"]) if hub is not None else {}
+        if bank is not None:
+            second_manifest |= question_bank.save(bank, staging, seconds["question_bank"], bank_embedded)
         src_hash = source_hash(store.hashes)
         params = {
             "model": self.embedder.model_name,
@@ -348,6 +351,19 @@ class IndexBuilder:
             langs=[analysis_language(c) for c in chunks],
         )
         return bm25, "build"
+
+    def _question_bank(
+        self, dense: Any, store: StoreChunks, embed: bool
+    ) -> tuple[question_bank.QuestionRadii | None, float, int]:
+        """The radii against the corpus's question bank (``indices/question_bank.py``); none for a
+        partial version (its questions would be embedded before its chunks)."""
+        if not embed:
+            return None, 0.0, 0
+
+        def docs() -> list[tuple[str, int | None]]:
+            return [(s.doc, s.chunk_id) for s in self.store.symbols(state=store.state) if s.doc]
+
+        return question_bank.for_build(self.config.index, dense, self.store, self.embedder, docs, store.get)
 
     def _live(self) -> int | None:
         """The live version, or None when ``CURRENT`` is corrupt: the build then starts from

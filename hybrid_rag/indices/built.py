@@ -48,6 +48,7 @@ class LiveIndex:
     manifest: dict[str, Any] = field(default_factory=dict)
     second: Any = None  # the second vector set (``second_dense.SecondSet``), when the version has one
     hubness: Any = None  # each chunk's radius (``hubness.Radii``), when the version has a table
+    questions: Any = None  # radii against its question bank (``question_bank.QuestionRadii``), if any
 
     @property
     def count(self) -> int:

@@ -156,22 +156,40 @@ def _update(previous: Hubness, ids: np.ndarray, vectors: np.ndarray, k: int) -> 
     return Hubness(ids, out_ids, out_cos, k)
 
 
-def save(table: Hubness, directory: Path, seconds: float) -> dict[str, Any]:
-    """Write ``hubness.npz`` into ``directory`` (atomically); returns the manifest entry."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{FILE}.", suffix=".tmp")
+def write_table(
+    directory: Path, name: str, arrays: dict[str, np.ndarray], version: int = FORMAT_VERSION
+) -> None:
+    """``arrays`` and their format ``version`` written as ``directory/name`` (``.npz``), atomically."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez(
-                handle,
-                format=np.array([FORMAT_VERSION]),
-                ids=table.ids,
-                neighbours=table.neighbours,
-                cosines=table.cosines,
-            )
-        os.replace(tmp, Path(directory) / FILE)
+            np.savez(handle, format=np.array([version]), **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, Path(directory) / name)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_table(
+    directory: Path, name: str, what: str, keys: tuple[str, ...], version: int = FORMAT_VERSION
+) -> dict[str, np.ndarray] | None:
+    """The ``keys`` arrays of ``directory/name``; None when it is another format than ``version`` (the
+    next build writes this one). Missing or unreadable: a CorruptIndexError naming ``what``."""
+    path = Path(directory) / name
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if int(data["format"][0]) != version:
+                return None
+            return {key: data[key] for key in keys}
+    except FileNotFoundError:
+        raise CorruptIndexError(f"the {what} {path} named by the manifest is missing") from None
+    except (OSError, ValueError, KeyError) as exc:
+        raise CorruptIndexError(f"the {what} {path} cannot be read ({exc})") from None
+
+
+def save(table: Hubness, directory: Path, seconds: float) -> dict[str, Any]:
+    """Write ``hubness.npz`` into ``directory`` (atomically); returns the manifest entry."""
+    write_table(directory, FILE, {"ids": table.ids, "neighbours": table.neighbours, "cosines": table.cosines})
     return {
         MANIFEST_KEY: {
             "k": table.k,
@@ -188,18 +206,13 @@ def load(directory: Path, manifest: dict[str, Any]) -> Hubness | None:
     entry = manifest.get(MANIFEST_KEY)
     if not isinstance(entry, dict):
         return None
-    path = Path(directory) / FILE
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if int(data["format"][0]) != FORMAT_VERSION:
-                return None  # another format: as if none (the next build writes this one)
-            table = Hubness(data["ids"], data["neighbours"], data["cosines"], int(entry.get("k", 0)))
-    except FileNotFoundError:
-        raise CorruptIndexError(f"the hubness table {path} named by the manifest is missing") from None
-    except (OSError, ValueError, KeyError) as exc:
-        raise CorruptIndexError(f"the hubness table {path} cannot be read ({exc})") from None
+    data = read_table(directory, FILE, "hubness table", ("ids", "neighbours", "cosines"))
+    if data is None:
+        return None
+    table = Hubness(data["ids"], data["neighbours"], data["cosines"], int(entry.get("k", 0)))
     n = len(table.ids)
     if table.neighbours.shape != (n, table.k) or table.cosines.shape != (n, table.k) or table.k <= 0:
+        path = Path(directory) / FILE
         raise CorruptIndexError(f"the hubness table {path} does not match its manifest entry")
     return table
 
@@ -263,10 +276,15 @@ NO_TABLE = (
 def corrected(live: LiveIndex, on: bool, tracer: Tracer) -> LiveIndex:
     """``live`` with its dense index hub-corrected when ``on`` (``features.hubness``) and the version
     has a table; without one, ``live`` as it is and a note in the trace."""
+    return with_radii(live, getattr(live, "hubness", None) if on else None, on, NO_TABLE, tracer)
+
+
+def with_radii(live: LiveIndex, radii: Radii | None, on: bool, missing: str, tracer: Tracer) -> LiveIndex:
+    """``live`` with its dense index scoring ``2 cos - r`` by ``radii`` when ``on``; ``on`` without
+    ``radii`` (the version has none): ``live`` as it is and the note ``missing`` in the trace."""
     if not on:
         return live
-    radii = getattr(live, "hubness", None)
     if radii is None:
-        tracer.note(NO_TABLE)
+        tracer.note(missing)
         return live
     return replace(live, dense=HubCorrected(live.dense, radii))  # type: ignore[arg-type]  # it reads as one

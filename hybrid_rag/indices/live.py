@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hybrid_rag.errors import CorruptIndexError, IndexMismatchError, NoIndexError
-from hybrid_rag.indices import hubness
+from hybrid_rag.indices import hubness, question_bank
 from hybrid_rag.indices.ann import AnnBackend, AnnParams, AnnVectorIndex
 from hybrid_rag.indices.bm25 import BM25IndexManager
 from hybrid_rag.indices.built import IndexConfig, LiveIndex
@@ -100,6 +100,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
         bm25 = BM25IndexManager.load(directory, config.bm25)
         second = load_second(config.index, directory, manifest, load_dense)  # None: the version has none
         hub = hubness.radii_of(hubness.load(directory, manifest))  # None: the version has no table
+        questions = question_bank.load(directory, manifest)  # None: the version has no bank
     except CorruptIndexError as exc:
         raise CorruptIndexError(
             f"{exc}: run `hybrid-rag rebuild` (the store is intact) or `hybrid-rag rollback` to an older one"
@@ -110,7 +111,7 @@ def load_version(versions: IndexVersions, version: int, config: IndexConfig, emb
             f"index version {version} at {directory} is inconsistent (manifest {manifest.get('chunks')} "
             f"chunks, dense {len(dense)}, bm25 {len(bm25)}): run `hybrid-rag rebuild`"
         )
-    return LiveIndex(version, dense, bm25, manifest, second, hub)
+    return LiveIndex(version, dense, bm25, manifest, second, hub, questions)
 
 
 class LiveIndexProvider:

@@ -19,7 +19,7 @@ from hybrid_rag import deadline
 from hybrid_rag import filters as filter_lang
 from hybrid_rag.errors import ConfigError, InputError, RemoteServiceError, StoreError
 from hybrid_rag.filters.cost import check_cost
-from hybrid_rag.indices import hubness
+from hybrid_rag.indices import hubness, question_bank
 from hybrid_rag.indices.chunk_terms import chunk_terms
 from hybrid_rag.indices.coverage import dense_note, pending_line
 from hybrid_rag.indices.live import LiveIndex, LiveIndexProvider
@@ -167,6 +167,9 @@ class HybridRetriever(ReadingStage, Openable):
             return QueryResult(text, run_mode.value, (), tracer.freeze(), live.version)
         reading = self.reading(text, run_mode, flags, live, tracer, asked)
         live = hubness.corrected(live, flags.hubness, tracer)  # CSLS in every dense score
+        live = question_bank.corrected(
+            live, flags.question_hubness, self.retrieval.question_hubness_form, tracer
+        )
         live, embedder = self.vector_set(live, reading)  # the second set's, for a question only it reads
         candidates = self.retrieve(
             text, run_mode, flags, live, allowed, tracer, reading, asked, embedder=embedder

@@ -7,8 +7,8 @@ const KEY_NAME = "hybrid-rag-api-key";
 // features.* of configs/default.yaml, each a per-call switch (a test keeps this list equal to FeatureFlags)
 const STAGES = ["expansion", "multi_query", "dense", "bm25", "rerank", "mmr", "filters", "routing",
   "thresholds", "priors", "parent_context", "symbols", "path_roles", "path_match", "file_coherence",
-  "definition_first", "member_symbols", "implementation", "hubness", "paired_sources",
-  "self_check"];
+  "definition_first", "member_symbols", "implementation", "hubness", "question_hubness",
+  "paired_sources", "self_check"];
 const SOURCE_MARGIN = 30; // lines shown around a cited range
 
 const $ = (id) => document.getElementById(id);
