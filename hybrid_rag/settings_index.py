@@ -30,7 +30,7 @@ class IndexSettings(_Section):
     hubness_max_chunks: Int = Field(50_000, ge=0)
     # the question bank a build writes for features.question_hubness (indices/question_bank.py): at
     # most this many pseudo-questions (docs' and prose's first sentences) embedded as queries; 0: none
-    question_bank_size: Int = Field(2_000, ge=0, le=50_000)
+    question_bank_size: Int = Field(0, ge=0, le=50_000)
 
 
 class MilvusSettings(_Section):

@@ -19,6 +19,9 @@ from hybrid_rag.indices.question_bank import BETA, bank_texts, first_sentence, m
 from hybrid_rag.types import Chunk, SourceType
 
 
+BANK = {"index__question_bank_size": 2000}  # off by default: the bank is built only when asked for
+
+
 def unit_rows(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     rows = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
@@ -79,7 +82,7 @@ CODE["README.md"] = "# Service\n\nThe service routes billing and shipping reques
 
 @pytest.fixture
 def engine(tmp_path):
-    with engine_over(write_tree(tmp_path / "repo", CODE)) as eng:
+    with engine_over(write_tree(tmp_path / "repo", CODE), **BANK) as eng:
         yield eng
 
 
@@ -117,7 +120,7 @@ DENSE_ONLY = dict.fromkeys(("expansion", "symbols", "path_roles", "path_match", 
 @pytest.mark.parametrize("form", ["csls", "softmax"])
 def test_the_flag_ranks_dense_by_2cos_minus_the_question_radius_per_call(tmp_path, form):
     repo = write_tree(tmp_path / "repo", CODE)
-    with engine_over(repo, retrieval__question_hubness_form=form) as engine:
+    with engine_over(repo, retrieval__question_hubness_form=form, **BANK) as engine:
         q = "which handler deals with shipping requests"
         off = engine.query(q, mode="dense", top_k=8, features=DENSE_ONLY)
         on = engine.query(q, mode="dense", top_k=8, features={**DENSE_ONLY, "question_hubness": True})
@@ -155,7 +158,7 @@ def test_a_bank_the_manifest_names_that_is_damaged_is_a_corrupt_index(engine):
 
 
 def test_no_bank_when_its_size_is_zero_or_past_the_chunk_cap(tmp_path):
-    for over in ({"index__question_bank_size": 0}, {"index__hubness_max_chunks": 2}):
+    for over in ({"index__question_bank_size": 0}, {**BANK, "index__hubness_max_chunks": 2}):
         with engine_over(write_tree(tmp_path / "repo", CODE), **over) as eng:
             folder, manifest = live_folder(eng)
             assert "question_bank" not in manifest and not (folder / question_bank.FILE).exists()
@@ -178,7 +181,7 @@ def test_a_chunk_near_every_question_is_demoted_below_the_one_a_question_asks_fo
         '    """Handle billing shipping login search upload report requests for the service."""\n'
         "    return value\n"
     )
-    with engine_over(write_tree(tmp_path / "repo", code)) as engine:
+    with engine_over(write_tree(tmp_path / "repo", code), **BANK) as engine:
         live = engine.indices.get()
         ids = live.dense.ids()
         radius = live.questions.radii("csls")
