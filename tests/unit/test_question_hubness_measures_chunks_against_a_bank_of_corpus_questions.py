@@ -18,7 +18,6 @@ from hybrid_rag.indices.hubness import chunk_vectors
 from hybrid_rag.indices.question_bank import BETA, bank_texts, first_sentence, measure
 from hybrid_rag.types import Chunk, SourceType
 
-
 BANK = {"index__question_bank_size": 2000}  # off by default: the bank is built only when asked for
 
 
