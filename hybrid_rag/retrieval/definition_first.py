@@ -26,9 +26,8 @@ from hybrid_rag.lang.identifiers import split_identifier
 from hybrid_rag.paths import display_path
 from hybrid_rag.retrieval.symbol_ranking import CASELESS, EXACT, WORD, NamedSymbol
 from hybrid_rag.symbols.question_names import _plain_stop_words
-from hybrid_rag.symbols.search import declares_only, is_test_path, split_qualified
+from hybrid_rag.symbols.search import FUNCTION_KINDS, declares_only, is_test_path, split_qualified
 
-_CALLABLE = frozenset({"function", "method"})
 MAX_FIRST = 3  # definitions placed first at most (a question naming more is a list, not a lookup)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -87,7 +86,7 @@ def definitions_first(
 def _declared_only(named: NamedSymbol) -> bool:
     """A function or method declared without its body (a header's prototype): its definition, where
     the index holds it, is the one placed."""
-    return named.symbol.kind in _CALLABLE and declares_only(named.symbol.signature)
+    return named.symbol.kind in FUNCTION_KINDS and declares_only(named.symbol.signature)
 
 
 def _told_apart(

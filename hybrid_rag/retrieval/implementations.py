@@ -32,7 +32,7 @@ from typing import Any
 
 from hybrid_rag.retrieval.definition_first import question_words
 from hybrid_rag.symbols.model import Symbol
-from hybrid_rag.symbols.search import SymbolSource, declares_only, is_test_path
+from hybrid_rag.symbols.search import FUNCTION_KINDS, SymbolSource, declares_only, is_test_path
 from hybrid_rag.types import ScoredChunk
 
 IMPLEMENTATION = "implementation"  # a breakdown key: the facade rank the chunk was pulled under
@@ -40,7 +40,6 @@ DEPTH = 5  # facades looked for among the first results
 MOST = 3  # implementations pulled at most
 SHORT = 6  # lines of a delegating body (after its doc comment and attributes)
 MIN_SHARED = 2  # question words a facade shares with the question, among several in its chunk
-_CALLABLE = frozenset({"function", "method"})
 _TYPES = frozenset({"struct", "class", "enum", "type", "interface", "trait", "union"})
 _RETURNS = re.compile(r"\)\s*(?:->|:)\s*(.+?)\s*(?:where\b|\{|$)")
 _TYPE_NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*)\b")
@@ -61,7 +60,9 @@ def pull_implementations(
         facades = [
             s
             for s in symbols[c.path]
-            if s.chunk_id == c.id and s.kind in _CALLABLE and (declares_only(s.signature) or _delegates(c, s))
+            if s.chunk_id == c.id
+            and s.kind in FUNCTION_KINDS
+            and (declares_only(s.signature) or _delegates(c, s))
         ]
         for s in _named_by(facades, words):
             if declares_only(s.signature):
@@ -160,7 +161,7 @@ def _target(facade: Symbol, name: str, candidates: Sequence[Symbol]) -> Symbol |
             for s in candidates
             if s.qualified_name == facade.qualified_name
             and s.path != facade.path
-            and s.kind in _CALLABLE
+            and s.kind in FUNCTION_KINDS
             and not declares_only(s.signature)
         ]
     else:

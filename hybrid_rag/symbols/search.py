@@ -132,6 +132,9 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
+FUNCTION_KINDS = frozenset({"function", "method"})  # the kinds a declaration without a body can be
+
+
 def declares_only(signature: str) -> bool:
     """Whether a signature is a declaration without its body: a C/C++ prototype, a Rust trait's
     or a Java interface's method signature (it ends with ``;``); its definition is elsewhere."""
