@@ -230,8 +230,9 @@ def for_build(
 
 
 NO_TABLE = (
-    "question_hubness: this index version has no question bank (built before it, or more chunks "
-    "than index.hubness_max_chunks): dense ranks by cosine; `hybrid-rag rebuild` writes one"
+    "question_hubness: this index version has no question bank (index.question_bank_size is 0, the "
+    "default; built before it; or more chunks than index.hubness_max_chunks): dense ranks by cosine; "
+    "set index.question_bank_size (2000 was measured) and `hybrid-rag rebuild` writes one"
 )
 
 
