@@ -23,8 +23,11 @@ import numpy as np
 
 from hybrid_rag.paths import model_cache_dir
 
-GRAPH_VERSION = 3  # bump when the graph changes: the cache key includes it (3: fused kernels)
+GRAPH_VERSION = 4  # bump when the graph changes: the cache key includes it (3: fused kernels; 4: IR_VERSION)
 OPSET = 17  # LayerNormalization
+# the file format version: opset 17's own, not the newest the installed onnx writes (onnx 1.23 writes
+# 14, which onnxruntime-gpu 1.31 refuses: "max supported IR version: 13"; RESULTS.md#gpu-embedding)
+IR_VERSION = 8
 FUSED = "com.microsoft"  # ONNX Runtime's contrib operators (Attention, SkipLayerNormalization, BiasGelu)
 _MASKED = -1.0e9  # added to the attention score of a padding token (softmax weight 0)
 NBITS_BLOCK = 32  # MatMulNBits's block_size: Q4_0's blocks
@@ -249,6 +252,7 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any], accuracy:
         graph,
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(FUSED, 1)],
         producer_name="hybrid-rag",
+        ir_version=IR_VERSION,
     )
 
 

@@ -258,9 +258,10 @@ class OnnxModel:
     def _new_session(onnx_file: Path, threads: int | None, device: str = "cpu") -> Any:
         import onnxruntime as ort
 
-        from hybrid_rag.models.devices import check_session_device, onnx_providers
+        from hybrid_rag.models.devices import CPU, check_session_device, load_cuda_libraries, onnx_providers
 
         providers = onnx_providers(device, ort.get_available_providers())
+        preload_said = "" if providers == [CPU] else load_cuda_libraries(ort)
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.inter_op_num_threads = 1
@@ -270,14 +271,14 @@ class OnnxModel:
         if threads:
             options.intra_op_num_threads = threads
         session = ort.InferenceSession(str(onnx_file), options, providers=providers)
-        check_session_device(session, device)
+        check_session_device(session, device, preload_said)
         return session
 
     def retune(self, texts: int) -> None:
         """``threads: auto``: a new session when the cores others leave free changed
         (``ThreadRetune``), for a call of ``texts`` texts."""
-        if self.threads_setting != "auto" or self._retune is None:
-            return
+        if self.threads_setting != "auto" or self._retune is None or self.device != "cpu":
+            return  # a GPU session is not rebuilt for the CPU's threads
         wanted = self._retune.wanted(texts)
         if wanted is not None and wanted != self.threads:
             with self._lock:

@@ -103,3 +103,19 @@ def test_weights_of_a_model_with_a_head_are_found_under_the_bert_prefix(tiny_ber
     config = json.loads((tiny_bert / "config.json").read_text())
     proto = bert_graph(weights, config)
     assert [o.name for o in proto.graph.output] == ["last_hidden_state"]
+
+
+def test_the_graph_file_has_its_opset_s_format_version_not_the_newest_onnx_writes(
+    tiny_bert: Path, tmp_path, monkeypatch
+) -> None:
+    """onnx 1.23 writes format (IR) version 14 by default, which onnxruntime-gpu 1.31 refuses to
+    load; the graph is written at the version its opset needs, which every supported runtime reads."""
+    import onnx
+
+    from hybrid_rag.models.onnx_graph import IR_VERSION, OPSET
+
+    monkeypatch.setenv("HYBRID_RAG_MODEL_CACHE", str(tmp_path))
+    model = onnx.load(str(cached_bert_onnx(tiny_bert, "tiny")))
+    assert model.ir_version == IR_VERSION < onnx.IR_VERSION
+    assert {o.domain: o.version for o in model.opset_import}[""] == OPSET
+    onnx.checker.check_model(model)
