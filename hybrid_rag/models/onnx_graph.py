@@ -296,23 +296,31 @@ def named_int8_parts(model: Any) -> dict[str, str]:
     return parts
 
 
-def int8_file_name(keep: frozenset[str]) -> str:
-    """``model.int8.onnx``, or with the parts kept fp32 in its name (another graph, another file).
+def int8_file_name(keep: frozenset[str], per_channel: bool = False, reduce_range: bool = False) -> str:
+    """``model.int8.onnx``, or with the parts kept fp32 (per-channel scales, 7-bit weights) in its
+    name (another graph, another file).
 
     >>> int8_file_name(frozenset()), int8_file_name(frozenset({"5.ffn_out", "0.qkv"}))
     ('model.int8.onnx', 'model.int8-fp32-0.qkv-5.ffn_out.onnx')
+    >>> int8_file_name(frozenset(), per_channel=True), int8_file_name(frozenset(), True, True)
+    ('model.int8-pc.onnx', 'model.int8-pc-r7.onnx')
     """
-    return "model.int8.onnx" if not keep else f"model.int8-fp32-{'-'.join(sorted(keep))}.onnx"
+    name = "model.int8" + ("-pc" if per_channel else "") + ("-r7" if reduce_range else "")
+    return f"{name}.onnx" if not keep else f"{name}-fp32-{'-'.join(sorted(keep))}.onnx"
 
 
-def cached_int8_onnx(fp32: Path, keep: frozenset[str] = frozenset()) -> Path:
+def cached_int8_onnx(
+    fp32: Path, keep: frozenset[str] = frozenset(), per_channel: bool = False, reduce_range: bool = False
+) -> Path:
     """``fp32`` with its weights quantised to int8 (ONNX Runtime's ``quantize_dynamic``: MatMul and
     the fused Attention become MatMulInteger and QAttention, activations quantised per batch), built
     once beside it (``embedding.quantize: int8``; RESULTS.md#first-answer-on-a-big-repository).
     ``keep``: the products left fp32: ``"<layer>.<part>"`` (a part of :data:`INT8_PARTS`), a whole
     ``"<layer>"`` or a part in every layer (``{"0", "ffn_out"}``: ``embedding.quantize: int8-mixed``;
-    RESULTS.md#int8-by-layer)."""
-    target = fp32.with_name(int8_file_name(keep))
+    RESULTS.md#int8-by-layer). ``per_channel``: a weight scale per output column, not one per
+    matrix; ``reduce_range``: 7-bit weights, which a CPU without VNNI multiplies without saturating
+    (RESULTS.md#e5-int8-by-layer)."""
+    target = fp32.with_name(int8_file_name(keep, per_channel, reduce_range))
     if target.is_file():
         return target
     import onnx
@@ -329,6 +337,8 @@ def cached_int8_onnx(fp32: Path, keep: frozenset[str] = frozenset()) -> Path:
             model,
             temp,
             weight_type=QuantType.QInt8,
+            per_channel=per_channel,
+            reduce_range=reduce_range,
             nodes_to_exclude=excluded,
             extra_options={"DefaultTensorType": TensorProto.FLOAT},
         )

