@@ -25,7 +25,7 @@ import os
 import platform
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def timed(run: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return best, result
 
 
-def compare(a: list[np.ndarray], b: list[np.ndarray]) -> dict[str, float]:
+def compare(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> dict[str, float]:
     left, right = np.vstack(a), np.vstack(b)
     cosines = np.sum(left * right, axis=1) / (np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1))
     return {
@@ -150,7 +150,7 @@ def main() -> None:
     def equal() -> dict[str, Any]:
         on_gpu = cuda.embed_passage_windows(sample)
         on_cpu = cpu.embed_passage_windows(sample)
-        return compare([v for v in on_gpu], [v for v in on_cpu])
+        return compare(on_gpu, on_cpu)
 
     step(report, "cuda_vs_cpu", equal, args.out)
     step(
@@ -183,7 +183,7 @@ def main() -> None:
         )
         on_torch = st.embed_passage_windows(sample)
         on_onnx = cuda.embed_passage_windows(sample)
-        figures = compare(list(on_torch), list(on_onnx))
+        figures = compare(on_torch, on_onnx)
         figures["throughput"] = throughput(st, 128, texts, 2)
         return figures
 

