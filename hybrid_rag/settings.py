@@ -122,9 +122,10 @@ class EmbeddingSettings(_Section):
     # named #int8, so an index of the fp32 model is rebuilt); figures in
     # RESULTS.md#first-answer-on-a-big-repository; int8-mixed: the same but layer 0 and each layer's
     # FFN output product in fp32 (those lose the quality; vectors named #int8-mixed),
-    # RESULTS.md#int8-by-layer;
+    # RESULTS.md#int8-by-layer; int8-smooth: every product int8 after SmoothQuant, with a weight
+    # scale per column and 7-bit weights (vectors named #int8-smooth), RESULTS.md#minilm-int8-smooth;
     # auto: int8-mixed for model auto's MiniLM, but what a built index holds (models/precision.py)
-    quantize: Literal["auto", "none", "int8", "int8-mixed"] = "none"
+    quantize: Literal["auto", "none", "int8", "int8-mixed", "int8-smooth"] = "none"
     # torch CPU threads for this process: a number, None (torch's default: one a core) or "auto" (the
     # cores other processes leave free while the model loads, at least 1; embedders.auto_threads)
     threads: Annotated[int, Field(gt=0), BeforeValidator(_not_a_bool)] | Literal["auto"] | None = "auto"

@@ -40,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graphs", nargs="*", default=list(GRAPHS), help="the graphs whose quality is measured")
     p.add_argument("--keep", default="ffn_out", help="--parts keep: the products int8-mixed keeps fp32")
     p.add_argument("--work", default=str(WORK))
+    p.add_argument("--per-column", action="store_true", help="agreement: per-column, SmoothQuant")
 
 
 def _log(*args: Any) -> None:
@@ -52,7 +53,7 @@ def _texts(name: str, n: int) -> list[str]:
     return [f"{r.get('title', '')}\n\n{r['text']}".strip() for r in rows] + queries
 
 
-def agreement(n: int) -> list[dict[str, Any]]:
+def agreement(n: int, per_column: bool = False) -> list[dict[str, Any]]:
     from hybrid_rag.models.embedders import canonical_model_name
     from hybrid_rag.models.onnx_graph import cached_bert_onnx, cached_int8_onnx
     from hybrid_rag.models.onnx_runtime import OnnxModel, embedder_files
@@ -73,11 +74,64 @@ def agreement(n: int) -> list[dict[str, Any]]:
     configs += [(f"only {p} int8 (every layer)", frozenset(set(PARTS) - {p})) for p in PARTS]
     configs += [(f"all but {p} int8", frozenset({p})) for p in PARTS]
     configs += [("all but ffn_out and layer 0 int8", frozenset({"ffn_out", "0"}))]
+    if per_column:  # beside the whole int8 graph and int8-mixed's only
+        configs = [configs[0], configs[-1]]
+    graphs = [(label, lambda keep=keep: cached_int8_onnx(fp32, keep)) for label, keep in configs]
+    graphs += per_column_graphs(fp32, files.tokenizer, files.max_length) if per_column else []
     rows = []
-    for label, keep in configs:
-        cosines = (embed(cached_int8_onnx(fp32, keep)) * base).sum(axis=1)
+    for label, build in graphs:
+        cosines = (embed(build()) * base).sum(axis=1)
         rows.append({"graph": label, "mean": float(cosines.mean()), "min": float(cosines.min())})
         _log("agreement", rows[-1])
+    return rows
+
+
+def per_column_graphs(fp32: Path, tokenizer: Path, max_length: int) -> list[tuple[str, Any]]:
+    """The per-column int8 graphs (``embedding.quantize: int8-smooth`` and what led to it), each
+    as (label, a function that builds it): every product int8 with a weight scale per column
+    (8-bit, 7-bit), then SmoothQuant before it at several alphas, its maxima read from the
+    packaged texts alone or with the random sequences (RESULTS.md#minilm-int8-smooth)."""
+    import tempfile
+
+    import onnx
+
+    from hybrid_rag.models import smooth_quant
+    from hybrid_rag.models.onnx_graph import cached_int8_onnx
+    from hybrid_rag.models.onnx_runtime import padded_feed
+
+    folder = Path(tempfile.mkdtemp(prefix="int8-smooth-"))
+
+    def smoothed(alpha: float, random_sequences: int) -> Path:
+        target = folder / f"a{alpha:g}-r{random_sequences}" / "model.onnx"
+        if not target.is_file():
+            target.parent.mkdir(parents=True)
+            model = onnx.load(str(fp32))
+            saved, smooth_quant.RANDOM_SEQUENCES = smooth_quant.RANDOM_SEQUENCES, random_sequences
+            try:
+                texts = smooth_quant.calibration_texts()
+                maxima = smooth_quant.input_maxima(model, tokenizer, max_length, texts, padded_feed)
+            finally:
+                smooth_quant.RANDOM_SEQUENCES = saved
+            onnx.save(smooth_quant.smoothed(model, maxima, alpha), str(target))
+        return cached_int8_onnx(target, per_channel=True, reduce_range=True)
+
+    rows: list[tuple[str, Any]] = [
+        ("every product int8, a scale per column", lambda: cached_int8_onnx(fp32, per_channel=True)),
+        (
+            "every product int8, a scale per column, 7-bit",
+            lambda: cached_int8_onnx(fp32, per_channel=True, reduce_range=True),
+        ),
+    ]
+    for alpha in (0.5, 0.75, 0.9):
+        label = f"SmoothQuant alpha {alpha:g}, texts alone, then per column 7-bit"
+        rows.append((label, lambda a=alpha: smoothed(a, 0)))
+    for alpha in (0.5, 0.7, 0.75, 0.8):
+        rows.append(
+            (
+                f"SmoothQuant alpha {alpha:g}, texts and random sequences, then per column 7-bit",
+                lambda a=alpha: smoothed(a, smooth_quant.RANDOM_SEQUENCES),
+            )
+        )
     return rows
 
 
@@ -206,7 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "speed" in args.parts:
         result["speed"] = speed(args.passages)
     if "agreement" in args.parts:
-        result["agreement"] = {"texts": 3 * args.texts, "rows": agreement(args.texts)}
+        result["agreement"] = {"texts": 3 * args.texts, "rows": agreement(args.texts, args.per_column)}
     return result
 
 

