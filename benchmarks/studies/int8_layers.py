@@ -106,12 +106,10 @@ def per_column_graphs(fp32: Path, tokenizer: Path, max_length: int) -> list[tupl
         if not target.is_file():
             target.parent.mkdir(parents=True)
             model = onnx.load(str(fp32))
-            saved, smooth_quant.RANDOM_SEQUENCES = smooth_quant.RANDOM_SEQUENCES, random_sequences
-            try:
-                texts = smooth_quant.calibration_texts()
-                maxima = smooth_quant.input_maxima(model, tokenizer, max_length, texts, padded_feed)
-            finally:
-                smooth_quant.RANDOM_SEQUENCES = saved
+            texts = smooth_quant.calibration_texts()
+            maxima = smooth_quant.input_maxima(
+                model, tokenizer, max_length, texts, padded_feed, random_sequences
+            )
             onnx.save(smooth_quant.smoothed(model, maxima, alpha), str(target))
         return cached_int8_onnx(target, per_channel=True, reduce_range=True)
 

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -77,10 +75,16 @@ def cached_smoothed_onnx(
 
 
 def input_maxima(
-    model: Any, tokenizer: Path, max_length: int, texts: list[str], feed: Feed
+    model: Any,
+    tokenizer: Path,
+    max_length: int,
+    texts: list[str],
+    feed: Feed,
+    random_sequences: int = RANDOM_SEQUENCES,
 ) -> dict[str, np.ndarray]:
-    """``max|X_j|`` over ``texts``' real tokens (not the padding) of each layer product's input
-    tensor ``X``, by its name: the fp32 graph run with those tensors as extra outputs."""
+    """``max|X_j|`` over ``texts``' real tokens (not the padding) and ``random_sequences`` random
+    ones of each layer product's input tensor ``X``, by its name: the fp32 graph run with those
+    tensors as extra outputs."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -93,13 +97,7 @@ def input_maxima(
     wanted = sorted({nodes[name].input[0] for name in parts})
     for name in wanted:
         probe.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
-    fd, temp = tempfile.mkstemp(prefix=".probe-", suffix=".onnx")
-    os.close(fd)
-    try:
-        onnx.save(probe, temp)
-        session = ort.InferenceSession(temp, providers=["CPUExecutionProvider"])
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
     names = {i.name for i in session.get_inputs()}
     encoder = Tokenizer.from_file(str(tokenizer))
     encoder.no_padding()
@@ -107,7 +105,7 @@ def input_maxima(
     feeds = [
         feed(encoder.encode_batch(texts[start : start + _BATCH]), 0) for start in range(0, len(texts), _BATCH)
     ]
-    feeds += random_feeds(encoder, min(RANDOM_LENGTH, max_length))
+    feeds += random_feeds(encoder, min(RANDOM_LENGTH, max_length), random_sequences)
     maxima: dict[str, np.ndarray] = {}
     for batch in feeds:
         real = batch["attention_mask"].astype(bool)
@@ -118,22 +116,20 @@ def input_maxima(
     return maxima
 
 
-def random_feeds(encoder: Any, length: int) -> list[dict[str, np.ndarray]]:
-    """``RANDOM_SEQUENCES`` model inputs of ``length`` word pieces drawn (seeded) from the vocabulary
-    past its first thirtieth (where a BERT vocabulary keeps its special and unused pieces), between
-    the tokenizer's ``[CLS]`` and ``[SEP]`` where it has them."""
-    if RANDOM_SEQUENCES == 0:
-        return []
+def random_feeds(encoder: Any, length: int, count: int = RANDOM_SEQUENCES) -> list[dict[str, np.ndarray]]:
+    """``count`` model inputs of ``length`` word pieces drawn (seeded) from the vocabulary past its
+    first thirtieth (where a BERT vocabulary keeps its special and unused pieces), between the
+    tokenizer's ``[CLS]`` and ``[SEP]`` where it has them."""
     vocabulary = encoder.get_vocab_size()
     rng = np.random.default_rng(SEED)
-    ids = rng.integers(vocabulary // 30, vocabulary, (RANDOM_SEQUENCES, length), dtype=np.int64)
+    ids = rng.integers(vocabulary // 30, vocabulary, (count, length), dtype=np.int64)
     for column, token in ((0, "[CLS]"), (-1, "[SEP]")):
         found = encoder.token_to_id(token)
         if found is not None:
             ids[:, column] = found
     return [
         {"input_ids": batch, "attention_mask": np.ones_like(batch), "token_type_ids": np.zeros_like(batch)}
-        for batch in np.split(ids, range(_BATCH, RANDOM_SEQUENCES, _BATCH))
+        for batch in (ids[start : start + _BATCH] for start in range(0, count, _BATCH))
     ]
 
 
