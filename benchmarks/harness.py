@@ -131,7 +131,8 @@ def environment_line(result: dict[str, Any]) -> str:
     if not env:
         return "_Machine not recorded._"
     git = env.get("git") or {}
-    where = f"{env.get('cores', '?')} cores ({env.get('cpu_model') or 'CPU ?'})"
+    cpu = ", ".join(filter(None, (env.get("cpu_model") or "CPU ?", env.get("cpu_simd"))))
+    where = f"{env.get('cores', '?')} cores ({cpu})"
     if env.get("ram_bytes"):
         where += f", {env['ram_bytes'] / 2**30:.0f} GiB"
     parts = ["_Measured" + (f" {env['date']}" if env.get("date") else "")]

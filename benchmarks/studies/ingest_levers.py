@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -69,7 +70,7 @@ def parse_arm(text: str) -> tuple[str, dict[str, Any]]:
     if not sep or not label.strip():
         raise SystemExit(f"--arm {text!r}: expected label:key=value,...")
     overrides = {}
-    for item in filter(None, (i.strip() for i in body.split(","))):
+    for item in filter(None, (i.strip() for i in re.split(r",(?![^\[]*\])", body))):  # a [list, of] values
         key, eq, raw = item.partition("=")
         if not eq:
             raise SystemExit(f"--arm {text!r}: {item!r} is not key=value")
@@ -184,7 +185,9 @@ def django(
             shutil.rmtree(data, ignore_errors=True)
             env = dict(os.environ, HF_HUB_OFFLINE="1")
             for key, value in overrides.items():
-                env["HYBRID_RAG_" + key.upper().replace(".", "__")] = str(value)
+                env["HYBRID_RAG_" + key.upper().replace(".", "__")] = (
+                    value if isinstance(value, str) else json.dumps(value)
+                )
             before, load = resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg()[0]
             t = time.perf_counter()
             done = subprocess.run(

@@ -165,6 +165,36 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+# the widest vector instructions a CPU offers, as /proc/cpuinfo names them: they set what one
+# core's matrix products reach (two cores with AVX-512 embedded Django twice as fast as two with
+# AVX2 only: RESULTS.md#cpu-vector-width)
+_SIMD = (
+    ("amx_int8", "AMX"),
+    ("avx512_vnni", "AVX-512 VNNI"),
+    ("avx512f", "AVX-512"),
+    ("avx_vnni", "AVX-VNNI"),
+    ("avx2", "AVX2"),
+)
+
+
+def cpu_simd(flags: set[str] | None = None) -> str | None:
+    """The widest of AMX, AVX-512 VNNI, AVX-512, AVX-VNNI and AVX2 that the CPU offers (``flags``:
+    /proc/cpuinfo's when None); None where none of them is there or the file cannot be read."""
+    if flags is None:
+        try:
+            flags = next(
+                (
+                    set(line.split(":", 1)[1].split())
+                    for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("flags")
+                ),
+                set(),
+            )
+        except OSError:
+            return None
+    return next((name for flag, name in _SIMD if flag in flags), None)
+
+
 def _ram_bytes() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -185,11 +215,13 @@ def _version(module: str) -> str | None:
 
 
 def machine_info() -> dict[str, Any]:
-    """Cores, CPU model, RAM, load average and library versions: the context of a measurement."""
+    """Cores, CPU model and vector width, RAM, load average and library versions: the context of a
+    measurement."""
     libraries = ("numpy", "faiss-cpu", "bm25s", "rank-bm25", "torch", "sentence-transformers", "ranx")
     return {
         "cores": os.cpu_count(),
         "cpu_model": _cpu_model(),
+        "cpu_simd": cpu_simd(),
         "ram_bytes": _ram_bytes(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),

@@ -105,9 +105,31 @@ class ThreadRetune:
         return last.threads_left(now)
 
 
+def children_cpu_seconds(parent: int, proc: Path = Path("/proc")) -> float:
+    """CPU seconds of ``parent``'s live child processes (``/proc/<pid>/stat``; 0.0 where it cannot
+    be read): an ingest's own workers (``ingest/term_prefetch.py``) are its own work, not another
+    process's to make room for."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    seconds = 0.0
+    try:
+        entries = [e for e in proc.iterdir() if e.name.isdigit()]
+    except OSError:
+        return 0.0
+    for entry in entries:
+        try:
+            fields = (entry / "stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1].split()
+            # after the name: state, ppid, ..., utime and stime (fields 14 and 15 of proc(5))
+            if int(fields[1]) == parent:
+                seconds += (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, ValueError, IndexError):
+            continue
+    return seconds
+
+
 class CpuSample:
-    """A reading of every CPU's busy time and this process's own, to tell how many cores other
-    processes kept busy in between (Linux ``/proc/stat``; ``None`` from ``take`` elsewhere)."""
+    """A reading of every CPU's busy time and this process's own (its threads and its child
+    processes, live or ended), to tell how many cores other processes kept busy in between
+    (Linux ``/proc/stat``; ``None`` from ``take`` elsewhere)."""
 
     def __init__(self, busy: int, total: int, own_seconds: float, wall: float) -> None:
         self.busy, self.total, self.own_seconds, self.wall = busy, total, own_seconds, wall
@@ -120,7 +142,14 @@ class CpuSample:
         except (OSError, ValueError):
             return None
         own = os.times()
-        return cls(sum(ticks) - ticks[3] - ticks[4], sum(ticks), own.user + own.system, time.monotonic())
+        mine = (
+            own.user
+            + own.system
+            + own.children_user
+            + own.children_system
+            + children_cpu_seconds(os.getpid())
+        )
+        return cls(sum(ticks) - ticks[3] - ticks[4], sum(ticks), mine, time.monotonic())
 
     def threads_left(self, later: CpuSample) -> int:
         """``auto_threads`` for the cores other processes kept busy between this sample and ``later``."""

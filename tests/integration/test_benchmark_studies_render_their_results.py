@@ -54,6 +54,8 @@ def test_the_environment_line_names_the_machine_and_leaves_out_the_unknown() -> 
     assert "load average ? before and 1.02 after, 844.2 s" in line
     assert "RAM" not in line and "`" not in line
     assert harness.environment_line({}) == "_Machine not recorded._"
+    wide = harness.environment_line({"environment": {**env, "cpu_simd": "AVX-512 VNNI"}})
+    assert "2 cores (AMD EPYC, AVX-512 VNNI)" in wide
 
 
 def _write_beir(root: Path) -> Path:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hybrid_rag.models.embedders import CpuSample, SentenceTransformerEmbedder, auto_threads
+from hybrid_rag.models.embedders import (
+    CpuSample,
+    SentenceTransformerEmbedder,
+    auto_threads,
+    children_cpu_seconds,
+)
 from hybrid_rag.settings import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 
 CASES = [(2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 7.0, 1), (8, 2.2, 6), (1, 0.0, 1)]
@@ -26,6 +34,52 @@ def test_busy_elsewhere_leaves_out_this_process() -> None:
     assert before.busy_elsewhere(before, cores=2) == 0.0  # no time passed: nothing known
     idle = CpuSample(busy=1000, total=4200, own_seconds=2.9, wall=11.0)  # own > everyone: clamped
     assert before.busy_elsewhere(idle, cores=2) == 0.0
+
+
+def _stat(pid: int, name: str, ppid: int, utime: int, stime: int) -> str:
+    # proc(5): pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+    # utime stime ...
+    return f"{pid} ({name}) S {ppid} 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 1 0\n"
+
+
+def test_this_process_s_children_count_as_its_own_work(tmp_path: Path) -> None:
+    """An ingest's term workers (ingest/term_prefetch.py) are its own: counted as another
+    process's, they held the model at one thread on 2 idle cores (RESULTS.md#cpu-vector-width)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    for pid, name, ppid, utime, stime in [
+        (11, "python3", 10, 2 * ticks, ticks),  # a worker: 3 s
+        (12, "odd ) name", 10, ticks, 0),  # a parenthesis in the name: 1 s
+        (13, "other", 1, 50 * ticks, 0),  # not a child
+    ]:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(_stat(pid, name, ppid, utime, stime))
+    (tmp_path / "14").mkdir()  # gone while read: skipped
+    (tmp_path / "self").mkdir()
+    assert children_cpu_seconds(10, tmp_path) == pytest.approx(4.0)
+    assert children_cpu_seconds(99, tmp_path) == 0.0
+    assert children_cpu_seconds(10, tmp_path / "missing") == 0.0
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="Linux /proc")
+def test_a_live_child_s_cpu_time_is_in_the_sample() -> None:
+    spin = "\n".join(
+        [
+            "import sys, time",
+            "t = time.process_time()",
+            "while time.process_time() - t < 0.6: pass",
+            "print(1, flush=True)",
+            "sys.stdin.read()",
+        ]
+    )
+    before = CpuSample.take()
+    child = subprocess.Popen([sys.executable, "-c", spin], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == b"1"
+        during = CpuSample.take()
+    finally:
+        child.communicate(b"")
+    assert before is not None and during is not None
+    assert during.own_seconds - before.own_seconds >= 0.5
 
 
 def test_auto_is_the_default_and_other_values_are_refused() -> None:
