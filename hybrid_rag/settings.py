@@ -102,6 +102,10 @@ class EmbeddingSettings(_Section):
     timeout_seconds: Float = Field(30.0, gt=0)  # per request to a remote provider
     retries: Int = Field(2, ge=0)  # after a connection error, timeout, 429 or 5xx
     batch_size: Int = Field(32, gt=0)
+    # the fp32 MiniLM graph on the CPU: at most this many word pieces (padding included) a model
+    # call, so long windows go a few at a time, short ones up to batch_size; not int8 graphs or
+    # e5 (RESULTS.md#batch-tokens); null: batch_size alone
+    batch_tokens: Int | None = Field(1024, gt=0)
     # cpu, cuda or cuda:N: the onnx runtime asks ONNX Runtime's CUDA provider (onnxruntime-gpu; an
     # error if it is missing or does not start, models/devices.py); torch also takes mps
     device: str = Field("cpu", pattern=r"^(cpu|cuda(:\d+)?|mps)$")

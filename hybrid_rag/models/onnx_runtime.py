@@ -307,32 +307,45 @@ class OnnxModel:
                 self.threads = wanted
 
     def run(
-        self, inputs: Sequence[str] | Sequence[tuple[str, str]], batch_size: int
+        self,
+        inputs: Sequence[str] | Sequence[tuple[str, str]],
+        batch_size: int,
+        batch_tokens: int | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """(first output, attention mask) per input, in input order.
 
         Everything is tokenized first (truncated, not padded), then sorted by its number of word
         pieces and run ``batch_size`` at a time, each batch padded only to its longest member: a
         short pair never pays for a long one's length (sentence-transformers sorts by characters,
-        a rougher proxy for the same thing).
+        a rougher proxy for the same thing). The fp32 graph built here feeds at most
+        ``batch_tokens`` pieces a call on the CPU (``length_batches``); an int8 graph's activation
+        scale is one a call, so there batching would move its vectors, and it gained nothing
+        (RESULTS.md#batch-tokens).
         """
         self._ensure()
         session = self._session  # a retune may replace it meanwhile (another thread's batch)
         encoded = self._tokenizer.encode_batch(list(inputs))
         order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i].ids))
         out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(encoded)  # type: ignore[list-item]
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
+        cap = self.token_budget(batch_tokens)
+        for rows in length_batches([len(encoded[i].ids) for i in order], batch_size, max_tokens=cap):
+            batch = [order[r] for r in rows]
             feed = padded_feed([encoded[i] for i in batch], self._pad_id)
             result = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
             for row, i in enumerate(batch):
                 out[i] = (result[row], feed["attention_mask"][row])
         return out
 
-    def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    def token_budget(self, batch_tokens: int | None) -> int | None:
+        """``batch_tokens`` where it was measured to help: the fp32 graph built here, on the CPU;
+        None (``batch_size`` alone) for an int8 graph, a given ONNX file or a GPU."""
+        fp32_built = self.files.onnx is None and not self.files.quantize
+        return batch_tokens if fp32_built and self.device == "cpu" else None
+
+    def embed(self, texts: Sequence[str], batch_size: int, batch_tokens: int | None = None) -> np.ndarray:
         """L2-normalised float32 sentence vectors (texts stripped, as sentence-transformers does)."""
         self.retune(len(texts))
-        rows = self.run([t.strip() for t in texts], batch_size)
+        rows = self.run([t.strip() for t in texts], batch_size, batch_tokens)
         pooled = [pool(h[None], m[None], self.files.pooling)[0] for h, m in rows]
         return l2_normalise(np.array(pooled, dtype=np.float32))
 
@@ -347,6 +360,34 @@ class OnnxModel:
         if isinstance(shape[-1], int):
             return shape[-1]
         return int(self.embed(["a"], 1).shape[1])
+
+
+def length_batches(
+    lengths: Sequence[int], batch_size: int, fill: float = 0.0, max_tokens: int | None = None
+) -> list[list[int]]:
+    """Positions of ``lengths`` (longest first) in batches of at most ``batch_size``, each batch
+    padded to its longest member: members are each at least ``fill`` of that longest (a short
+    window never pays for a long one's width), and at most ``max_tokens`` pieces are fed a batch,
+    padding included (one member at least). On a CPU a batch of 32 full 256-piece windows runs
+    slower than eight batches of 4: its attention scores (32 x 12 heads x 256 x 256 floats, 100
+    MB) and FFN activations leave the caches (RESULTS.md#batch-tokens).
+
+    >>> length_batches([100, 95, 60, 58, 10], 4, fill=0.85)
+    [[0, 1], [2, 3], [4]]
+    >>> length_batches([256, 256, 256, 200, 30, 30, 30], 8, max_tokens=600)
+    [[0, 1], [2, 3], [4, 5, 6]]
+    """
+    out: list[list[int]] = []
+    for i, n in enumerate(lengths):
+        if (
+            not out
+            or len(out[-1]) >= batch_size
+            or n < fill * lengths[out[-1][0]]
+            or (max_tokens is not None and (len(out[-1]) + 1) * lengths[out[-1][0]] > max_tokens)
+        ):
+            out.append([])
+        out[-1].append(i)
+    return out
 
 
 def padded_feed(encodings: Sequence[Any], pad_id: int) -> dict[str, np.ndarray]:
